@@ -1,0 +1,42 @@
+# kernelgate: `make setup`, `make build`, `make test`.
+# Every target that runs Python makes sure .venv exists first (see harness/py/setup-venv.sh).
+
+GO      ?= go
+PYDIR   := harness/py
+# The interpreter the tests and the binary use: KERNELGATE_PYTHON when set, else the venv.
+ifeq ($(origin KERNELGATE_PYTHON),environment)
+PYTHON  := $(KERNELGATE_PYTHON)
+USERPY  := $(KERNELGATE_PYTHON)
+PYDEP   :=
+else
+PYTHON  := $(CURDIR)/.venv/bin/python
+USERPY  :=
+PYDEP   := .venv/bin/python
+endif
+export KERNELGATE_PYTHON := $(PYTHON)
+
+.PHONY: setup build test test-go test-py vet clean
+
+setup:
+	@KERNELGATE_PYTHON='$(USERPY)' $(PYDIR)/setup-venv.sh
+
+# Rebuilt when missing; `make setup` is cheap once the cached venv exists.
+.venv/bin/python:
+	@KERNELGATE_PYTHON='$(USERPY)' $(PYDIR)/setup-venv.sh
+
+build:
+	$(GO) build -trimpath -o bin/kernelgate ./cmd/kernelgate
+
+vet:
+	$(GO) vet ./...
+
+test: $(PYDEP) vet test-go test-py
+
+test-go: build
+	$(GO) test -race -count=1 ./...
+
+test-py: $(PYDEP)
+	cd $(PYDIR) && $(PYTHON) -m pytest -q tests
+
+clean:
+	rm -rf bin

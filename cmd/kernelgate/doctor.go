@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/harness/gpu"
+	"github.com/spf13/cobra"
+)
+
+// doctorReport is what doctor found; --json prints it as is.
+type doctorReport struct {
+	Python      string         `json:"python"`
+	Hello       *harness.Hello `json:"hello,omitempty"`
+	ColdStartS  float64        `json:"cold_zygote_start_s"`
+	GPUs        gpu.Info       `json:"gpus"`
+	Mode        string         `json:"mode"`
+	ZygoteError string         `json:"zygote_error,omitempty"`
+	ProtocolGo  string         `json:"protocol"`
+	SchemaGo    string         `json:"verdict_schema"`
+}
+
+func newDoctorCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the Python environment, GPUs and sandbox; start one zygote and time it",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.config("")
+			if err != nil {
+				return err
+			}
+			rep := doctorReport{ProtocolGo: harness.ProtocolVersion, SchemaGo: harness.SchemaVersion}
+			rep.Python, err = harness.ResolvePython(cfg.Python)
+			if err != nil {
+				return err
+			}
+			rep.GPUs, _ = gpu.Discover() // never fails: no GPU is a reason, not an error
+			rep.GPUs.Close()
+			// One zygote is enough to learn the versions and the sandbox.
+			if cfg.Device != "cpu" {
+				cfg.Device = "cpu"
+				if len(rep.GPUs.Devices) > 0 {
+					cfg.Device = strconv.Itoa(rep.GPUs.Devices[0].Index)
+				}
+			}
+			t0 := time.Now()
+			sup, startErr := g.startSupervisor(cmd.Context(), cfg)
+			rep.ColdStartS = time.Since(t0).Seconds()
+			if startErr == nil {
+				if h, ok := sup.Hello(); ok {
+					rep.Hello = &h
+				}
+				rep.Mode = sup.Mode()
+				sup.Close()
+			} else {
+				rep.ZygoteError = startErr.Error()
+			}
+			if asJSON {
+				enc := json.NewEncoder(g.stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				printDoctor(g, rep)
+			}
+			return startErr
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the findings as JSON")
+	return cmd
+}
+
+func printDoctor(g *globals, rep doctorReport) {
+	w := g.stdout
+	fmt.Fprintf(w, "python:   %s\n", rep.Python)
+	if h := rep.Hello; h != nil {
+		fmt.Fprintf(w, "versions: python %s, torch %s, triton %s, harness %s, protocol %s\n",
+			h.Python, h.Torch, h.Triton, h.HarnessVersion, h.Protocol)
+		fmt.Fprintf(w, "sandbox:  %s (netns %v, landlock %v, rlimits %v) %s\n",
+			h.Sandbox.Level, h.Sandbox.Netns, h.Sandbox.Landlock, h.Sandbox.Rlimits, h.Sandbox.Detail)
+		fmt.Fprintf(w, "cold zygote start: %.1f s\n", rep.ColdStartS)
+	} else {
+		fmt.Fprintf(w, "zygote:   FAILED: %s\n", rep.ZygoteError)
+	}
+	if len(rep.GPUs.Devices) == 0 {
+		fmt.Fprintf(w, "gpus:     no NVIDIA driver: CPU mode (Triton interpreter) [%s]\n", rep.GPUs.Reason)
+	} else {
+		fmt.Fprintf(w, "driver:   %s\n", rep.GPUs.Driver)
+		for _, d := range rep.GPUs.Devices {
+			fmt.Fprintf(w, "gpu %d:    %s, %s, %.1f GiB\n", d.Index, d.Name, d.UUID, float64(d.MemoryTotal)/(1<<30))
+		}
+	}
+	mode := rep.Mode
+	if mode == "" {
+		mode = "none (no zygote could start)"
+	} else if len(rep.GPUs.Devices) > 0 {
+		mode = fmt.Sprintf("%s on %d GPU(s)", mode, len(rep.GPUs.Devices))
+	}
+	fmt.Fprintf(w, "mode:     %s\n", mode)
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kernelgate/kernelgate/datasets"
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/spf13/cobra"
+)
+
+// jobFlags are the evaluation options shared by eval and bench.
+type jobFlags struct {
+	seeds      int
+	atol, rtol float64
+	timeout    int
+	device     string
+}
+
+func (f *jobFlags) register(cmd *cobra.Command) {
+	d := harness.DefaultOptions()
+	cmd.Flags().IntVar(&f.seeds, "seeds", d.Seeds, "correctness trials (1..100)")
+	cmd.Flags().Float64Var(&f.atol, "atol", 0, "absolute tolerance (default: by the reference output dtype)")
+	cmd.Flags().Float64Var(&f.rtol, "rtol", 0, "relative tolerance (default: by the reference output dtype)")
+	cmd.Flags().IntVar(&f.timeout, "timeout", d.TimeoutS, "per-evaluation wall-clock limit in seconds (1..3600)")
+	cmd.Flags().StringVar(&f.device, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $"+harness.EnvDevice+")")
+}
+
+func (f *jobFlags) options(cmd *cobra.Command) (harness.Options, error) {
+	o := harness.DefaultOptions()
+	o.Seeds, o.TimeoutS = f.seeds, f.timeout
+	if cmd.Flags().Changed("atol") {
+		o.Atol = &f.atol
+	}
+	if cmd.Flags().Changed("rtol") {
+		o.Rtol = &f.rtol
+	}
+	if err := o.Validate(); err != nil {
+		return o, usageError{err}
+	}
+	return o, nil
+}
+
+func newEvalCmd(g *globals) *cobra.Command {
+	var (
+		jf               jobFlags
+		taskPath, kernel string
+		asJSON           bool
+	)
+	cmd := &cobra.Command{
+		Use:   "eval --task TASK.py --kernel KERNEL.py",
+		Short: "Evaluate one kernel against one task and print its verdict",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := jf.options(cmd)
+			if err != nil {
+				return err
+			}
+			tasks, err := datasets.Load(taskPath)
+			if err != nil {
+				return err
+			}
+			if len(tasks) != 1 {
+				return usageError{fmt.Errorf("--task %s: want one file, found %d tasks", taskPath, len(tasks))}
+			}
+			code, err := os.ReadFile(kernel)
+			if err != nil {
+				return fmt.Errorf("kernel: %w", err)
+			}
+			cfg, err := g.config(jf.device)
+			if err != nil {
+				return err
+			}
+			sup, err := g.startSupervisor(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			defer sup.Close()
+			t := tasks[0]
+			v, err := sup.Evaluate(cmd.Context(), harness.Job{
+				Task: harness.Task{Name: t.Name, Path: t.Path, Source: t.Source}, Code: string(code), Options: opts,
+			})
+			if err != nil {
+				return err
+			}
+			if err := printVerdict(g.stdout, v, asJSON); err != nil {
+				return err
+			}
+			if v.TaskError != "" {
+				return errors.New("task error: " + oneLine(v.TaskError))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&taskPath, "task", "", "KernelBench-format task file (required)")
+	cmd.Flags().StringVar(&kernel, "kernel", "", "candidate file defining ModelNew (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the verdict as JSON")
+	cmd.MarkFlagRequired("task")
+	cmd.MarkFlagRequired("kernel")
+	jf.register(cmd)
+	return cmd
+}
+
+func printVerdict(w io.Writer, v harness.Verdict, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	fmt.Fprintf(w, "status:   %s (compiled %v, trials %d/%d)\n", v.Status, v.Compiled, v.TrialsPassed, v.TrialsTotal)
+	switch {
+	case v.Speedup != nil && v.Runtime != nil && v.RefRuntime != nil:
+		fmt.Fprintf(w, "speedup:  %.3fx (kernel %.4f ms, reference %.4f ms, spread %.3f)\n",
+			*v.Speedup, v.Runtime.MedianMS, v.RefRuntime.MedianMS, v.Runtime.Spread)
+	case v.TimingMode != harness.TimingGPU:
+		fmt.Fprintf(w, "timing:   not comparable (%s)\n", v.TimingMode)
+	}
+	if v.MaxAbsError != nil && v.Tolerance != nil {
+		fmt.Fprintf(w, "error:    max abs %.3g, max rel %.3g (atol %g, rtol %g, %s)\n",
+			*v.MaxAbsError, deref(v.MaxRelError), v.Tolerance.Atol, v.Tolerance.Rtol, v.Tolerance.DType)
+	}
+	if len(v.HackFlags) > 0 {
+		fmt.Fprintf(w, "flags:    %s\n", strings.Join(v.HackFlags, ", "))
+	}
+	for _, s := range v.Warnings {
+		fmt.Fprintf(w, "warning:  %s\n", s)
+	}
+	if v.TaskError != "" {
+		fmt.Fprintf(w, "task:     %s\n", v.TaskError)
+	}
+	if v.Feedback != "" {
+		fmt.Fprintf(w, "feedback:\n%s\n", indent(v.Feedback))
+	}
+	fmt.Fprintf(w, "env:      %s, torch %s, triton %s, sandbox %s\n", v.Env.Device, v.Env.Torch, v.Env.Triton, v.Env.Sandbox)
+	return nil
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestExitCodes covers the paths that need no Python: usage, version and
+// an evaluation that cannot run.
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		stdoutHas string
+		stderrHas string
+	}{
+		{"version", []string{"version"}, exitOK, "protocol 1.0", ""},
+		{"unknown command", []string{"bogus"}, exitUsage, "", "unknown command"},
+		{"bad flag", []string{"eval", "--seeds", "x"}, exitUsage, "", "invalid argument"},
+		{"seeds out of range", []string{"eval", "--task", "a.py", "--kernel", "b.py", "--seeds", "0"}, exitUsage, "", "seeds must be in 1..100"},
+		{"missing task", []string{"eval", "--task", "/nonexistent/t.py", "--kernel", "k.py"}, exitFailed, "", "no such file"},
+		{"required flag", []string{"bench", "--tasks", "."}, exitUsage, "", "required flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, &stdout, &stderr)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; stderr %q", code, tt.code, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tt.stdoutHas) || !strings.Contains(stderr.String(), tt.stderrHas) {
+				t.Errorf("stdout %q stderr %q", stdout.String(), stderr.String())
+			}
+			if n := strings.Count(stderr.String(), "\n"); n > 1 {
+				t.Errorf("stderr reason is %d lines, want one", n)
+			}
+		})
+	}
+}

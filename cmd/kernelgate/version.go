@@ -1,0 +1,29 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/spf13/cobra"
+)
+
+// version is set at link time: -ldflags "-X main.version=v0.1.0".
+var version = "dev"
+
+func newVersionCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, protocol and verdict schema",
+		Args:  cobra.NoArgs,
+		Run: func(*cobra.Command, []string) {
+			v := version
+			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+				v = bi.Main.Version
+			}
+			fmt.Fprintf(g.stdout, "kernelgate %s (protocol %s, verdict schema %s, %s)\n",
+				v, harness.ProtocolVersion, harness.SchemaVersion, runtime.Version())
+		},
+	}
+}

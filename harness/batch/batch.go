@@ -1,0 +1,110 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/schollz/progressbar/v3"
+)
+
+// Evaluator is what Run needs of a harness.Supervisor.
+type Evaluator interface {
+	Evaluate(ctx context.Context, job harness.Job) (harness.Verdict, error)
+}
+
+// Item is one (task, kernel) pair to evaluate.
+type Item struct {
+	Task       harness.Task
+	KernelFile string
+	Code       string
+}
+
+// Options control a run.
+type Options struct {
+	Concurrency int             // evaluations in flight; default 1
+	Repeat      int             // evaluations per item; default 1
+	Job         harness.Options // per-evaluation options; zero = defaults
+	// Progress, when non-nil, receives a progress bar (the caller decides
+	// whether it is a terminal and whether --json asked for silence).
+	Progress io.Writer
+}
+
+type result struct {
+	item    int
+	repeat  int
+	verdict harness.Verdict
+	err     error
+	latency time.Duration
+}
+
+// Run evaluates every item Repeat times. It returns the report of what ran;
+// the error is ctx's when the run was cut short (the report is then partial).
+func Run(ctx context.Context, ev Evaluator, items []Item, opts Options) (*Report, error) {
+	conc, repeat := max(opts.Concurrency, 1), max(opts.Repeat, 1)
+	total := len(items) * repeat
+	bar := newBar(opts.Progress, total)
+	type work struct{ item, repeat int }
+	queue := make(chan work)
+	results := make(chan result, total)
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			for w := range queue {
+				it := items[w.item]
+				job := harness.Job{Task: it.Task, Code: it.Code, Options: opts.Job}
+				t0 := time.Now()
+				v, err := ev.Evaluate(ctx, job)
+				results <- result{item: w.item, repeat: w.repeat, verdict: v, err: err, latency: time.Since(t0)}
+				if bar != nil {
+					_ = bar.Add(1)
+				}
+			}
+		})
+	}
+	start := time.Now()
+feed:
+	for r := range repeat {
+		for i := range items {
+			if ctx.Err() != nil {
+				break feed // select would pick a ready send at random
+			}
+			select {
+			case queue <- work{item: i, repeat: r}:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+	}
+	close(queue)
+	wg.Wait()
+	close(results)
+	wall := time.Since(start)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	var all []result
+	for r := range results {
+		if errors.Is(r.err, context.Canceled) || errors.Is(r.err, context.DeadlineExceeded) {
+			continue // cut short, not evaluated
+		}
+		all = append(all, r)
+	}
+	return buildReport(items, all, wall), ctx.Err()
+}
+
+func newBar(w io.Writer, total int) *progressbar.ProgressBar {
+	if w == nil {
+		return nil
+	}
+	return progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("evaluating"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionClearOnFinish(),
+	)
+}

@@ -1,0 +1,114 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+)
+
+// The integration test runs the REAL Python zygote (CPU mode, Triton
+// interpreter) through the Supervisor. It needs a Python with torch and
+// triton, found like the binary finds it; without one it skips, unless
+// KERNELGATE_REQUIRE_PYTHON=1 (CI), where it fails.
+
+const addTask = `import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return a + b
+
+def get_inputs():
+    return [torch.rand(64, 32), torch.rand(64, 32)]
+
+def get_init_inputs():
+    return []
+`
+
+const addKernelTemplate = `import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+@triton.jit
+def add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(a_ptr + offs, mask=mask)
+    b = tl.load(b_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, a + b %s, mask=mask)
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        a, b = a.contiguous(), b.contiguous()
+        out = torch.empty_like(a)
+        n = a.numel()
+        add_kernel[(triton.cdiv(n, 1024),)](a, b, out, n, BLOCK=1024)
+        return out
+`
+
+func realPython(t *testing.T) string {
+	t.Helper()
+	py, err := ResolvePython(os.Getenv(EnvPython))
+	if err != nil {
+		if os.Getenv("KERNELGATE_REQUIRE_PYTHON") == "1" {
+			t.Fatalf("KERNELGATE_REQUIRE_PYTHON=1 but no python: %v", err)
+		}
+		t.Skipf("no python with torch: %v", err)
+	}
+	return py
+}
+
+func TestIntegrationRealZygoteCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the real Python zygote")
+	}
+	py := realPython(t)
+	s := New(Config{Python: py, Device: "cpu", Concurrency: 2, CacheDir: t.TempDir()},
+		slog.New(slog.NewTextHandler(testWriter{t}, nil)))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := s.Start(ctx); err != nil {
+		if os.Getenv("KERNELGATE_REQUIRE_PYTHON") != "1" {
+			t.Skipf("python %s cannot run the zygote: %v", py, err)
+		}
+		t.Fatal(err)
+	}
+	defer s.Close()
+	task := Task{Name: "1_add", Path: "/inline/1_add.py", Source: addTask}
+	opts := DefaultOptions()
+	opts.Seeds, opts.TimeoutS = 2, 300
+	tests := []struct {
+		name string
+		code string
+		want Status
+	}{
+		{"honest", fmt.Sprintf(addKernelTemplate, ""), StatusCorrect},
+		{"wrong", fmt.Sprintf(addKernelTemplate, "+ 1.0"), StatusIncorrect},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := s.Evaluate(ctx, Job{Task: task, Code: tt.code, Options: opts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Status != tt.want {
+				t.Fatalf("status %q, want %q; feedback: %s; task_error: %s; output: %s",
+					v.Status, tt.want, v.Feedback, v.TaskError, v.OutputTail)
+			}
+			if v.TimingMode != TimingCPUInterpreter || v.Speedup != nil || v.CodeHash != HashSource(tt.code) {
+				t.Errorf("verdict fields: mode %q speedup %v code_hash %q", v.TimingMode, v.Speedup, v.CodeHash)
+			}
+		})
+	}
+}

@@ -1,0 +1,77 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Options tune one evaluation. Start from DefaultOptions: the zero value is
+// not valid (Seeds 0). Field meanings and defaults are PROTOCOL.md's table.
+type Options struct {
+	Seeds            int      `json:"seeds"`
+	Seed             int      `json:"seed"`
+	Atol             *float64 `json:"atol"` // nil: by the reference output dtype
+	Rtol             *float64 `json:"rtol"`
+	Timing           bool     `json:"timing"`
+	TimingBudgetMS   int      `json:"timing_budget_ms"`
+	MinIters         int      `json:"min_iters"`
+	MaxIters         int      `json:"max_iters"`
+	TimeoutS         int      `json:"timeout_s"`
+	MemoryLimitMB    int      `json:"memory_limit_mb"`
+	OutputLimitBytes int      `json:"output_limit_bytes"`
+	CopyWeights      bool     `json:"copy_weights"`
+	MaxCodeBytes     int      `json:"max_code_bytes"`
+}
+
+// DefaultOptions returns the documented defaults.
+func DefaultOptions() Options {
+	return Options{
+		Seeds:            5,
+		Timing:           true,
+		TimingBudgetMS:   1000,
+		MinIters:         10,
+		MaxIters:         500,
+		TimeoutS:         120,
+		MemoryLimitMB:    32768,
+		OutputLimitBytes: 1 << 20,
+		MaxCodeBytes:     256 << 10,
+	}
+}
+
+// Validate reports every option out of range, naming each field as it
+// appears on the wire and in the CLI.
+func (o Options) Validate() error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(o.Seeds >= 1 && o.Seeds <= 100, "seeds must be in 1..100, got %d", o.Seeds)
+	check(o.Seed >= 0, "seed must be >= 0, got %d", o.Seed)
+	check(tolOK(o.Atol), "atol must be a finite number >= 0, got %v", deref(o.Atol))
+	check(tolOK(o.Rtol), "rtol must be a finite number >= 0, got %v", deref(o.Rtol))
+	check(o.TimingBudgetMS >= 1 && o.TimingBudgetMS <= 60000, "timing_budget_ms must be in 1..60000, got %d", o.TimingBudgetMS)
+	check(o.MinIters >= 1, "min_iters must be >= 1, got %d", o.MinIters)
+	check(o.MaxIters >= o.MinIters && o.MaxIters <= 100000, "max_iters must be in min_iters..100000, got %d", o.MaxIters)
+	check(o.TimeoutS >= 1 && o.TimeoutS <= 3600, "timeout_s must be in 1..3600 s, got %d", o.TimeoutS)
+	check(o.MemoryLimitMB >= 64, "memory_limit_mb must be >= 64, got %d", o.MemoryLimitMB)
+	check(o.OutputLimitBytes >= 0 && o.OutputLimitBytes <= 256<<20, "output_limit_bytes must be in 0..256 MiB, got %d", o.OutputLimitBytes)
+	check(o.MaxCodeBytes >= 1 && o.MaxCodeBytes <= 16<<20, "max_code_bytes must be in 1..16 MiB, got %d", o.MaxCodeBytes)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("harness.Options: %w", err)
+	}
+	return nil
+}
+
+func tolOK(p *float64) bool {
+	return p == nil || (*p >= 0 && !math.IsInf(*p, 0) && !math.IsNaN(*p))
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -1,0 +1,86 @@
+package harness
+
+import (
+	"bufio"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOptionsValidate(t *testing.T) {
+	neg, inf := -1.0, math.Inf(1)
+	tests := []struct {
+		name string
+		edit func(*Options)
+		want string // "" = valid
+	}{
+		{"defaults", func(*Options) {}, ""},
+		{"seeds 0", func(o *Options) { o.Seeds = 0 }, "seeds must be in 1..100"},
+		{"seeds 101", func(o *Options) { o.Seeds = 101 }, "seeds must be in 1..100"},
+		{"timeout 0", func(o *Options) { o.TimeoutS = 0 }, "timeout_s must be in 1..3600"},
+		{"timeout 3601", func(o *Options) { o.TimeoutS = 3601 }, "timeout_s"},
+		{"negative atol", func(o *Options) { o.Atol = &neg }, "atol must be"},
+		{"infinite rtol", func(o *Options) { o.Rtol = &inf }, "rtol must be"},
+		{"iters inverted", func(o *Options) { o.MinIters, o.MaxIters = 50, 10 }, "max_iters"},
+		{"huge output", func(o *Options) { o.OutputLimitBytes = 1 << 30 }, "output_limit_bytes"},
+		{"zero code", func(o *Options) { o.MaxCodeBytes = 0 }, "max_code_bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := DefaultOptions()
+			tt.edit(&o)
+			err := o.Validate()
+			if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("Validate() = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigEnvAndValidate(t *testing.T) {
+	env := map[string]string{
+		EnvPython: "/opt/py", EnvDevice: "cpu", EnvConcurrency: "3", EnvStartTimeout: "90s",
+	}
+	var c Config
+	if err := c.ApplyEnv(func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if c.Python != "/opt/py" || c.Device != "cpu" || c.Concurrency != 3 || c.StartTimeout != 90*time.Second {
+		t.Errorf("ApplyEnv: %+v", c)
+	}
+	bad := map[string]string{EnvConcurrency: "many"}
+	if err := new(Config).ApplyEnv(func(k string) string { return bad[k] }); err == nil {
+		t.Error("ApplyEnv accepted a non-integer concurrency")
+	}
+	for _, tt := range []struct {
+		cfg Config
+		ok  bool
+	}{
+		{Config{}, true}, {Config{Device: "auto"}, true}, {Config{Device: "2"}, true},
+		{Config{Device: "gpu"}, false}, {Config{Concurrency: -1}, false},
+	} {
+		if err := tt.cfg.Validate(); (err == nil) != tt.ok {
+			t.Errorf("Validate(%+v) = %v", tt.cfg, err)
+		}
+	}
+}
+
+func TestReadLine(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	br := bufio.NewReaderSize(strings.NewReader("a\n"+long+"\nb\nc"), 16)
+	want := []struct {
+		line string
+		err  error
+	}{{"a", nil}, {"", errLineTooLong}, {"b", nil}}
+	for i, w := range want {
+		got, err := readLine(br, 50)
+		if string(got) != w.line || !errors.Is(err, w.err) {
+			t.Errorf("line %d: %q %v, want %q %v", i, got, err, w.line, w.err)
+		}
+	}
+	if _, err := readLine(br, 50); err == nil {
+		t.Error("an unterminated last line must not be a record")
+	}
+}

@@ -1,0 +1,11 @@
+"""kgharness: the Python evaluator that runs inside kernelgate's sandboxed children.
+
+Only torch and triton are imported; everything here runs either in the warm
+zygote (before any candidate code exists) or in a single-use child.
+See harness/PROTOCOL.md for the boundary with the Go supervisor.
+"""
+
+HARNESS_VERSION = "0.1.0"
+PROTOCOL = "1.0"          # MAJOR.MINOR of the process protocol
+PROTOCOL_MAJOR = 1
+SCHEMA_VERSION = "1.0"    # verdict schema

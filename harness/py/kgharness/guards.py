@@ -1,0 +1,396 @@
+"""Runtime defences around candidate code: snapshots, audit hook, launch counting, threads.
+
+Everything the harness relies on after the candidate is imported is captured here at
+import time (the zygote imports this before any candidate exists), so later
+monkey-patching of torch/time/builtins cannot reach the harness's own comparisons
+and timers. The audit hook and the launch counter are installed once per process
+(a hook cannot be removed) and only act while a Guard window is open.
+"""
+
+import builtins
+import os
+import sys
+import sysconfig
+import threading
+import time
+import types
+
+import torch
+
+# ---- trusted callables, captured before any candidate code exists -----------------
+_VF = torch._C._VariableFunctions
+T = types.SimpleNamespace(
+    abs=_VF.abs, sub=_VF.sub, le=_VF.le, isfinite=_VF.isfinite, logical_and=_VF.logical_and,
+    max=_VF.max, sum=_VF.sum, isnan=_VF.isnan, where=_VF.where, argmax=_VF.argmax,
+    ne=_VF.ne, gt=_VF.gt, all=_VF.all, logical_not=_VF.logical_not, equal=_VF.equal,
+    full_like=_VF.full_like, manual_seed=torch.manual_seed,
+    perf_counter=time.perf_counter, monotonic=time.monotonic,
+    cuda_sync=getattr(torch._C, "_cuda_synchronize", None),
+    isinstance=builtins.isinstance, type=builtins.type, len=builtins.len, float=builtins.float,
+)
+
+_WATCHED_MODULES = (torch, torch.cuda, time, builtins, torch.Tensor, torch.nn.Module,
+                    torch.nn.functional, torch.testing)
+_WATCHED_NAMES = {
+    torch: ("allclose", "equal", "isclose", "manual_seed", "no_grad", "compile", "empty", "abs",
+            "sub", "max", "sum", "isfinite", "where", "get_float32_matmul_precision",
+            "set_float32_matmul_precision"),
+    torch.cuda: ("synchronize", "Event", "Stream", "current_stream", "default_stream",
+                 "stream", "empty_cache", "get_device_properties"),
+    time: ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns",
+           "process_time", "sleep"),
+    torch.testing: ("assert_close",),
+}
+
+
+def _identities():
+    """Every function the harness (or a fair comparison) depends on, by name."""
+    out = {}
+    for mod, names in _WATCHED_NAMES.items():
+        for n in names:
+            out[f"{mod.__name__}.{n}"] = getattr(mod, n, None)
+    for cls in (torch.Tensor, torch._C.TensorBase, torch.nn.Module,
+                getattr(torch._C, "_CudaEventBase", None), getattr(torch._C, "_CudaStreamBase", None)):
+        if cls is None:
+            continue
+        for k, v in list(vars(cls).items()):
+            out[f"{cls.__name__}.{k}"] = v
+    for k, v in list(vars(builtins).items()):
+        if callable(v) and not k.startswith("_"):
+            out[f"builtins.{k}"] = v
+    out["builtins.__import__"] = builtins.__import__
+    for cls_name in ("Event", "Stream"):
+        cls = getattr(torch.cuda, cls_name, None)
+        for k in ("record", "elapsed_time", "synchronize", "query", "wait_stream", "wait_event"):
+            out[f"torch.cuda.{cls_name}.{k}"] = getattr(cls, k, None)
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("kgharness") and mod is not None:
+            for k, v in list(vars(mod).items()):
+                if callable(v) or isinstance(v, types.SimpleNamespace):
+                    out[f"{name}.{k}"] = v
+    for k, v in list(vars(T).items()):
+        out[f"T.{k}"] = v
+    for cls in _jit_classes():
+        out[f"{cls.__name__}.run"] = vars(cls).get("run")
+    return out
+
+
+# torch._dynamo replaces these with its own wrappers on import / first compile: not a hack.
+_DYNAMO_PATCHED = ("torch.manual_seed", "Module.__init__", "Module.__setstate__")
+_TORCH_DIR = os.path.realpath(os.path.dirname(torch.__file__))
+
+
+def _benign(key, new):
+    code = getattr(new, "__code__", None)
+    return key in _DYNAMO_PATCHED and code is not None and \
+        os.path.realpath(code.co_filename).startswith(_TORCH_DIR + os.sep)
+
+
+def _flags():
+    """Global numeric-precision and determinism flags a candidate might flip."""
+    b = torch.backends
+    return {
+        "cuda.matmul.allow_tf32": b.cuda.matmul.allow_tf32,
+        "cudnn.allow_tf32": b.cudnn.allow_tf32,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "cuda.matmul.allow_fp16_reduced": b.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "cuda.matmul.allow_bf16_reduced": b.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "cudnn.benchmark": b.cudnn.benchmark,
+        "cudnn.deterministic": b.cudnn.deterministic,
+    }
+
+
+_PRECISION_FLAGS = ("cuda.matmul.allow_tf32", "cudnn.allow_tf32", "float32_matmul_precision",
+                    "cuda.matmul.allow_fp16_reduced", "cuda.matmul.allow_bf16_reduced")
+
+
+def _restore_flags(saved):
+    b = torch.backends
+    b.cuda.matmul.allow_tf32 = saved["cuda.matmul.allow_tf32"]
+    b.cudnn.allow_tf32 = saved["cudnn.allow_tf32"]
+    torch.set_float32_matmul_precision(saved["float32_matmul_precision"])
+    b.cuda.matmul.allow_fp16_reduced_precision_reduction = saved["cuda.matmul.allow_fp16_reduced"]
+    b.cuda.matmul.allow_bf16_reduced_precision_reduction = saved["cuda.matmul.allow_bf16_reduced"]
+    b.cudnn.benchmark = saved["cudnn.benchmark"]
+    b.cudnn.deterministic = saved["cudnn.deterministic"]
+
+
+# ---- launch counting ---------------------------------------------------------------
+def _jit_classes():
+    out = []
+    try:
+        from triton.runtime.jit import JITFunction
+        out.append(JITFunction)
+    except Exception:
+        pass
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+        out.append(InterpretedFunction)
+    except Exception:
+        pass
+    return out
+
+
+class _State:
+    """Process-wide: which file is the candidate's, whether a window is open, counters."""
+    active = False
+    counting = False
+    cand_file = None
+    tmpdir = None
+    launches = 0
+    launched_names = set()
+    events = []           # (flag, detail) seen by the audit hook
+    compile_calls = 0
+    busy = set()          # thread idents inside the hook (re-entrancy guard)
+
+
+S = _State
+
+
+def _make_counting_run(orig):
+    def run(self, *args, **kwargs):
+        if S.counting and not kwargs.get("warmup"):
+            code = getattr(getattr(self, "fn", None), "__code__", None)
+            if code is not None and code.co_filename == S.cand_file:
+                S.launches += 1
+                S.launched_names.add(code.co_name)
+        return orig(self, *args, **kwargs)
+    run._kg_counting = True
+    return run
+
+
+def _install_counters():
+    for cls in _jit_classes():
+        orig = vars(cls).get("run")
+        if orig is not None and not getattr(orig, "_kg_counting", False):
+            cls.run = _make_counting_run(orig)
+
+
+def _install_compile_watch():
+    orig = torch.compile
+    if getattr(orig, "_kg_watch", False):
+        return
+
+    def compile(*args, **kwargs):  # noqa: A001 - same name as what it wraps
+        if S.active:
+            S.compile_calls += 1
+        return orig(*args, **kwargs)
+    compile._kg_watch = True
+    compile.__wrapped__ = orig
+    compile.__doc__ = orig.__doc__
+    torch.compile = compile
+
+
+# ---- audit hook --------------------------------------------------------------------
+_STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"])
+_TRUSTED = tuple({os.path.realpath(p) for p in (sysconfig.get_paths()["purelib"],
+                                                sysconfig.get_paths()["platlib"],
+                                                os.path.dirname(os.path.dirname(torch.__file__)),
+                                                os.path.dirname(os.path.abspath(__file__)))})
+_INTROSPECTION = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames",
+                  "sys.settrace", "sys.setprofile", "ctypes.string_at", "ctypes.wstring_at",
+                  "ctypes.cdata", "sys._current_exceptions"}
+_ESCAPE = {"socket.connect", "socket.bind", "socket.sendto", "subprocess.Popen", "os.system",
+           "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn", "os.exec"}
+_PATH_EVENTS = {"os.remove", "os.rmdir", "os.rename", "os.mkdir", "os.symlink", "os.link",
+                "os.chmod", "os.truncate", "shutil.rmtree"}
+_EXIT = {"os.kill", "os.killpg", "signal.pthread_kill"}
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+_filecache = {}
+
+
+def _kind(filename):
+    """'stdlib', 'trusted' or 'untrusted' for a code object's file name."""
+    k = _filecache.get(filename)
+    if k is None:
+        if filename == S.cand_file:
+            k = "untrusted"
+        elif filename.startswith("<frozen"):
+            k = "stdlib"
+        else:
+            real = os.path.realpath(filename) if filename.startswith("/") else filename
+            if any(real.startswith(p + os.sep) for p in _TRUSTED):
+                k = "trusted"
+            elif real.startswith(_STDLIB + os.sep):
+                k = "stdlib"
+            else:
+                k = "untrusted"   # candidate file, exec'd strings, files it wrote
+        if filename != S.cand_file:
+            _filecache[filename] = k
+    return k
+
+
+def _innermost_untrusted(frame):
+    """True when the innermost non-stdlib frame is not torch/triton/harness code."""
+    while frame is not None:
+        k = _kind(frame.f_code.co_filename)
+        if k != "stdlib":
+            return k == "untrusted"
+        frame = frame.f_back
+    return False
+
+
+def _outside_tmp(path):
+    if isinstance(path, int):
+        return False
+    try:
+        p = os.path.realpath(os.fsdecode(path))
+    except Exception:
+        return True
+    tmp = S.tmpdir
+    return not (p == "/dev/null" or (tmp and (p == tmp or p.startswith(tmp + os.sep))))
+
+
+def _audit(event, args):
+    if not S.active:
+        return
+    e = event
+    if not (e in _INTROSPECTION or e in _ESCAPE or e in _PATH_EVENTS or e in _EXIT
+            or e == "open" or e == "sys._getframe" or e.startswith("os.exec")):
+        return
+    me = threading.get_ident()
+    if me in S.busy:
+        return
+    S.busy.add(me)
+    try:
+        caller = sys._getframe(1)
+        if e == "sys._getframe":
+            k = _kind(caller.f_code.co_filename)
+            mod = os.path.basename(caller.f_code.co_filename)
+            if k == "untrusted" or (mod in ("inspect.py", "traceback.py") and _innermost_untrusted(caller)):
+                S.events.append(("introspection", "sys._getframe"))
+            return
+        if not _innermost_untrusted(caller):
+            return
+        if e in _INTROSPECTION:
+            S.events.append(("introspection", e))
+        elif e in _ESCAPE or e.startswith("os.exec"):
+            S.events.append(("escape", e))
+        elif e in _EXIT:
+            S.events.append(("exit", e))
+        elif e in _PATH_EVENTS:
+            if args and _outside_tmp(args[0]):
+                S.events.append(("escape", f"{e} outside the temp dir"))
+        elif e == "open":
+            path, mode, flags = (tuple(args) + (None, None, None))[:3]
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
+                      (mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS)
+            if writing and _outside_tmp(path):
+                S.events.append(("escape", "open for writing outside the temp dir"))
+    except Exception:
+        pass
+    finally:
+        S.busy.discard(me)
+
+
+_installed = False
+
+
+def install():
+    """Install the process-wide hooks once (idempotent; cannot be undone by design)."""
+    global _installed
+    if _installed:
+        return
+    _install_counters()
+    _install_compile_watch()
+    sys.addaudithook(_audit)
+    _installed = True
+
+
+def _native_threads():
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
+
+
+class Guard:
+    """One evaluation's view: snapshot before the candidate, checks after each call."""
+
+    def __init__(self, cand_file, tmpdir):
+        install()
+        S.cand_file, S.tmpdir = cand_file, os.path.realpath(tmpdir) if tmpdir else None
+        S.launches, S.launched_names, S.events, S.compile_calls = 0, set(), [], 0
+        self.ids = _identities()
+        self.flags = _flags()
+        self.threads = {t.ident for t in threading.enumerate()}
+        self.native = _native_threads()
+        self.inductor_before = "torch._inductor" in sys.modules
+        self.found = []          # (flag, detail), in order
+        self.quiet_native = False
+        self.warnings = []
+
+    def _add(self, flag, detail):
+        if (flag, detail) not in self.found:
+            self.found.append((flag, detail))
+
+    class _Window:
+        def __init__(self, guard, count):
+            self.g, self.count = guard, count
+
+        def __enter__(self):
+            S.active = True
+            S.counting = self.count
+            return self
+
+        def __exit__(self, *exc):
+            S.active = False
+            S.counting = False
+            self.g.check()
+            return False
+
+    def window(self, count=True):
+        """Candidate code runs inside; count=True also counts its Triton launches."""
+        return Guard._Window(self, count)
+
+    def check(self):
+        """Re-check everything the candidate could have tampered with; restore flags."""
+        for flag, detail in S.events:
+            self._add(flag, detail)
+        S.events = []
+        now = _identities()
+        changed = []
+        for k, v in self.ids.items():
+            new = now.get(k, v)
+            if new is not v:
+                if _benign(k, new):
+                    self.ids[k] = new
+                else:
+                    changed.append(k)
+        changed.sort()
+        if changed:
+            self._add("patch", "replaced: " + ", ".join(changed[:5]))
+        flags = _flags()
+        if flags != self.flags:
+            diff = sorted(k for k in flags if flags[k] != self.flags[k])
+            self._add("patch", "global flags changed: " + ", ".join(diff))
+            if any(k in _PRECISION_FLAGS for k in diff):
+                self._add("precision", "TF32/reduced-precision flag changed")
+            _restore_flags(self.flags)
+        if torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack():
+            self._add("patch", "a torch function/dispatch mode was left active")
+        alive = [t for t in threading.enumerate() if t.ident not in self.threads and t.is_alive()]
+        if alive:
+            self._add("thread", f"thread {alive[0].name!r} still running after the call")
+        native = _native_threads()
+        if native > self.native and self.quiet_native:
+            self.native = native
+        elif native > self.native:
+            msg = f"native thread count grew from {self.native} to {native}"
+            if msg not in self.warnings:
+                self.warnings.append(msg)
+            self.native = native
+
+    @property
+    def launches(self):
+        return S.launches
+
+    @property
+    def launched_names(self):
+        return set(S.launched_names)
+
+    def used_compile(self):
+        return S.compile_calls > 0 or (not self.inductor_before and "torch._inductor" in sys.modules)
+
+    def flags_found(self):
+        return [f for f, _ in self.found]

@@ -1,0 +1,164 @@
+"""Loading tasks and candidates as real modules from files in the private temp dir.
+
+Triton's @jit and inspect need real source files, so nothing is exec'd from a string.
+Every module gets a unique name so a candidate cannot shadow the task or vice versa.
+"""
+
+import ast
+import importlib.util
+import itertools
+import os
+import re
+import sys
+
+_counter = itertools.count()
+
+
+class TaskError(Exception):
+    """The task (not the candidate) is broken; message is the one-line task_error."""
+
+
+class SubmissionError(Exception):
+    """The submission is not a candidate at all; status says which kind."""
+
+    def __init__(self, status, feedback):
+        super().__init__(feedback)
+        self.status = status
+        self.feedback = feedback
+
+
+_CODE_LIKE = re.compile(r"^\s*(import\s|from\s+\S+\s+import|def\s|class\s|@\w)", re.M)
+
+
+def defines_modelnew(tree):
+    """A class or an assignment named ModelNew anywhere in the module."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == "ModelNew":
+            return True
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and n.id == "ModelNew":
+                    return True
+    return False
+
+
+def validate_submission(code, max_bytes=262144):
+    """Parse the submission; raise SubmissionError, else return the AST."""
+    if not isinstance(code, str):
+        raise SubmissionError("invalid_submission", "submission is not text")
+    if not code.strip():
+        raise SubmissionError("invalid_submission", "empty submission: expected Python source defining class ModelNew")
+    size = len(code.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise SubmissionError("invalid_submission", f"submission is {size} bytes, over the limit of {max_bytes}")
+    try:
+        code.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SubmissionError("invalid_submission", "submission is not valid UTF-8 text")
+    ctrl = sum(1 for c in code if ord(c) < 32 and c not in "\t\n\r\f\v")
+    if "\x00" in code or ctrl > max(8, len(code) // 100):
+        raise SubmissionError("invalid_submission", "submission looks like binary data, not Python source")
+    try:
+        tree = ast.parse(code, filename="candidate.py")
+    except SyntaxError as e:
+        if not _CODE_LIKE.search(code):
+            raise SubmissionError("invalid_submission",
+                                  "submission is not Python code (prose?): expected source defining class ModelNew")
+        text = (e.text or "").rstrip()
+        raise SubmissionError("compile_error", f'SyntaxError: {e.msg} (candidate.py, line {e.lineno})\n    {text}')
+    except (ValueError, RecursionError, MemoryError) as e:
+        raise SubmissionError("invalid_submission", f"submission cannot be parsed: {type(e).__name__}")
+    if not defines_modelnew(tree):
+        raise SubmissionError("invalid_submission", "no ModelNew defined: the submission must define class ModelNew(nn.Module)")
+    return tree
+
+
+def write_source(tmpdir, prefix, source):
+    """Write source to a fresh file under tmpdir; returns (module_name, real path)."""
+    n = next(_counter)
+    name = f"_kg_{prefix}_{os.getpid()}_{n}"
+    path = os.path.realpath(os.path.join(tmpdir, name + ".py"))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source)
+    return name, path
+
+
+def import_file(name, path):
+    """Execute path as module `name` (registered in sys.modules: dataclasses etc. need it)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def load_task(task, tmpdir):
+    """Import the task's reference module; TaskError with a one-line reason on any defect."""
+    label = task.get("path") or task.get("name") or "<task>"
+    source = task.get("source")
+    if not source and task.get("path"):
+        try:
+            with open(task["path"], encoding="utf-8") as f:
+                source = f.read()
+        except OSError as e:
+            raise TaskError(f"{label}: cannot read task file: {e.strerror}")
+    if not source:
+        raise TaskError(f"{label}: empty task source")
+    try:
+        ast.parse(source)
+    except SyntaxError as e:
+        raise TaskError(f"{label}: syntax error at line {e.lineno}: {e.msg}")
+    name, path = write_source(tmpdir, "task", source)
+    try:
+        module = import_file(name, path)
+    except BaseException as e:
+        raise TaskError(f"{label}: importing the task raised {type(e).__name__}: {str(e)[:200]}")
+    finally:
+        sys.modules.pop(name, None)  # the candidate should not find the reference by name
+    for attr in ("Model", "get_inputs", "get_init_inputs"):
+        if not callable(getattr(module, attr, None)):
+            raise TaskError(f"{label}: task does not define {attr}")
+    return module
+
+
+def load_candidate(code, tmpdir):
+    """Write and import the candidate; exceptions propagate (the caller classifies them)."""
+    name, path = write_source(tmpdir, "cand", code)
+    return path, (lambda: import_file(name, path))
+
+
+def jit_functions(obj, depth=0):
+    """Underlying Python functions of a Triton jit object (through autotune/heuristics)."""
+    out = []
+    while obj is not None and depth < 8:
+        fn = getattr(obj, "fn", None)
+        if fn is None:
+            break
+        if hasattr(fn, "__code__"):
+            out.append(fn)
+            break
+        obj, depth = fn, depth + 1
+    return out
+
+
+def kernel_names(module, path):
+    """Names of @triton.jit functions defined in the candidate's own file."""
+    from triton.runtime.jit import KernelInterface
+    names = set()
+    for value in list(vars(module).values()):
+        # type() not isinstance(): a hostile __class__ property must not run here
+        if not issubclass(type(value), KernelInterface):
+            continue
+        for fn in jit_functions(value):
+            if fn.__code__.co_filename == path:
+                names.add(fn.__name__)
+    return names

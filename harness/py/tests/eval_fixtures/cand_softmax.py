@@ -1,0 +1,24 @@
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(x_ptr + row * n_cols + offs, mask=mask, other=-float("inf"))
+    x = x - tl.max(x, axis=0)
+    e = tl.exp(x)
+    tl.store(out_ptr + row * n_cols + offs, e / tl.sum(e, axis=0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        rows, cols = x.shape
+        softmax_kernel[(rows,)](x, out, cols, BLOCK=triton.next_power_of_2(cols))
+        return out

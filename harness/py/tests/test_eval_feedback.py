@@ -1,0 +1,93 @@
+"""feedback.py (signatures, tracebacks, classification) and screen.py, without evaluation."""
+
+import ast
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported anywhere
+
+from kgharness import feedback, screen  # noqa: E402
+
+
+def _raise(src, filename):
+    try:
+        exec(compile(src, filename, "exec"), {})
+    except BaseException as e:  # noqa: BLE001
+        return e
+    raise AssertionError("no exception")
+
+
+def test_error_signature_stable_across_names_and_numbers():
+    a = _raise("x = [1, 2, 3]\nx[5]", "/tmp/kg_a/cand_1.py")
+    b = _raise("yy = [1, 2]\nyy[17]", "/tmp/kg_b/cand_2.py")
+    assert feedback.error_signature(a) == feedback.error_signature(b) == "IndexError: list index out of range"
+    a = _raise("foo_block", "/tmp/a.py")
+    b = _raise("bar_size_2", "/tmp/b.py")
+    assert feedback.error_signature(a) == feedback.error_signature(b) == "NameError: name <name> is not defined"
+    a = RuntimeError("shape '[64, 128]' is invalid for input of size 4096 at 0x7f00aa /tmp/x/y.py")
+    b = RuntimeError("shape '[3, 5]' is invalid for input of size 15 at 0xdeadbeef /work/z.py")
+    assert feedback.error_signature(a) == feedback.error_signature(b)
+    assert "<n>" in feedback.error_signature(a) and "4096" not in feedback.error_signature(a)
+
+
+def test_compilation_error_signature_and_classification():
+    from triton.compiler.errors import CompilationError
+    node = ast.parse("x = undefined_thing + 1").body[0].value
+    node.lineno, node.col_offset = 4, 11
+    e1 = CompilationError("def k(a):\n    pass\n    pass\n    x = undefined_thing + 1", node,
+                          "name 'undefined_thing' is not defined")
+    node.lineno = 9
+    e2 = CompilationError("src", node, "name 'other' is not defined")
+    assert feedback.error_signature(e1) == "CompilationError: at <n>:<n>: name <name> is not defined"
+    assert feedback.error_signature(e1) == feedback.error_signature(e2)
+    assert feedback.classify(e1) == ("compile_error", None)
+    wrapped = RuntimeError("launch failed")
+    wrapped.__cause__ = e1
+    assert feedback.classify(wrapped)[0] == "compile_error"
+
+
+def test_classify_statuses():
+    import errno
+    assert feedback.classify(ValueError("x")) == ("runtime_error", None)
+    assert feedback.classify(ValueError("x"), during_import=True) == ("compile_error", None)
+    assert feedback.classify(MemoryError()) == ("resource_limit", None)
+    assert feedback.classify(OSError(errno.EFBIG, "File too large")) == ("resource_limit", None)
+    assert feedback.classify(SystemExit(0)) == ("runtime_error", "exit")
+
+
+def test_clean_traceback_keeps_only_candidate_frames(tmp_path):
+    path = str(tmp_path / "cand.py")
+    with open(path, "w") as f:
+        f.write("def f():\n    return 1 / 0\n")
+    ns = {}
+    exec(compile(open(path).read(), path, "exec"), ns)
+    try:
+        ns["f"]()
+    except ZeroDivisionError as e:
+        text = feedback.clean_traceback(e, path)
+    assert 'File "candidate.py", line 2, in f' in text and "return 1 / 0" in text
+    assert "ZeroDivisionError: division by zero" in text
+    assert __file__ not in text and path not in text
+
+
+def test_screen_flags_suspicious_constructs():
+    code = (
+        "import gc, threading\nimport torch, triton.language as tl\nimport sys\n"
+        "torch.allclose = lambda *a: True\n"
+        "setattr(torch, 'equal', None)\n"
+        "s = torch.cuda.Stream()\n"
+        "f = torch.compile(lambda x: x)\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\n"
+        "cache = {}\nv = cache[x.data_ptr()]\n"
+        "fr = sys._getframe(1).f_back\n"
+        "def k(a, b):\n    return tl.dot(a, b)\n"
+    )
+    w = " | ".join(screen.screen(code))
+    for needle in ("gc", "threading", "torch.allclose", "setattr on module torch", "stream",
+                   "torch.compile", "allow_tf32", "data_ptr", "_getframe", "f_back", "tl.dot without"):
+        assert needle in w, (needle, w)
+
+
+def test_screen_quiet_on_honest_code():
+    code = open(os.path.join(os.path.dirname(__file__), "eval_fixtures", "cand_matmul_bias.py")).read()
+    assert screen.screen(code) == []
+    assert screen.screen("this is not python (") == []

@@ -1,0 +1,91 @@
+package harness
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+)
+
+// pyFS holds the Python evaluator, so the binary is all a user installs
+// besides a Python with torch and triton.
+//
+//go:embed py/kgharness/*.py
+var pyFS embed.FS
+
+// ExtractPy writes the embedded kgharness package under
+// cacheDir/py-<sha256 prefix>/kgharness and returns the directory to put on
+// PYTHONPATH. The directory name is content-addressed, so an existing one is
+// reused as is; a new one is written to a temp dir and renamed into place,
+// so concurrent starts (several zygotes, several processes) never see a
+// half-written package. cacheDir "" means os.UserCacheDir()/kernelgate.
+func ExtractPy(cacheDir string) (string, error) {
+	if cacheDir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("harness.ExtractPy: %w (set %s)", err, EnvCacheDir)
+		}
+		cacheDir = filepath.Join(base, "kernelgate")
+	}
+	files, sum, err := pyFiles()
+	if err != nil {
+		return "", fmt.Errorf("harness.ExtractPy: %w", err)
+	}
+	root := filepath.Join(cacheDir, "py-"+sum[:16])
+	if _, err := os.Stat(filepath.Join(root, "kgharness")); err == nil {
+		return root, nil
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return "", fmt.Errorf("harness.ExtractPy: %w", err)
+	}
+	tmp, err := os.MkdirTemp(cacheDir, ".py-tmp-")
+	if err != nil {
+		return "", fmt.Errorf("harness.ExtractPy: %w", err)
+	}
+	defer os.RemoveAll(tmp) // no-op after a successful rename
+	pkg := filepath.Join(tmp, "kgharness")
+	if err := os.Mkdir(pkg, 0o755); err != nil {
+		return "", fmt.Errorf("harness.ExtractPy: %w", err)
+	}
+	for _, name := range files {
+		data, err := pyFS.ReadFile(name)
+		if err != nil {
+			return "", fmt.Errorf("harness.ExtractPy: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(pkg, path.Base(name)), data, 0o644); err != nil {
+			return "", fmt.Errorf("harness.ExtractPy: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, root); err != nil {
+		// Another process won the race: its copy has the same content.
+		if _, statErr := os.Stat(filepath.Join(root, "kgharness")); statErr == nil {
+			return root, nil
+		}
+		return "", fmt.Errorf("harness.ExtractPy: %w", err)
+	}
+	return root, nil
+}
+
+// pyFiles lists the embedded files (sorted) and hashes names and contents.
+func pyFiles() ([]string, string, error) {
+	files, err := fs.Glob(pyFS, "py/kgharness/*.py")
+	if err != nil {
+		return nil, "", err
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	for _, name := range files {
+		data, err := pyFS.ReadFile(name)
+		if err != nil {
+			return nil, "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", name, len(data))
+		h.Write(data)
+	}
+	return files, hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,263 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kernelgate/kernelgate/harness/gpu"
+)
+
+// ErrClosed is returned by Evaluate after Close; ErrNotStarted before Start.
+var (
+	ErrClosed     = errors.New("harness: supervisor closed")
+	ErrNotStarted = errors.New("harness: supervisor not started")
+)
+
+// Supervisor runs one zygote per GPU (or one CPU zygote), restarts them when
+// they die, and spreads evaluations over them.
+type Supervisor struct {
+	cfg      Config
+	log      *slog.Logger
+	discover func() (gpu.Info, error) // replaced in tests
+
+	info   gpu.Info
+	mode   string
+	python string
+	pyRoot string
+	nextID atomic.Uint64
+	wg     sync.WaitGroup
+	cancel context.CancelFunc // ends the zygotes' lives, after Close's shutdown
+
+	mu      sync.Mutex
+	workers []*worker
+	changed chan struct{} // closed and replaced whenever a worker's state changes
+	started bool
+	closed  bool
+}
+
+// New returns a Supervisor; Start launches its zygotes.
+func New(cfg Config, log *slog.Logger) *Supervisor {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Supervisor{
+		cfg:      cfg.withDefaults(),
+		log:      log.With("component", "harness"),
+		discover: gpu.Discover,
+		changed:  make(chan struct{}),
+	}
+}
+
+// Start resolves the interpreter, extracts the Python package, discovers
+// GPUs and starts every zygote. It fails only when no zygote could start;
+// ctx bounds the start, not the zygotes' lives (Close ends those).
+func (s *Supervisor) Start(ctx context.Context) error {
+	if err := s.cfg.Validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.started || s.closed {
+		s.mu.Unlock()
+		return errors.New("harness.Start: already started or closed")
+	}
+	s.started = true
+	s.mu.Unlock()
+	var err error
+	if s.python, err = ResolvePython(s.cfg.Python); err != nil {
+		return err
+	}
+	if s.pyRoot, err = ExtractPy(s.cfg.CacheDir); err != nil {
+		return err
+	}
+	if err := s.planWorkers(); err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	errs := make([]error, len(s.workers))
+	var wg sync.WaitGroup
+	for i, w := range s.workers {
+		wg.Go(func() {
+			z, err := s.startWorker(ctx, runCtx, w)
+			s.setZygote(w, z, err)
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	up := 0
+	for i, w := range s.workers {
+		if errs[i] == nil {
+			up++
+		} else {
+			s.log.Warn("zygote failed to start", "zygote", w.label, "err", errs[i])
+		}
+	}
+	if up == 0 {
+		s.Close()
+		return fmt.Errorf("harness.Start: no zygote started: %w", errors.Join(errs...))
+	}
+	for _, w := range s.workers {
+		s.wg.Go(func() { s.supervise(runCtx, w) })
+	}
+	return nil
+}
+
+// planWorkers decides the mode and one worker per zygote from cfg.Device.
+func (s *Supervisor) planWorkers() error {
+	if s.cfg.Device != "cpu" {
+		info, err := s.discover()
+		if err != nil {
+			return fmt.Errorf("harness.Start: %w", err)
+		}
+		s.info = info
+	}
+	devs := s.info.Devices
+	if n, err := strconv.Atoi(s.cfg.Device); err == nil {
+		devs = nil
+		for _, d := range s.info.Devices {
+			if d.Index == n {
+				devs = append(devs, d)
+			}
+		}
+		if len(devs) == 0 {
+			return fmt.Errorf("harness.Start: GPU %d not found (%d visible; %s)", n, len(s.info.Devices), s.info.Reason)
+		}
+	}
+	if len(devs) == 0 {
+		s.mode = TimingCPUInterpreter
+		conc := s.cfg.Concurrency
+		if conc == 0 {
+			conc = runtime.NumCPU()
+		}
+		s.workers = []*worker{{label: "cpu", conc: conc}}
+		s.log.Info("CPU mode (Triton interpreter)", "reason", s.info.Reason, "concurrency", conc)
+		return nil
+	}
+	s.mode = TimingGPU
+	conc := s.cfg.Concurrency
+	if conc == 0 {
+		conc = 4
+	}
+	for _, d := range devs {
+		s.workers = append(s.workers, &worker{label: "gpu" + strconv.Itoa(d.Index), index: d.Index, dev: &d, conc: conc})
+	}
+	return nil
+}
+
+// Evaluate runs job on the least-loaded zygote and returns its verdict.
+// The outcome of the evaluation is always a status in the verdict; an error
+// means no evaluation could be attempted (bad options, ctx done, closed, no
+// zygote). A zero Options means DefaultOptions.
+func (s *Supervisor) Evaluate(ctx context.Context, job Job) (Verdict, error) {
+	if job.Options == (Options{}) {
+		job.Options = DefaultOptions()
+	}
+	if err := job.Options.Validate(); err != nil {
+		return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
+	}
+	id := "job-" + strconv.FormatUint(s.nextID.Add(1), 10)
+	for attempt := 1; ; attempt++ {
+		w, z, err := s.acquire(ctx)
+		if err != nil {
+			return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
+		}
+		before := w.readClock()
+		v, err := z.eval(ctx, id, job, s.backstop(job.Options, w.conc))
+		after := w.readClock()
+		s.release(w)
+		if errors.Is(err, errNotSent) && attempt < 3 {
+			continue // the zygote died before it got the job: try another
+		}
+		if err != nil {
+			return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
+		}
+		s.fill(&v, w, z, job, before, after)
+		return v, nil
+	}
+}
+
+// backstop is how long to wait for a result before killing the child: the
+// job's timeout (which excludes waiting for the GPU timing lock), the grace,
+// and in GPU mode the worst-case wait for the lock behind the other jobs
+// (three timed models each: reference before, candidate, reference after).
+func (s *Supervisor) backstop(o Options, conc int) time.Duration {
+	d := time.Duration(o.TimeoutS)*time.Second + s.cfg.KillGrace
+	if s.mode == TimingGPU && o.Timing {
+		d += time.Duration(conc-1) * 3 * time.Duration(o.TimingBudgetMS) * time.Millisecond
+	}
+	return d
+}
+
+// fill sets what Go owns in the verdict: hashes, NVML facts, and what a
+// Go-made verdict lacks.
+func (s *Supervisor) fill(v *Verdict, w *worker, z *zygote, job Job, before, after *int) {
+	v.normalize()
+	v.TaskHash = HashSource(job.Task.Source)
+	v.CodeHash = HashSource(job.Code)
+	if v.TaskName == "" {
+		v.TaskName = job.Task.Name
+	}
+	h := z.hello
+	e := &v.Env
+	setIfEmpty(&e.Device, h.Device)
+	setIfEmpty(&e.Python, h.Python)
+	setIfEmpty(&e.Torch, h.Torch)
+	setIfEmpty(&e.Triton, h.Triton)
+	setIfEmpty(&e.HarnessVersion, h.HarnessVersion)
+	setIfEmpty(&e.Sandbox, h.Sandbox.Level)
+	setIfEmpty(&e.SandboxDetail, h.Sandbox.Detail)
+	if w.dev != nil {
+		setIfEmpty(&e.GPUName, w.dev.Name)
+		e.GPUUUID = w.dev.UUID
+		e.Driver = s.info.Driver
+		e.SMClockMHzBefore, e.SMClockMHzAfter = before, after
+	}
+}
+
+func setIfEmpty(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
+	}
+}
+
+// Close shuts every zygote down (their in-flight jobs get harness_error
+// verdicts) and waits for the supervision goroutines. Safe to call twice.
+func (s *Supervisor) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	var zs []*zygote
+	for _, w := range s.workers {
+		if w.z != nil {
+			zs = append(zs, w.z)
+		}
+	}
+	s.notifyLocked()
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, z := range zs {
+		wg.Go(func() { z.shutdown(5 * time.Second) })
+	}
+	wg.Wait()
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	s.info.Close()
+}
+
+// Mode is "gpu" or "cpu_interpreter" once started.
+func (s *Supervisor) Mode() string { return s.mode }
+
+// GPUs is what discovery found (empty with a reason in CPU mode).
+func (s *Supervisor) GPUs() gpu.Info { return s.info }

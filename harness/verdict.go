@@ -1,0 +1,193 @@
+package harness
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// SchemaVersion is the verdict schema (MAJOR.MINOR). It is logged and
+// exported, so it changes independently of the process protocol.
+const SchemaVersion = "1.0"
+
+// Status is the closed set of evaluation outcomes.
+type Status string
+
+const (
+	StatusCorrect           Status = "correct"
+	StatusIncorrect         Status = "incorrect"
+	StatusCompileError      Status = "compile_error"
+	StatusRuntimeError      Status = "runtime_error"
+	StatusTimeout           Status = "timeout"
+	StatusResourceLimit     Status = "resource_limit"
+	StatusRewardHack        Status = "reward_hack"
+	StatusInvalidSubmission Status = "invalid_submission"
+	StatusHarnessError      Status = "harness_error"
+)
+
+// Statuses lists every status in a stable order (reports, metrics).
+var Statuses = []Status{
+	StatusCorrect, StatusIncorrect, StatusCompileError, StatusRuntimeError,
+	StatusTimeout, StatusResourceLimit, StatusRewardHack,
+	StatusInvalidSubmission, StatusHarnessError,
+}
+
+// Valid reports whether s is one of Statuses.
+func (s Status) Valid() bool {
+	for _, v := range Statuses {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Hack flag names (shared/HACKS.md). They are logged and exported: never rename.
+const (
+	FlagSideStream         = "side_stream"
+	FlagThread             = "thread"
+	FlagLazyOutput         = "lazy_output"
+	FlagPatch              = "patch"
+	FlagStaleMemory        = "stale_memory"
+	FlagInputMutation      = "input_mutation"
+	FlagCache              = "cache"
+	FlagPhaseDetect        = "phase_detect"
+	FlagDeferredBatch      = "deferred_batch"
+	FlagDecoy              = "decoy"
+	FlagPrecision          = "precision"
+	FlagDegenerate         = "degenerate"
+	FlagHardcode           = "hardcode"
+	FlagIntrospection      = "introspection"
+	FlagExit               = "exit"
+	FlagEscape             = "escape"
+	FlagResource           = "resource"
+	FlagCachePoison        = "cache_poison"
+	FlagCompilePassthrough = "compile_passthrough"
+	FlagTooFast            = "too_fast"
+)
+
+// HackFlags lists every flag name in the order of PROTOCOL.md.
+var HackFlags = []string{
+	FlagSideStream, FlagThread, FlagLazyOutput, FlagPatch, FlagStaleMemory,
+	FlagInputMutation, FlagCache, FlagPhaseDetect, FlagDeferredBatch, FlagDecoy,
+	FlagPrecision, FlagDegenerate, FlagHardcode, FlagIntrospection, FlagExit,
+	FlagEscape, FlagResource, FlagCachePoison, FlagCompilePassthrough, FlagTooFast,
+}
+
+// Timing modes.
+const (
+	TimingGPU            = "gpu"
+	TimingCPUInterpreter = "cpu_interpreter"
+)
+
+// Runtime is the distribution of one timed model.
+type Runtime struct {
+	MedianMS   float64 `json:"median_ms"`
+	P10MS      float64 `json:"p10_ms"`
+	P90MS      float64 `json:"p90_ms"`
+	MinMS      float64 `json:"min_ms"`
+	MaxMS      float64 `json:"max_ms"`
+	MeanMS     float64 `json:"mean_ms"`
+	Spread     float64 `json:"spread"` // p90/p10
+	Iterations int     `json:"iterations"`
+}
+
+// Tolerance is what the correctness check compared with.
+type Tolerance struct {
+	Atol   float64 `json:"atol"`
+	Rtol   float64 `json:"rtol"`
+	DType  string  `json:"dtype"`
+	Source string  `json:"source"`
+}
+
+// Env describes where the evaluation ran. GPUUUID, Driver and the SM clocks
+// are filled by Go from NVML; the rest by the child.
+type Env struct {
+	Device           string `json:"device"`
+	GPUName          string `json:"gpu_name,omitempty"`
+	GPUUUID          string `json:"gpu_uuid,omitempty"`
+	SMClockMHzBefore *int   `json:"sm_clock_mhz_before,omitempty"`
+	SMClockMHzAfter  *int   `json:"sm_clock_mhz_after,omitempty"`
+	Driver           string `json:"driver,omitempty"`
+	Python           string `json:"python"`
+	Torch            string `json:"torch"`
+	Triton           string `json:"triton"`
+	HarnessVersion   string `json:"harness_version"`
+	Sandbox          string `json:"sandbox"`
+	SandboxDetail    string `json:"sandbox_detail"`
+}
+
+// Verdict is the outcome of one evaluation (schema 1.0, PROTOCOL.md).
+// Nullable numbers are pointers: nil encodes as null.
+type Verdict struct {
+	SchemaVersion    string             `json:"schema_version"`
+	Status           Status             `json:"status"`
+	Compiled         bool               `json:"compiled"`
+	Correct          bool               `json:"correct"`
+	Speedup          *float64           `json:"speedup"`
+	Runtime          *Runtime           `json:"runtime"`
+	RefRuntime       *Runtime           `json:"ref_runtime"`
+	RefRuntimeBefore *Runtime           `json:"ref_runtime_before"`
+	RefRuntimeAfter  *Runtime           `json:"ref_runtime_after"`
+	TimingMode       string             `json:"timing_mode"`
+	MaxAbsError      *float64           `json:"max_abs_error"`
+	MaxRelError      *float64           `json:"max_rel_error"`
+	Tolerance        *Tolerance         `json:"tolerance"`
+	TrialsPassed     int                `json:"trials_passed"`
+	TrialsTotal      int                `json:"trials_total"`
+	HackFlags        []string           `json:"hack_flags"`
+	Warnings         []string           `json:"warnings"`
+	TritonLaunches   int                `json:"triton_launches"`
+	Coverage         *float64           `json:"coverage"`
+	Feedback         string             `json:"feedback"`
+	ErrorSignature   string             `json:"error_signature"`
+	TaskError        string             `json:"task_error"`
+	OutputTail       string             `json:"output_tail"`
+	StageMS          map[string]float64 `json:"stage_ms"`
+	Env              Env                `json:"env"`
+	TaskName         string             `json:"task_name"`
+	TaskHash         string             `json:"task_hash"`
+	CodeHash         string             `json:"code_hash"`
+}
+
+// feedbackLimit matches the Python side: feedback is meant for an LLM prompt.
+const feedbackLimit = 2048
+
+// harnessVerdict is the verdict Go writes itself when no child verdict
+// exists (zygote died, backstop kill). It has the same shape as a child's.
+func harnessVerdict(status Status, timingMode, feedback, signature string) Verdict {
+	if len(feedback) > feedbackLimit {
+		feedback = feedback[:feedbackLimit]
+	}
+	v := Verdict{
+		SchemaVersion:  SchemaVersion,
+		Status:         status,
+		TimingMode:     timingMode,
+		Feedback:       feedback,
+		ErrorSignature: signature,
+	}
+	v.normalize()
+	return v
+}
+
+// normalize replaces absent lists and maps with empty ones, so a verdict
+// always encodes "hack_flags": [] rather than null, as the schema shows.
+func (v *Verdict) normalize() {
+	if v.HackFlags == nil {
+		v.HackFlags = []string{}
+	}
+	if v.Warnings == nil {
+		v.Warnings = []string{}
+	}
+	if v.StageMS == nil {
+		v.StageMS = map[string]float64{}
+	}
+	if v.SchemaVersion == "" {
+		v.SchemaVersion = SchemaVersion
+	}
+}
+
+// HashSource is the task_hash/code_hash form: "sha256:" + hex of the exact text.
+func HashSource(src string) string {
+	sum := sha256.Sum256([]byte(src))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
