@@ -1,0 +1,459 @@
+"""The warm zygote: torch and triton imported once, one single-use child per job.
+
+    python -m kgharness.zygote --mode gpu|cpu_interpreter --device-index N
+        [--evaluator MODULE:FUNC] [--tmp-base DIR]
+
+Records from Go arrive on fd 3, ours leave on fd 4 (harness/PROTOCOL.md). The
+loop is single-threaded (poll + a SIGCHLD wakeup fd) because it forks: a
+thread in the zygote would leave its locks held in every child. It owns the
+per-GPU timing lock, each child's deadline and the watchdog (kgharness.sandbox.scan),
+and writes exactly one `result` per accepted `eval`, whatever the child did.
+CUDA is never initialised here: each child initialises its own context.
+"""
+
+import argparse
+import collections
+import importlib
+import os
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+
+from . import protocol, sandbox
+from .verdict import STATUSES, add_flag, finalize, new_verdict
+
+IN_FD, OUT_FD = 3, 4
+TICK_S = 0.1                  # watchdog period (10 Hz)
+CHILD_LINE_LIMIT = 4 << 20    # a child's record line (its verdict) larger than this is refused
+OUTPUT_TAIL_BYTES = 2048
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def log(msg):
+    print(f"kgharness.zygote[{os.getpid()}]: {msg}", file=sys.stderr, flush=True)
+
+
+def _num(v, default):
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else default
+
+
+class Child:
+    """One evaluation in flight, as the zygote sees it."""
+
+    def __init__(self, rid, job, t_recv, tmpdir):
+        opts = job.get("options") or {}
+        self.id, self.job, self.t_recv, self.tmpdir = rid, job, t_recv, tmpdir
+        self.timeout_s = _num(opts.get("timeout_s"), 120.0)
+        self.memory_limit = _num(opts.get("memory_limit_mb"), 32768.0) * (1 << 20)
+        self.output_limit = _num(opts.get("output_limit_bytes"), 1 << 20)
+        self.pid = None
+        self.rec_r = self.grant_w = None
+        self.reader = protocol.LineReader(CHILD_LINE_LIMIT)
+        self.t_fork = None
+        self.started_t = None          # the child's own monotonic timestamp at its first instruction
+        self.stage = "startup"
+        self.verdict = None
+        self.kill_reason = None        # (status, feedback) once the zygote decided to kill it
+        self.paused = 0.0              # seconds spent waiting for the timing lock
+        self.wait_since = None
+        self.pids = set()              # the group's processes at the last watchdog scan
+
+    def active_s(self, now):
+        waiting = now - self.wait_since if self.wait_since is not None else 0.0
+        return now - self.t_fork - self.paused - waiting
+
+
+class Zygote:
+    def __init__(self, mode, device, evaluator, tmp_base, sandbox_info, in_fd=IN_FD, out_fd=OUT_FD):
+        self.mode, self.device, self.evaluator = mode, device, evaluator
+        self.sandbox_info = sandbox_info
+        self.in_fd, self.out_fd = in_fd, out_fd
+        self.base = tempfile.mkdtemp(prefix=f"kgz-{os.getpid()}-", dir=tmp_base)
+        self.children = {}             # id -> Child
+        self.by_pid, self.by_fd = {}, {}
+        self.lock_holder, self.lock_queue = None, collections.deque()
+        self.reader = protocol.LineReader()
+        self.poll = select.poll()
+        self.stopping = False
+        self.next_tick = 0.0
+
+    # ---- plumbing -------------------------------------------------------
+    def send(self, rec):
+        try:
+            protocol.write(self.out_fd, rec)
+        except OSError as e:           # Go is gone: nothing left to serve
+            log(f"fd {self.out_fd} closed ({e}); shutting down")
+            self.stopping = True
+
+    def install_signals(self):
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._on_term)
+        try:  # orphaned grandchildren come to us, not to init: the watchdog can kill them
+            import ctypes
+            ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        except Exception as e:
+            log(f"subreaper unavailable: {e}")
+        os.set_blocking(self.in_fd, False)
+        self.poll.register(self.in_fd, select.POLLIN)
+        self.poll.register(self.wake_r, select.POLLIN)
+
+    def _on_term(self, *_):
+        self.stopping = True
+
+    # ---- main loop ------------------------------------------------------
+    def serve(self):
+        self.install_signals()
+        while not self.stopping:
+            timeout = None if not self.children else max(0, int((self.next_tick - time.monotonic()) * 1000))
+            try:
+                events = self.poll.poll(timeout)
+            except InterruptedError:
+                events = []
+            for fd, _ in events:
+                if fd == self.in_fd:
+                    self.read_input()
+                elif fd == self.wake_r:
+                    self._drain(self.wake_r)
+                elif fd in self.by_fd:
+                    self.read_child(self.by_fd[fd])
+            self.reap()
+            if time.monotonic() >= self.next_tick:
+                self.watchdog()
+                self.next_tick = time.monotonic() + TICK_S
+        self.shutdown()
+
+    def read_input(self):
+        try:
+            data = os.read(self.in_fd, 1 << 20)
+        except BlockingIOError:
+            return
+        if not data:
+            self.stopping = True
+            return
+        for line in self.reader.feed(data):
+            if line is protocol.LineReader.TOO_LONG:
+                self.send(protocol.error(f"record longer than {protocol.MAX_LINE} bytes"))
+                continue
+            try:
+                rec = protocol.decode_inbound(line)
+            except protocol.ProtocolError as e:
+                self.send(protocol.error(e.message, e.id))
+                continue
+            if rec["type"] == "shutdown":
+                self.stopping = True
+                return
+            self.start(rec["id"], rec["job"], time.monotonic())
+
+    # ---- children -------------------------------------------------------
+    def start(self, rid, job, t_recv):
+        if rid in self.children:
+            self.send(protocol.error("an eval with this id is already running", rid))
+            return
+        try:
+            tmpdir = tempfile.mkdtemp(prefix="job-", dir=self.base)
+        except OSError as e:
+            self.send(protocol.record("result", rid, verdict=self.fallback(
+                job, "harness_error", f"could not create the temp dir: {e}")))
+            return
+        child = Child(rid, job, t_recv, tmpdir)
+        fds = []
+        try:
+            rec_r, rec_w = os.pipe()
+            fds += [rec_r, rec_w]
+            grant_r, grant_w = os.pipe()
+            fds += [grant_r, grant_w]
+            close = [self.in_fd, self.out_fd, self.wake_r, self.wake_w, rec_r, grant_w]
+            for c in self.children.values():
+                close += [c.rec_r, c.grant_w]
+            sys.stdout.flush()
+            sys.stderr.flush()
+            child.t_fork = time.monotonic()
+            pid = os.fork()
+        except OSError as e:
+            for fd in fds:
+                os.close(fd)
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            self.send(protocol.record("result", rid, verdict=self.fallback(
+                job, "harness_error", f"fork failed: {e}")))
+            return
+        if pid == 0:
+            from . import child as childmod    # never returns
+            childmod.run(job, self.evaluator, self.mode, tmpdir, rec_w, grant_r,
+                         [fd for fd in close if fd is not None], self.device)
+        os.close(rec_w)
+        os.close(grant_r)
+        os.set_blocking(rec_r, False)
+        os.set_blocking(grant_w, False)
+        child.pid, child.rec_r, child.grant_w = pid, rec_r, grant_w
+        self.children[rid] = child
+        self.by_pid[pid] = child
+        self.by_fd[rec_r] = child
+        self.poll.register(rec_r, select.POLLIN)
+        self.send(protocol.record("started", rid, pid=pid))
+
+    def read_child(self, child):
+        while child.rec_r is not None:
+            try:
+                data = os.read(child.rec_r, 65536)
+            except BlockingIOError:
+                return
+            if not data:     # every writer closed; the exit itself comes by SIGCHLD
+                self.poll.unregister(child.rec_r)
+                del self.by_fd[child.rec_r]
+                os.close(child.rec_r)
+                child.rec_r = None
+                return
+            for line in child.reader.feed(data):
+                self.child_record(child, line)
+
+    def child_record(self, child, line):
+        import json
+        try:
+            rec = json.loads(line) if line is not protocol.LineReader.TOO_LONG else None
+        except ValueError:
+            rec = None
+        if not isinstance(rec, dict):
+            return           # garbage from a child is ignored; its verdict decides
+        kind = rec.get("type")
+        if kind == "stage" and isinstance(rec.get("name"), str):
+            child.stage = rec["name"][:64]
+            if rec["name"] == "setup" and isinstance(rec.get("t"), float) and child.started_t is None:
+                child.started_t = rec["t"]
+        elif kind == "lock":
+            if child is not self.lock_holder and child not in self.lock_queue:
+                child.wait_since = time.monotonic()
+                self.lock_queue.append(child)
+                self.grant_next()
+        elif kind == "unlock":
+            if child is self.lock_holder:
+                self.lock_holder = None
+                self.grant_next()
+        elif kind == "verdict" and child.verdict is None:
+            child.verdict = rec.get("verdict")
+
+    def grant_next(self):
+        while self.lock_holder is None and self.lock_queue:
+            c = self.lock_queue.popleft()
+            if c.wait_since is not None:
+                c.paused += time.monotonic() - c.wait_since
+                c.wait_since = None
+            try:
+                os.write(c.grant_w, b"\x01")
+            except OSError:
+                continue     # it died (or stopped reading): next in line
+            self.lock_holder = c
+
+    def release_lock(self, child):
+        if child in self.lock_queue:
+            self.lock_queue.remove(child)
+        if self.lock_holder is child:
+            self.lock_holder = None
+            self.grant_next()
+
+    def reap(self):
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            child = self.by_pid.get(pid)
+            if child is not None:
+                self.finish(child, status)
+
+    def kill(self, child, status, feedback):
+        if child.kill_reason is None:
+            child.kill_reason = (status, feedback)
+        sandbox.kill_group(child.pid, child.pids)
+
+    def watchdog(self):
+        if not self.children:
+            return
+        now = time.monotonic()
+        groups, strays = sandbox.scan(os.getpid(), set(self.by_pid))
+        for pid in strays:     # escaped a finished child's group and came to us: kill
+            sandbox.kill_pid(pid)
+        for child in list(self.children.values()):
+            pids, rss = groups.get(child.pid, (set(), 0))
+            child.pids = pids
+            if child.kill_reason:
+                sandbox.kill_group(child.pid, pids)   # a fork bomb may outrun one kill
+                continue
+            if child.active_s(now) > child.timeout_s:
+                self.kill(child, "timeout", f"the evaluation exceeded its {child.timeout_s:g} s "
+                          f"wall-clock limit during stage {child.stage}")
+            elif len(pids) > sandbox.MAX_PROCS:
+                self.kill(child, "resource_limit", f"the evaluation started more than "
+                          f"{sandbox.MAX_PROCS} processes during stage {child.stage}")
+            elif rss > child.memory_limit:
+                self.kill(child, "resource_limit", f"host memory use {rss >> 20} MiB exceeded the "
+                          f"limit of {int(child.memory_limit) >> 20} MiB during stage {child.stage}")
+            elif sandbox.file_size(os.path.join(child.tmpdir, "output.log")) > child.output_limit:
+                self.kill(child, "resource_limit", f"stdout/stderr exceeded {int(child.output_limit)} "
+                          f"bytes during stage {child.stage}; output capped")
+
+    def finish(self, child, status):
+        sandbox.kill_group(child.pid, child.pids)   # leftovers of the group die with it
+        if child.rec_r is not None:
+            self.read_child(child)
+            if child.rec_r is not None:
+                self.poll.unregister(child.rec_r)
+                del self.by_fd[child.rec_r]
+                os.close(child.rec_r)
+        os.close(child.grant_w)
+        self.release_lock(child)
+        del self.children[child.id]
+        del self.by_pid[child.pid]
+        verdict = self.verdict_for(child, status)
+        shutil.rmtree(child.tmpdir, ignore_errors=True)
+        self.send(protocol.record("result", child.id, verdict=verdict))
+
+    def verdict_for(self, child, status):
+        tail = sandbox.tail(os.path.join(child.tmpdir, "output.log"), OUTPUT_TAIL_BYTES)
+        v = child.verdict
+        if child.kill_reason:
+            v = self.fallback(child.job, *child.kill_reason, tail=tail)
+        elif isinstance(v, dict) and v.get("status") in STATUSES:
+            try:
+                v = finalize(v)
+            except Exception as e:
+                v = self.fallback(child.job, "harness_error", f"malformed verdict from the child: {e}")
+        elif v is not None:
+            v = self.fallback(child.job, "harness_error", "malformed verdict from the child")
+        elif os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            v = self.fallback(child.job, "reward_hack", f"the process exited with code 0 without "
+                              f"a verdict during stage {child.stage}", flag="exit")
+        elif os.WIFEXITED(status):
+            v = self.fallback(child.job, "runtime_error", f"the process exited with code "
+                              f"{os.WEXITSTATUS(status)} during stage {child.stage}", tail=tail)
+        else:
+            sig = os.WTERMSIG(status)
+            try:
+                name = signal.Signals(sig).name
+            except ValueError:
+                name = f"signal {sig}"
+            if sig == signal.SIGKILL:
+                v = self.fallback(child.job, "resource_limit", f"the process was killed by SIGKILL "
+                                  f"(the kernel's OOM killer?) during stage {child.stage}", tail=tail)
+            elif sig == signal.SIGXCPU:
+                v = self.fallback(child.job, "timeout", f"the CPU time limit was exceeded "
+                                  f"during stage {child.stage}", tail=tail)
+            else:
+                v = self.fallback(child.job, "runtime_error", f"the process crashed with {name} "
+                                  f"during stage {child.stage}", tail=tail)
+        if not isinstance(v.get("stage_ms"), dict):
+            v["stage_ms"] = {}
+        started = child.started_t if child.started_t is not None else None
+        if started is not None:
+            v["stage_ms"]["fork"] = round((started - child.t_recv) * 1000.0, 3)
+        v["output_tail"] = tail
+        return finalize(v)
+
+    def fallback(self, job, status, feedback, flag=None, tail=""):
+        v = new_verdict(self.mode, self.device)
+        v["status"] = status
+        v["feedback"] = feedback + (f"\n--- output tail ---\n{tail[-1024:]}" if tail else "")
+        task = job.get("task") if isinstance(job, dict) else None
+        if isinstance(task, dict) and isinstance(task.get("name"), str):
+            v["task_name"] = task["name"]
+        v["env"]["sandbox"] = self.sandbox_info.get("level", "")
+        v["env"]["sandbox_detail"] = self.sandbox_info.get("detail", "")
+        if flag:
+            add_flag(v, flag)
+        return finalize(v)
+
+    def shutdown(self):
+        for child in list(self.children.values()):
+            self.kill(child, "harness_error", f"the zygote shut down while the evaluation was "
+                      f"running (stage {child.stage})")
+        for child in list(self.children.values()):
+            try:
+                _, status = os.waitpid(child.pid, 0)
+            except ChildProcessError:
+                status = 0
+            self.finish(child, status)
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    @staticmethod
+    def _drain(fd):
+        try:
+            while os.read(fd, 4096):
+                pass
+        except OSError:
+            pass
+
+
+def import_stack(mode):
+    """Import torch and triton (the slow part every child inherits) without touching CUDA."""
+    import platform
+    import torch
+    import triton
+    import triton.language  # noqa: F401
+    if mode == "gpu":
+        for name in ("triton.compiler", "triton.backends.nvidia.compiler",
+                     "triton.backends.nvidia.driver", "torch.cuda", "torch.profiler"):
+            try:
+                importlib.import_module(name)
+            except Exception as e:
+                log(f"warm import of {name} failed: {e}")
+        torch.set_num_threads(max(1, min(4, (os.cpu_count() or 1) // 2)))
+    else:
+        torch.set_num_threads(1)   # one intra-op thread per child: children run side by side
+    if torch.cuda.is_initialized():
+        log("warning: CUDA was initialised in the zygote; children may fail")
+    return {"python": platform.python_version(), "torch": torch.__version__.split("+")[0],
+            "triton": triton.__version__}
+
+
+def load_evaluator(spec):
+    """MODULE:FUNC -> callable; on failure a stand-in that reports harness_error."""
+    mod, _, func = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(mod), func or "evaluate")
+    except Exception as e:
+        msg = f"evaluator {spec} could not be loaded: {type(e).__name__}: {e}"
+        log(msg)
+
+        def broken(job, ctx):
+            v = new_verdict(ctx.mode, ctx.device)
+            v["feedback"] = msg
+            return finalize(v)
+        return broken
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="kgharness.zygote")
+    ap.add_argument("--mode", choices=("gpu", "cpu_interpreter"), default="cpu_interpreter")
+    ap.add_argument("--device-index", type=int, default=0)
+    ap.add_argument("--evaluator", default="kgharness.evaluate:evaluate")
+    ap.add_argument("--tmp-base", default=None)
+    args = ap.parse_args(argv)
+    if args.mode == "cpu_interpreter":
+        os.environ["TRITON_INTERPRET"] = "1"     # must precede the first triton import
+    else:
+        os.environ.pop("TRITON_INTERPRET", None)
+    versions = import_stack(args.mode)
+    evaluator = load_evaluator(args.evaluator)   # imported before fork: children need no file access for it
+    sb = sandbox.probe(args.tmp_base)
+    device = "cuda:0" if args.mode == "gpu" else "cpu"
+    z = Zygote(args.mode, device, evaluator, args.tmp_base, sb)
+    z.send(protocol.hello(os.getpid(), versions["python"], versions["torch"], versions["triton"],
+                          args.mode, device, {k: sb.get(k) for k in
+                                              ("netns", "landlock", "rlimits", "level", "detail")}))
+    log(f"ready: mode={args.mode} device-index={args.device_index} sandbox={sb.get('level')} "
+        f"{sb.get('detail', '')}")
+    z.serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

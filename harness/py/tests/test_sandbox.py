@@ -1,0 +1,136 @@
+"""The child's walls, seen from inside a real child forked by a real zygote."""
+
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from kgharness import sandbox
+from zygote_client import ZygoteClient
+
+TESTS = str(Path(__file__).resolve().parent)
+PY_ROOT = str(Path(__file__).resolve().parent.parent)
+TASK = "import torch\n"
+TORCH_INIT = os.path.join(os.path.dirname(torch.__file__), "__init__.py")
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("kg-data")
+    (d / "secret.txt").write_text("api-key-123")
+    return d
+
+
+@pytest.fixture(scope="module")
+def z(data_dir):
+    with ZygoteClient(evaluator="zygote_evaluators:evaluate",
+                      env={"PYTHONPATH": TESTS, "KERNELGATE_DATA_DIR": str(data_dir)}) as client:
+        yield client
+
+
+def need(z, layer):
+    if not z.hello["sandbox"][layer]:
+        pytest.skip(f"{layer} not available here: {z.hello['sandbox']['detail']}")
+
+
+def test_probe_reports_every_layer():
+    res = sandbox.probe()
+    assert set(res) >= {"netns", "landlock", "rlimits", "level", "detail"}
+    full = res["netns"] and res["landlock"] and res["rlimits"]
+    assert res["level"] == ("full" if full else "partial")
+    assert full or res["detail"]
+
+
+def test_read_paths_leave_out_data_dir_and_cwd(monkeypatch, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setenv("KERNELGATE_DATA_DIR", str(data))
+    monkeypatch.setattr(sys, "path", sys.path + [str(tmp_path), str(data / "sub"), "/"])
+    paths, dropped = sandbox.read_paths(zygote_cwd=str(tmp_path / "elsewhere"))
+    assert str(tmp_path) in dropped                # an ancestor of the data dir
+    assert not any(p == "/" or str(data) in p for p in paths)
+    paths, _ = sandbox.read_paths(zygote_cwd=PY_ROOT)
+    assert PY_ROOT not in paths                    # the zygote's cwd is not granted
+    assert os.path.join(PY_ROOT, "kgharness") in paths
+
+
+def test_network_is_unreachable(z):
+    need(z, "netns")
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    try:
+        p = z.evaluate(TASK, f"net {srv.getsockname()[1]}", {"timeout_s": 20})["probe"]
+    finally:
+        srv.close()
+    assert p["local"].startswith("error"), p
+    assert p["public"].startswith("error"), p
+    assert p["udp"].startswith("error") and "unreachable" in p["udp"], p
+    assert p["ifaces"].startswith("ok") and "eth" not in p["ifaces"], p
+
+
+def test_data_dir_unreadable_site_packages_readable(z, data_dir):
+    need(z, "landlock")
+    secret = str(data_dir / "secret.txt")
+    p = z.evaluate(TASK, f"read {secret} {TORCH_INIT} /etc/hostname", {"timeout_s": 20})["probe"]
+    assert p[secret].startswith("error: PermissionError"), p
+    assert p[TORCH_INIT].startswith("ok"), p
+    p = z.evaluate(TASK, f"listdir {data_dir} {os.path.dirname(TORCH_INIT)}")["probe"]
+    assert p[str(data_dir)].startswith("error"), p
+    assert p[os.path.dirname(TORCH_INIT)].startswith("ok"), p
+
+
+def test_other_jobs_and_zygote_cwd_unreadable(z):
+    need(z, "landlock")
+    # (harness/py/tests is readable here only because PYTHONPATH names it)
+    protocol_md = os.path.join(os.path.dirname(PY_ROOT), "PROTOCOL.md")
+    base = os.path.dirname(z.evaluate(TASK, "ok")["probe"]["tmpdir"])   # holds every job's dir
+    p = z.evaluate(TASK, f"read {protocol_md} {PY_ROOT}/kgharness/../../PROTOCOL.md")["probe"]
+    p.update(z.evaluate(TASK, f"listdir {base} {PY_ROOT}")["probe"])
+    assert all(v.startswith("error") for v in p.values()), p
+
+
+def test_writes_outside_tmpdir_fail(z, tmp_path):
+    need(z, "landlock")
+    targets = [str(tmp_path / "escape.txt"), os.path.join(PY_ROOT, "escape.txt"),
+               "/tmp/kg-escape.txt", "/dev/shm/../escape.txt", "inside.txt"]
+    p = z.evaluate(TASK, "write " + " ".join(targets))["probe"]
+    for t in targets[:-1]:
+        assert p[t].startswith("error"), (t, p)
+        assert not os.path.exists(t)
+    assert p["inside.txt"] == "ok: 5", p           # relative to the private temp dir
+
+
+def test_rlimits_applied(z):
+    need(z, "rlimits")
+    v = z.evaluate(TASK, "ok")
+    assert v["probe"]["sandbox"]["rlimits"] is True
+    assert v["env"]["sandbox"] if "sandbox" in v["env"] else True
+
+
+def test_scan_attributes_descendants(tmp_path):
+    pid = os.fork()
+    if pid == 0:
+        os.setpgid(0, 0)
+        if os.fork() == 0:
+            os.setsid()        # a grandchild leaving the group is still found by ancestry
+            time.sleep(30)
+            os._exit(0)
+        time.sleep(30)
+        os._exit(0)
+    try:
+        deadline = time.monotonic() + 5
+        while True:
+            groups, _ = sandbox.scan(os.getpid(), {pid})
+            if len(groups[pid][0]) == 2 or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        pids, rss = groups[pid]
+        assert len(pids) == 2 and pid in pids and rss > 0
+    finally:
+        sandbox.kill_group(pid, pids)
+        os.waitpid(pid, 0)

@@ -1,0 +1,233 @@
+"""The zygote as Go sees it: fd 3/4 records, one result per eval, survival.
+
+Uses the scripted evaluator in zygote_evaluators.py (job["code"] is a command),
+so these tests do not depend on kgharness.evaluate.
+"""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from zygote_client import ZygoteClient
+
+TESTS = str(Path(__file__).resolve().parent)
+EVALUATOR = "zygote_evaluators:evaluate"
+TASK = "import torch\n"
+
+
+def start(**kw):
+    return ZygoteClient(evaluator=EVALUATOR, env={"PYTHONPATH": TESTS}, **kw)
+
+
+@pytest.fixture(scope="module")
+def z():
+    with start() as client:
+        yield client
+        assert client.alive(), client.log_text()
+
+
+def poll_until(pred, timeout, every=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(every)
+    return pred()
+
+
+def test_hello(z):
+    h = z.hello
+    assert h["v"] == 1 and h["protocol"] == "1.0" and h["mode"] == "cpu_interpreter"
+    assert h["device"] == "cpu" and h["torch"] and h["triton"] and h["python"]
+    assert set(h["sandbox"]) >= {"netns", "landlock", "rlimits", "level", "detail"}
+    assert h["sandbox"]["level"] in ("full", "partial")
+
+
+def test_normal_job(z):
+    rid = z.submit(TASK, "ok")
+    started = z.started(rid)
+    v = z.wait(rid, 30)
+    assert v["status"] == "correct", v
+    assert v["stage_ms"]["fork"] > 0
+    p = v["probe"]
+    assert p["pid"] == started["pid"] == p["pgid"]          # own process group
+    assert p["cwd"] == p["tmpdir"] and os.path.basename(p["tmpdir"]).startswith("job-")
+    assert all(val.startswith(p["tmpdir"]) for val in p["env"].values())
+    assert poll_until(lambda: not os.path.exists(p["tmpdir"]), 5)   # temp dir removed
+
+
+def test_triton_kernel_runs_in_sandboxed_child(z):
+    v = z.evaluate(TASK, "triton", {"timeout_s": 60})
+    assert v["status"] == "correct" and v["probe"]["total"] == 1000.0, v
+
+
+@pytest.mark.skipif(not os.environ.get("KERNELGATE_TEST_GPU"), reason="set KERNELGATE_TEST_GPU=1 on a GPU host")
+def test_gpu_mode_smoke(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("key")
+    with ZygoteClient(mode="gpu", evaluator=EVALUATOR,
+                      env={"PYTHONPATH": TESTS, "KERNELGATE_DATA_DIR": str(tmp_path)}) as c:
+        print("hello", c.hello)
+        assert c.hello["device"] == "cuda:0"
+        for _ in range(3):
+            v = c.evaluate(TASK, "triton", {"timeout_s": 120})
+            print("triton", v["status"], v["stage_ms"], v.get("probe"), v["feedback"], v["output_tail"])
+            assert v["status"] == "correct", v
+        p = c.evaluate(TASK, f"read {secret}")["probe"]
+        print("read", p)
+        assert c.hello["sandbox"]["landlock"] is False or p[str(secret)].startswith("error")
+        v = c.evaluate(TASK, "segv")
+        assert v["status"] == "runtime_error", v
+        ids = [c.submit(TASK, "lock 0.3") for _ in range(2)]
+        spans = sorted(tuple(c.wait(i, 60)["probe"]["lock"]) for i in ids)
+        assert spans[0][1] <= spans[1][0]
+
+
+def test_segfault_is_runtime_error(z):
+    v = z.evaluate(TASK, "segv", {"timeout_s": 20})
+    assert v["status"] == "runtime_error"
+    assert "SIGSEGV during stage correctness" in v["feedback"]
+    assert "Fatal Python error" in v["output_tail"]       # faulthandler's trace, captured
+
+
+def test_abort_is_runtime_error(z):
+    v = z.evaluate(TASK, "abort", {"timeout_s": 20})
+    assert v["status"] == "runtime_error" and "SIGABRT" in v["feedback"]
+
+
+def test_exit_without_verdict_is_reward_hack(z):
+    v = z.evaluate(TASK, "exit0", {"timeout_s": 20})
+    assert v["status"] == "reward_hack" and v["hack_flags"] == ["exit"]
+    assert "bye" in v["output_tail"]
+    v = z.evaluate(TASK, "sysexit", {"timeout_s": 20})
+    assert v["status"] == "reward_hack" and v["hack_flags"] == ["exit"]
+
+
+def test_nonzero_exit_and_evaluator_exception(z):
+    v = z.evaluate(TASK, "exit3", {"timeout_s": 20})
+    assert v["status"] == "runtime_error" and "code 3" in v["feedback"]
+    v = z.evaluate(TASK, "raise", {"timeout_s": 20})
+    assert v["status"] == "harness_error" and "evaluator bug" in v["feedback"]
+
+
+def test_hang_times_out_and_next_job_works(z):
+    t0 = time.monotonic()
+    v = z.evaluate(TASK, "hang timing", {"timeout_s": 1.5}, timeout=20)
+    took = time.monotonic() - t0
+    assert v["status"] == "timeout", v
+    assert "during stage timing" in v["feedback"]
+    assert 1.5 <= took < 1.5 + 1.0, took
+    assert z.evaluate(TASK, "ok")["status"] == "correct"
+
+
+def test_printing_gigabytes_is_capped(z):
+    v = z.evaluate(TASK, "print 2000000000", {"timeout_s": 30, "output_limit_bytes": 1 << 20})
+    assert v["status"] == "resource_limit", v
+    assert "stdout/stderr exceeded" in v["feedback"] and "capped" in v["feedback"]
+    assert len(v["output_tail"].encode()) <= 2048
+    assert z.evaluate(TASK, "ok")["status"] == "correct"
+
+
+def test_memory_hog_is_resource_limit(z):
+    v = z.evaluate(TASK, "memhog 3000", {"timeout_s": 30, "memory_limit_mb": 300})
+    assert v["status"] == "resource_limit", v
+    assert "host memory" in v["feedback"]
+
+
+def test_fork_bomb_is_killed(z):
+    v = z.evaluate(TASK, "forkbomb 150", {"timeout_s": 30})
+    assert v["status"] == "resource_limit", v
+    assert "processes" in v["feedback"]
+    pids = [int(line.split()[1]) for line in v["output_tail"].splitlines()
+            if line.startswith("PID ") and len(line.split()) == 2]
+    assert pids, v["output_tail"]
+    # every process of the bomb dies, the one that setsid()'d included
+    assert poll_until(lambda: not any(os.path.exists(f"/proc/{p}") for p in pids), 5), \
+        [p for p in pids if os.path.exists(f"/proc/{p}")]
+    assert z.alive() and z.evaluate(TASK, "ok")["status"] == "correct"
+
+
+def test_timing_lock_is_exclusive_and_fifo(z):
+    ids = [z.submit(TASK, "lock 0.4") for _ in range(3)]
+    vs = [z.wait(i, 30) for i in ids]
+    assert all(v["status"] == "correct" for v in vs), vs
+    spans = sorted(tuple(v["probe"]["lock"]) for v in vs)
+    for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
+        assert a1 <= b0, spans                       # never two holders at once
+    assert max(v["probe"]["waited"] for v in vs) > 0.3
+
+
+def test_lock_wait_does_not_count_against_timeout(z):
+    a = z.submit(TASK, "lock 2.0", {"timeout_s": 10})
+    z.started(a)
+    time.sleep(0.3)   # let a take the lock first (ordering, not synchronisation)
+    b = z.submit(TASK, "lock 0.1", {"timeout_s": 1.5})
+    vb = z.wait(b, 20)
+    assert vb["status"] == "correct", vb
+    assert vb["probe"]["waited"] > 1.0
+    assert z.wait(a, 20)["status"] == "correct"
+
+
+def test_dead_lock_holder_releases_lock(z):
+    a = z.submit(TASK, "lockdie 0.3", {"timeout_s": 10})
+    z.started(a)
+    b = z.submit(TASK, "lock 0.1", {"timeout_s": 10})
+    va, vb = z.wait(a, 20), z.wait(b, 20)
+    assert va["status"] == "resource_limit" and "SIGKILL" in va["feedback"]
+    assert vb["status"] == "correct", vb
+
+
+def test_garbage_on_fd3_gets_error_and_service_continues(z):
+    n = len(z.errors)
+    z.send_raw(b"this is not json\n")
+    z.send_raw(b'{"v":99,"type":"eval","id":"future","job":{"code":""}}\n')
+    z.send_raw(b'{"v":1,"type":"bogus"}\n')
+    assert poll_until(lambda: len(z.errors) >= n + 3, 10)
+    errs = z.errors[n:]
+    assert errs[0]["message"] == "record is not valid JSON"
+    assert errs[1]["id"] == "future" and "major version" in errs[1]["message"]
+    assert z.evaluate(TASK, "ok")["status"] == "correct"
+
+
+def test_duplicate_id_is_refused(z):
+    rid = z.submit(TASK, "lock 0.5", id="dup-1")
+    z.started(rid)
+    z.submit(TASK, "ok", id="dup-1")
+    assert poll_until(lambda: any(e.get("id") == "dup-1" for e in z.errors), 10)
+    assert z.wait(rid, 20)["status"] == "correct"
+    assert sum(1 for r in z.records if r["type"] == "result" and r["id"] == "dup-1") == 1
+
+
+def test_child_cannot_kill_the_zygote(z):
+    v = z.evaluate(TASK, "killparent")
+    if z.hello["sandbox"]["landlock"]:
+        assert v["probe"]["kill"].startswith("error"), v["probe"]
+    assert z.alive()
+
+
+def test_shutdown_with_child_in_flight():
+    with start() as c:
+        rid = c.submit(TASK, "hang", {"timeout_s": 60})
+        c.started(rid)
+        code = c.close()
+        assert code == 0, c.log_text()
+        v = c.wait(rid, 5)
+        assert v["status"] == "harness_error" and "shut down" in v["feedback"]
+
+
+def test_eof_on_fd3_is_shutdown():
+    c = start()
+    rid = c.submit(TASK, "hang", {"timeout_s": 60})
+    c.started(rid)
+    os.close(c._to_z)
+    assert c.proc.wait(20) == 0
+    assert c.wait(rid, 5)["status"] == "harness_error"
+    c.close()
+
+
+def test_missing_evaluator_gives_harness_error():
+    with ZygoteClient(evaluator="no_such_module:evaluate") as c:
+        v = c.evaluate(TASK, "ok", {"timeout_s": 20})
+        assert v["status"] == "harness_error" and "could not be loaded" in v["feedback"]

@@ -1,0 +1,141 @@
+"""Scripted evaluators for the zygote tests: job["code"] says what to do.
+
+`code` is one command line, e.g. "ok", "segv", "lock 0.3", "read /etc/hostname".
+Commands that observe something return a verdict carrying a "probe" dict (an
+extra field: readers of the protocol ignore unknown fields). Everything used
+here is imported at module level, in the zygote, before the sandbox exists.
+"""
+
+import ctypes
+import os
+import signal
+import socket
+import sys
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+from kgharness.verdict import finalize, new_verdict
+
+
+@triton.jit
+def _add_one(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=mask) + 1, mask=mask)
+
+
+def _verdict(ctx, status="correct", **probe):
+    v = new_verdict(ctx.mode, ctx.device)
+    v["status"] = status
+    v["compiled"] = True
+    v["stage_ms"] = {"total": 1.0}
+    v = finalize(v)
+    v["probe"] = probe
+    return v
+
+
+def _try(fn):
+    try:
+        return "ok: " + repr(fn())[:200]
+    except BaseException as e:   # the point is to report what the sandbox did
+        return f"error: {type(e).__name__}: {e}"
+
+
+def evaluate(job, ctx):
+    words = job["code"].split()
+    cmd, args = words[0], words[1:]
+    ctx.stage("correctness")
+    if cmd == "ok":
+        return _verdict(ctx, sandbox=ctx.sandbox, cwd=os.getcwd(), tmpdir=ctx.tmpdir,
+                        env={k: os.environ.get(k) for k in ("HOME", "TMPDIR", "TRITON_CACHE_DIR",
+                                                           "TRITON_HOME")},
+                        t_eval=time.monotonic(), pid=os.getpid(), pgid=os.getpgid(0))
+    if cmd == "triton":          # a real Triton kernel on the child's device (compiled in GPU mode)
+        t0 = time.monotonic()
+        x = torch.zeros(1000, device=ctx.device)
+        _add_one[(4,)](x, 1000, BLOCK=256)
+        total = float(x.sum().item())
+        return _verdict(ctx, "correct" if total == 1000.0 else "incorrect", total=total,
+                        ms=(time.monotonic() - t0) * 1000, t_eval=time.monotonic(),
+                        cuda=torch.cuda.is_initialized(), sandbox=ctx.sandbox)
+    if cmd == "segv":
+        ctypes.string_at(0)
+    if cmd == "abort":
+        os.abort()
+    if cmd == "exit0":
+        print("bye", flush=True)
+        os._exit(0)
+    if cmd == "exit3":
+        os._exit(3)
+    if cmd == "sysexit":
+        sys.exit(0)
+    if cmd == "hang":
+        ctx.stage(args[0] if args else "timing")
+        while True:
+            time.sleep(1)
+    if cmd == "print":           # print N bytes, report how far it got
+        total, chunk, wrote = int(args[0]), "x" * 65535 + "\n", 0
+        try:
+            while wrote < total:
+                sys.stdout.write(chunk)
+                wrote += len(chunk)
+        except OSError as e:
+            return _verdict(ctx, "runtime_error", wrote=wrote, error=str(e))
+        return _verdict(ctx, wrote=wrote)
+    if cmd == "memhog":          # grow by 64 MiB steps; stop at a cap so a broken watchdog fails the test, not the box
+        hog, cap = [], int(args[0]) << 20 if args else 4 << 30
+        while sum(map(len, hog)) < cap:
+            hog.append(b"x" * (64 << 20))
+            time.sleep(0.01)
+        return _verdict(ctx, "correct", grown=sum(map(len, hog)))
+    if cmd == "forkbomb":        # N sleeping processes, one escaping with setsid
+        n, pids = int(args[0]) if args else 200, []
+        for i in range(n):
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                if i == 0:
+                    os.setsid()
+                time.sleep(60)
+                os._exit(0)
+            pids.append(pid)
+            print("PID", pid, flush=True)   # as we go: the watchdog may stop us mid-loop
+        time.sleep(60)
+        return _verdict(ctx, "correct", forked=len(pids))
+    if cmd == "lock":            # hold the timing lock for args[0] seconds
+        hold = float(args[0])
+        ctx.stage("timing")
+        with ctx.timing_lock() as waited:
+            t0 = time.time()
+            time.sleep(hold)
+            t1 = time.time()
+        return _verdict(ctx, lock=[t0, t1], waited=waited)
+    if cmd == "lockdie":         # die holding the lock
+        ctx.stage("timing")
+        with ctx.timing_lock():
+            time.sleep(float(args[0]) if args else 0.2)
+            os.kill(os.getpid(), signal.SIGKILL)
+    if cmd == "net":             # connect to 127.0.0.1:PORT and to a public address
+        port = int(args[0])
+        local = _try(lambda: socket.create_connection(("127.0.0.1", port), timeout=2).close())
+        public = _try(lambda: socket.create_connection(("1.1.1.1", 80), timeout=2).close())
+        # UDP is outside Landlock's TCP rules: only the network namespace stops it.
+        udp = _try(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("1.1.1.1", 53)))
+        ifaces = _try(lambda: [ln.split(":")[0].strip() for ln in open("/proc/net/dev").readlines()[2:]])
+        return _verdict(ctx, local=local, public=public, udp=udp, ifaces=ifaces)
+    if cmd == "read":
+        return _verdict(ctx, **{p: _try(lambda p=p: open(p, "rb").read(64)) for p in args})
+    if cmd == "listdir":
+        return _verdict(ctx, **{p: _try(lambda p=p: os.listdir(p)[:5]) for p in args})
+    if cmd == "write":
+        return _verdict(ctx, **{p: _try(lambda p=p: open(p, "w").write("pwned")) for p in args})
+    if cmd == "killparent":      # try to signal the zygote
+        return _verdict(ctx, kill=_try(lambda: os.kill(os.getppid(), signal.SIGKILL)))
+    if cmd == "raise":
+        raise ValueError("evaluator bug")
+    return _verdict(ctx, "harness_error", unknown=cmd)
