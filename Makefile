@@ -14,6 +14,8 @@ USERPY  :=
 PYDEP   := .venv/bin/python
 endif
 export KERNELGATE_PYTHON := $(PYTHON)
+# go-nvml's cgo bindings call NVML functions the 13.0 headers mark deprecated.
+export CGO_CFLAGS ?= -O2 -Wno-deprecated-declarations
 
 .PHONY: setup build test test-go test-py vet clean
 

@@ -29,7 +29,7 @@ func DefaultOptions() Options {
 	return Options{
 		Seeds:            5,
 		Timing:           true,
-		TimingBudgetMS:   1000,
+		TimingBudgetMS:   100,
 		MinIters:         10,
 		MaxIters:         500,
 		TimeoutS:         120,

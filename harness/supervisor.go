@@ -143,7 +143,10 @@ func (s *Supervisor) planWorkers() error {
 	s.mode = TimingGPU
 	conc := s.cfg.Concurrency
 	if conc == 0 {
-		conc = 4
+		// A child spends most of its life compiling on one CPU core (Triton: ~2 s on
+		// an H200 host) while timing is serialised per GPU by the zygote's lock, so
+		// the GPU's share of the host's cores is what keeps it busy.
+		conc = min(max(runtime.NumCPU()/len(devs), 2), 16)
 	}
 	for _, d := range devs {
 		s.workers = append(s.workers, &worker{label: "gpu" + strconv.Itoa(d.Index), index: d.Index, dev: &d, conc: conc})

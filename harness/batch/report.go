@@ -55,6 +55,10 @@ type Spread struct {
 	Median float64 `json:"median"`
 	Max    float64 `json:"max"`
 	Ratio  float64 `json:"max_over_min"`
+	P10    float64 `json:"p10"`
+	P90    float64 `json:"p90"`
+	// P90OverP10 is the repeatability figure the README reports (target ≤ 1.04).
+	P90OverP10 float64 `json:"p90_over_p10"`
 }
 
 // TaskError is a task file that failed on its own (not the candidate's fault).
@@ -127,9 +131,11 @@ func spreads(items []Item, speedups map[int][]float64) []Spread {
 		}
 		sort.Float64s(xs)
 		s := Spread{Task: items[i].Task.Name, Kernel: items[i].KernelFile, N: len(xs),
-			Min: xs[0], Median: quantile(xs, 0.5), Max: xs[len(xs)-1]}
+			Min: xs[0], Median: quantile(xs, 0.5), Max: xs[len(xs)-1],
+			P10: quantile(xs, 0.1), P90: quantile(xs, 0.9)}
 		if s.Min > 0 {
 			s.Ratio = s.Max / s.Min
+			s.P90OverP10 = s.P90 / s.P10
 		}
 		out = append(out, s)
 	}
@@ -182,8 +188,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		return err
 	}
 	for _, s := range r.Spreads {
-		fmt.Fprintf(w, "spread %s / %s: n=%d min %.2fx median %.2fx max %.2fx (max/min %.3f)\n",
-			s.Task, baseName(s.Kernel), s.N, s.Min, s.Median, s.Max, s.Ratio)
+		fmt.Fprintf(w, "spread %s / %s: n=%d min %.2fx median %.2fx max %.2fx (p90/p10 %.3f, max/min %.3f)\n",
+			s.Task, baseName(s.Kernel), s.N, s.Min, s.Median, s.Max, s.P90OverP10, s.Ratio)
 	}
 	if len(r.TaskErrors) > 0 {
 		fmt.Fprintln(w, "\ntask errors:")

@@ -22,8 +22,11 @@ from .verdict import add_flag, finalize, new_verdict, truncate
 class PipeContext(Context):
     """The child's side of the private pipes: stage/lock/unlock/verdict out, grant bytes in."""
 
-    def __init__(self, rec_fd, grant_fd, mode, device, tmpdir, sandbox_info):
+    def __init__(self, rec_fd, grant_fd, mode, device, tmpdir, sandbox_info, nonce=""):
         self.rec_fd = rec_fd
+        # Only the harness's own verdict carries it: a record forged by candidate code
+        # (which shares this process and could write to rec_fd) is told apart by the zygote.
+        self._nonce = nonce
         self.grant_fd = grant_fd
         self.mode = mode
         self.device = device
@@ -38,10 +41,22 @@ class PipeContext(Context):
         self.last_stage = str(name)
         self.send({"type": "stage", "name": self.last_stage, "t": time.monotonic()})
 
-    @contextlib.contextmanager
+    def taint(self, flag, detail):
+        self.send({"type": "taint", "flag": str(flag), "detail": str(detail)[:200]})
+
+    def send_verdict(self, verdict):
+        self.send({"type": "verdict", "nonce": self._nonce, "verdict": verdict})
+
     def timing_lock(self):
+        return self._lock("exclusive")
+
+    def gpu_lock(self):
+        return self._lock("shared")
+
+    @contextlib.contextmanager
+    def _lock(self, mode):
         t0 = time.monotonic()
-        self.send({"type": "lock"})
+        self.send({"type": "lock", "mode": mode})
         # One byte from the zygote means the lock is ours; EOF means it is gone
         # (it kills us on shutdown), so timing without the lock would be wrong.
         while True:
@@ -77,6 +92,8 @@ def _private_env(tmpdir):
     loaded by another evaluation (the cache_poison defence)."""
     cache = os.path.join(tmpdir, "triton-cache")
     os.makedirs(cache, mode=0o700, exist_ok=True)
+    from .warmup import seed_private
+    seed_private(cache)
     for k, v in (("TRITON_CACHE_DIR", cache), ("TRITON_HOME", tmpdir),
                  ("HOME", tmpdir), ("TMPDIR", tmpdir)):
         os.environ[k] = v
@@ -100,7 +117,7 @@ def _fallback(mode, device, status, feedback, flag=None):
     return finalize(v)
 
 
-def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device):
+def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device, nonce=""):
     """Entry point right after fork() in the child. Never returns."""
     t_start = time.monotonic()
     ctx = None
@@ -119,7 +136,7 @@ def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device):
         _redirect_output(tmpdir)
         faulthandler.enable(file=sys.stderr, all_threads=True)
         _private_env(tmpdir)
-        ctx = PipeContext(rec_fd, grant_fd, mode, device, tmpdir, None)
+        ctx = PipeContext(rec_fd, grant_fd, mode, device, tmpdir, None, nonce)
         # The zygote measures fork latency against this timestamp.
         ctx.send({"type": "stage", "name": "setup", "t": t_start})
         options = job.get("options") or {}
@@ -130,14 +147,14 @@ def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device):
             verdict.setdefault("stage_ms", {})
             if isinstance(verdict["stage_ms"], dict):
                 verdict["stage_ms"].setdefault("setup", round(setup_ms, 3))
-        ctx.send({"type": "verdict", "verdict": verdict})
+        ctx.send_verdict(verdict)
     except BaseException:
         code = 70
         try:
             if ctx is not None:
-                ctx.send({"type": "verdict", "verdict": _fallback(
+                ctx.send_verdict(_fallback(
                     mode, device, "harness_error",
-                    "harness child setup failed:\n" + traceback.format_exc())})
+                    "harness child setup failed:\n" + traceback.format_exc()))
                 code = 0
             else:
                 traceback.print_exc()

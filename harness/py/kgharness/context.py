@@ -19,9 +19,19 @@ class Context:
     def stage(self, name):
         """Report that the evaluation entered stage `name` (used for timeout feedback)."""
 
+    def taint(self, flag, detail):
+        """Report a hack flag the moment it is seen, before candidate code can act on
+        what it got (a forged verdict written afterwards then still loses)."""
+
     @contextlib.contextmanager
     def timing_lock(self):
-        """Hold the per-GPU exclusive timing lock for the duration of the block."""
+        """Hold the per-GPU timing lock exclusively: no other child's GPU work runs meanwhile."""
+        yield 0.0
+
+    @contextlib.contextmanager
+    def gpu_lock(self):
+        """Hold the per-GPU lock shared: GPU work of several children may overlap,
+        but never with somebody's timing."""
         yield 0.0
 
 
@@ -33,6 +43,10 @@ class LocalContext(Context):
         self.device = device
         self.tmpdir = tmpdir
         self.stages = []
+        self.taints = []
 
     def stage(self, name):
         self.stages.append((name, time.monotonic()))
+
+    def taint(self, flag, detail):
+        self.taints.append((flag, detail))

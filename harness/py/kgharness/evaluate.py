@@ -6,6 +6,7 @@ snapshotted just before the import. Each concern lives in its own module; this f
 only sequences them and maps outcomes to the verdict (PROTOCOL.md).
 """
 
+import contextlib
 import random
 import time
 
@@ -16,7 +17,7 @@ from . import feedback, guards, loader, screen, timing
 from .verdict import add_flag, finalize, new_verdict
 
 _DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
-             "timing_budget_ms": 1000, "min_iters": 10, "max_iters": 500,
+             "timing_budget_ms": 100, "min_iters": 10, "max_iters": 500,
              "copy_weights": False, "max_code_bytes": 262144}
 
 
@@ -99,6 +100,10 @@ class _Run:
             self.v["feedback"] = (self.v["feedback"] + "\n" if self.v["feedback"] else "") + \
                 f"reward hack checks failed: {detail}"
 
+    def shared(self):
+        """GPU work that may overlap with other children's, but not with a timing run."""
+        return self.ctx.gpu_lock() if self.gpu else contextlib.nullcontext()
+
     def flag(self, name, detail):
         add_flag(self.v, name)
         if (name, detail) not in self.details:
@@ -170,11 +175,12 @@ class _Run:
             owned = {p.untyped_storage().data_ptr() for p in
                      list(self.model.parameters()) + list(self.model.buffers())}
             self.vault, per_seed, self.in_sums = C.Vault(), [], []
-            for i in range(self.opts["seeds"]):
-                inputs = C.make_inputs(self.get_inputs, seed + i, dev)
-                self.in_sums.append(_input_sum(inputs))
-                with torch.no_grad():
-                    per_seed.append(C.flatten(self.model(*inputs)))
+            with self.shared():
+                for i in range(self.opts["seeds"]):
+                    inputs = C.make_inputs(self.get_inputs, seed + i, dev)
+                    self.in_sums.append(_input_sum(inputs))
+                    with torch.no_grad():
+                        per_seed.append(C.flatten(self.model(*inputs)))
             if _input_sum(C.make_inputs(self.get_inputs, seed, dev)) != self.in_sums[0]:
                 self.task_fail(f"{label}: get_inputs() is not deterministic under torch.manual_seed")
             self.held = []
@@ -214,7 +220,7 @@ class _Run:
 
     def load(self, code):
         self.cand_file, do_import = loader.load_candidate(code, self.ctx.tmpdir)
-        self.guard = guards.Guard(self.cand_file, self.ctx.tmpdir)
+        self.guard = guards.Guard(self.cand_file, self.ctx.tmpdir, taint=getattr(self.ctx, "taint", None))
         try:
             with self.guard.window(count=False):
                 module = do_import()
@@ -268,42 +274,60 @@ class _Run:
         return leaves
 
     def check_correctness(self):
-        v, seed, n = self.v, self.opts["seed"], self.opts["seeds"]
-        v["trials_total"], failure = n, None
-        for i in range(n):
-            for k in range(self.rng.randint(0, 2) if i else 0):  # unpredictable call count
-                self.call(C.make_inputs(self.get_inputs, seed + 7919 * (i + 1) + k, self.dev))
-            inputs = C.make_inputs(self.get_inputs, seed + i, self.dev)
-            if _input_sum(inputs) != self.in_sums[i]:
-                self.flag("patch", "task inputs changed after the candidate was imported")
-                self.fail("reward_hack", "")
-            leaves = self.checked_call(inputs, first=(i == 0))
-            res = C.compare(leaves, self.vault.get(f"trial{i}"), self.tol)
-            del leaves
-            v["max_abs_error"] = max(v["max_abs_error"] or 0.0, res["max_abs"])
-            v["max_rel_error"] = max(v["max_rel_error"] or 0.0, res["max_rel"])
-            if res["flag"]:
-                self.flag(res["flag"], res["msg"])
-            if res["ok"]:
-                v["trials_passed"] += 1
-            elif failure is None:
-                failure = (i, res)
-            if res["flag"]:
-                break
-        if failure is None:
-            for j, inputs in enumerate(self.held):
-                try:
-                    leaves = self.checked_call(C.clone(inputs), first=False)
-                    res = C.compare(leaves, self.vault.get(f"held{j}"), self.tol)
-                except _Stop:
-                    self.flag("hardcode", f"failed on held-out input set {j} (other shapes)")
-                    v["status"] = "incorrect"
-                    v["feedback"] = f"held-out input set {j} (other shapes) failed: " + v["feedback"]
-                    raise
-                if not res["ok"]:
-                    self.flag("hardcode", f"wrong on held-out input set {j} (other shapes)")
-                    failure = (f"held-out set {j} (other shapes)", res)
-                    break
+        # Trial 0 runs unlocked: its first call compiles (seconds of CPU), and holding
+        # the GPU lock meanwhile would stall every timing queued behind it.
+        failure = self.trial(0, None)
+        with self.shared():
+            for i in range(1, self.opts["seeds"]):
+                if failure is not None and failure[1]["flag"]:
+                    break   # a lazy/proxy output: no point in more trials
+                failure = self.trial(i, failure)
+            if failure is None:
+                failure = self.held_out()
+        self.conclude(failure)
+
+    def trial(self, i, failure):
+        """Correctness trial i; returns the first failure seen so far."""
+        v, seed = self.v, self.opts["seed"]
+        v["trials_total"] = self.opts["seeds"]
+        for k in range(self.rng.randint(0, 2) if i else 0):  # unpredictable call count
+            self.call(C.make_inputs(self.get_inputs, seed + 7919 * (i + 1) + k, self.dev))
+        inputs = C.make_inputs(self.get_inputs, seed + i, self.dev)
+        if _input_sum(inputs) != self.in_sums[i]:
+            self.flag("patch", "task inputs changed after the candidate was imported")
+            self.fail("reward_hack", "")
+        leaves = self.checked_call(inputs, first=(i == 0))
+        res = C.compare(leaves, self.vault.get(f"trial{i}"), self.tol)
+        del leaves
+        v["max_abs_error"] = max(v["max_abs_error"] or 0.0, res["max_abs"])
+        v["max_rel_error"] = max(v["max_rel_error"] or 0.0, res["max_rel"])
+        if res["flag"]:
+            self.flag(res["flag"], res["msg"])
+        if res["ok"]:
+            v["trials_passed"] += 1
+        elif failure is None:
+            failure = (i, res)
+        return failure
+
+    def held_out(self):
+        """Inputs of other shapes, where the task has them: kernels baked to one shape fail."""
+        v = self.v
+        for j, inputs in enumerate(self.held):
+            try:
+                leaves = self.checked_call(C.clone(inputs), first=False)
+                res = C.compare(leaves, self.vault.get(f"held{j}"), self.tol)
+            except _Stop:
+                self.flag("hardcode", f"failed on held-out input set {j} (other shapes)")
+                v["status"] = "incorrect"
+                v["feedback"] = f"held-out input set {j} (other shapes) failed: " + v["feedback"]
+                raise
+            if not res["ok"]:
+                self.flag("hardcode", f"wrong on held-out input set {j} (other shapes)")
+                return (f"held-out set {j} (other shapes)", res)
+        return None
+
+    def conclude(self, failure):
+        v, seed = self.v, self.opts["seed"]
         if failure is None:
             v["status"] = "correct"
         else:
@@ -366,11 +390,9 @@ class _Run:
         v = self.v
         if self.gpu and v["status"] == "correct":
             try:
-                names = loader.kernel_names(self.module, self.cand_file) | self.guard.launched_names
                 inputs = C.make_inputs(self.get_inputs, self.rng.randrange(1 << 30), self.dev)
-                self.guard.quiet_native = True  # the profiler starts its own native threads
-                with torch.no_grad():
-                    v["coverage"] = timing.coverage(self.cand, inputs, names, self.guard.window)
+                with torch.no_grad(), self.ctx.gpu_lock():
+                    v["coverage"] = timing.coverage(self.cand, inputs, self.guard.window)
             except BaseException as e:  # noqa: BLE001 - profiler trouble is not the candidate's fault
                 v["warnings"].append(f"coverage not measured: {type(e).__name__}")
             if self.guard.used_compile() and (v["coverage"] or 0.0) < 0.5:

@@ -141,10 +141,16 @@ class _State:
     launched_names = set()
     events = []           # (flag, detail) seen by the audit hook
     compile_calls = 0
+    taint = None          # ctx.taint: streams audit findings as they happen
+    cov = None            # [(start, end)] CUDA events around own launches, while measuring coverage
     busy = set()          # thread idents inside the hook (re-entrancy guard)
 
 
 S = _State
+
+
+_Event = getattr(torch.cuda, "Event", None)
+_record = getattr(_Event, "record", None)
 
 
 def _make_counting_run(orig):
@@ -154,6 +160,16 @@ def _make_counting_run(orig):
             if code is not None and code.co_filename == S.cand_file:
                 S.launches += 1
                 S.launched_names.add(code.co_name)
+                if S.cov is not None:
+                    # Events on the launching stream bracket exactly this kernel: the
+                    # coverage measurement needs no profiler (CUPTI costs seconds per child).
+                    start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+                    _record(start)
+                    try:
+                        return orig(self, *args, **kwargs)
+                    finally:
+                        _record(end)
+                        S.cov.append((start, end))
         return orig(self, *args, **kwargs)
     run._kg_counting = True
     return run
@@ -241,6 +257,17 @@ def _outside_tmp(path):
     return not (p == "/dev/null" or (tmp and (p == tmp or p.startswith(tmp + os.sep))))
 
 
+def _emit(event):
+    """Record an audit finding and stream it to the zygote at once: the candidate is
+    about to get what it asked for, and may forge a verdict with it."""
+    S.events.append(event)
+    if S.taint is not None:
+        try:
+            S.taint(*event)
+        except Exception:
+            pass
+
+
 def _audit(event, args):
     if not S.active:
         return
@@ -258,25 +285,25 @@ def _audit(event, args):
             k = _kind(caller.f_code.co_filename)
             mod = os.path.basename(caller.f_code.co_filename)
             if k == "untrusted" or (mod in ("inspect.py", "traceback.py") and _innermost_untrusted(caller)):
-                S.events.append(("introspection", "sys._getframe"))
+                _emit(("introspection", "sys._getframe"))
             return
         if not _innermost_untrusted(caller):
             return
         if e in _INTROSPECTION:
-            S.events.append(("introspection", e))
+            _emit(("introspection", e))
         elif e in _ESCAPE or e.startswith("os.exec"):
-            S.events.append(("escape", e))
+            _emit(("escape", e))
         elif e in _EXIT:
-            S.events.append(("exit", e))
+            _emit(("exit", e))
         elif e in _PATH_EVENTS:
             if args and _outside_tmp(args[0]):
-                S.events.append(("escape", f"{e} outside the temp dir"))
+                _emit(("escape", f"{e} outside the temp dir"))
         elif e == "open":
             path, mode, flags = (tuple(args) + (None, None, None))[:3]
             writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
                       (mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS)
             if writing and _outside_tmp(path):
-                S.events.append(("escape", "open for writing outside the temp dir"))
+                _emit(("escape", "open for writing outside the temp dir"))
     except Exception:
         pass
     finally:
@@ -307,9 +334,10 @@ def _native_threads():
 class Guard:
     """One evaluation's view: snapshot before the candidate, checks after each call."""
 
-    def __init__(self, cand_file, tmpdir):
+    def __init__(self, cand_file, tmpdir, taint=None):
         install()
         S.cand_file, S.tmpdir = cand_file, os.path.realpath(tmpdir) if tmpdir else None
+        S.taint = taint
         S.launches, S.launched_names, S.events, S.compile_calls = 0, set(), [], 0
         self.ids = _identities()
         self.flags = _flags()
@@ -317,7 +345,6 @@ class Guard:
         self.native = _native_threads()
         self.inductor_before = "torch._inductor" in sys.modules
         self.found = []          # (flag, detail), in order
-        self.quiet_native = False
         self.warnings = []
 
     def _add(self, flag, detail):
@@ -373,9 +400,7 @@ class Guard:
         if alive:
             self._add("thread", f"thread {alive[0].name!r} still running after the call")
         native = _native_threads()
-        if native > self.native and self.quiet_native:
-            self.native = native
-        elif native > self.native:
+        if native > self.native:
             msg = f"native thread count grew from {self.native} to {native}"
             if msg not in self.warnings:
                 self.warnings.append(msg)

@@ -134,31 +134,3 @@ def load_candidate(code, tmpdir):
     """Write and import the candidate; exceptions propagate (the caller classifies them)."""
     name, path = write_source(tmpdir, "cand", code)
     return path, (lambda: import_file(name, path))
-
-
-def jit_functions(obj, depth=0):
-    """Underlying Python functions of a Triton jit object (through autotune/heuristics)."""
-    out = []
-    while obj is not None and depth < 8:
-        fn = getattr(obj, "fn", None)
-        if fn is None:
-            break
-        if hasattr(fn, "__code__"):
-            out.append(fn)
-            break
-        obj, depth = fn, depth + 1
-    return out
-
-
-def kernel_names(module, path):
-    """Names of @triton.jit functions defined in the candidate's own file."""
-    from triton.runtime.jit import KernelInterface
-    names = set()
-    for value in list(vars(module).values()):
-        # type() not isinstance(): a hostile __class__ property must not run here
-        if not issubclass(type(value), KernelInterface):
-            continue
-        for fn in jit_functions(value):
-            if fn.__code__.co_filename == path:
-                names.add(fn.__name__)
-    return names

@@ -144,21 +144,24 @@ def _null_window():
     return _NullWindow()
 
 
-def coverage(fn, inputs, own_names, window):
-    """Share of profiled CUDA kernel time spent in the candidate's own Triton kernels."""
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
+def coverage(fn, inputs, window):
+    """Share of the call's GPU time spent in the candidate's own Triton kernels.
+
+    The launch counter (guards) brackets each own launch with events on its stream;
+    the whole call is bracketed the same way. Inductor-generated or library kernels
+    fall in the gaps, so torch.compile passthrough scores low."""
+    from .guards import S
+    s, e = _Event(enable_timing=True), _Event(enable_timing=True)
     _sync()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    S.cov = []
+    try:
+        _record(s)
         with window():
             fn(*inputs)
+        _record(e)
         _sync()
-    total = own = 0.0
-    for ev in prof.events():
-        if ev.device_type != DeviceType.CUDA:
-            continue
-        us = ev.time_range.elapsed_us()
-        total += us
-        if ev.name in own_names:
-            own += us
-    return (own / total) if total > 0 else None
+        total = _elapsed(s, e)
+        own = sum(_elapsed(a, b) for a, b in S.cov)
+    finally:
+        S.cov = None
+    return min(1.0, own / total) if total > 0 else None

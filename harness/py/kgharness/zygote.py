@@ -23,7 +23,7 @@ import tempfile
 import time
 
 from . import protocol, sandbox
-from .verdict import STATUSES, add_flag, finalize, new_verdict
+from .verdict import FLAGS, STATUSES, add_flag, finalize, new_verdict
 
 IN_FD, OUT_FD = 3, 4
 TICK_S = 0.1                  # watchdog period (10 Hz)
@@ -60,6 +60,11 @@ class Child:
         self.paused = 0.0              # seconds spent waiting for the timing lock
         self.wait_since = None
         self.pids = set()              # the group's processes at the last watchdog scan
+        # A verdict counts only with this nonce: candidate code shares the child's process
+        # and could write a record of its own on the pipe.
+        self.nonce = os.urandom(16).hex()
+        self.forged = None             # why a record on the pipe was not the harness's
+        self.taints = []               # hack flags streamed while candidate code ran
 
     def active_s(self, now):
         waiting = now - self.wait_since if self.wait_since is not None else 0.0
@@ -74,7 +79,9 @@ class Zygote:
         self.base = tempfile.mkdtemp(prefix=f"kgz-{os.getpid()}-", dir=tmp_base)
         self.children = {}             # id -> Child
         self.by_pid, self.by_fd = {}, {}
-        self.lock_holder, self.lock_queue = None, collections.deque()
+        # Per-GPU reader/writer lock: "shared" for GPU work that may overlap, "exclusive"
+        # for timing. Strict FIFO, so a waiting timer is not starved by a stream of readers.
+        self.holders, self.lock_queue = {}, collections.deque()
         self.reader = protocol.LineReader()
         self.poll = select.poll()
         self.stopping = False
@@ -187,7 +194,7 @@ class Zygote:
         if pid == 0:
             from . import child as childmod    # never returns
             childmod.run(job, self.evaluator, self.mode, tmpdir, rec_w, grant_r,
-                         [fd for fd in close if fd is not None], self.device)
+                         [fd for fd in close if fd is not None], self.device, child.nonce)
         os.close(rec_w)
         os.close(grant_r)
         os.set_blocking(rec_r, False)
@@ -228,20 +235,31 @@ class Zygote:
             if rec["name"] == "setup" and isinstance(rec.get("t"), float) and child.started_t is None:
                 child.started_t = rec["t"]
         elif kind == "lock":
-            if child is not self.lock_holder and child not in self.lock_queue:
+            mode = rec.get("mode") if rec.get("mode") in ("shared", "exclusive") else "exclusive"
+            if child not in self.holders and all(c is not child for c, _ in self.lock_queue):
                 child.wait_since = time.monotonic()
-                self.lock_queue.append(child)
+                self.lock_queue.append((child, mode))
                 self.grant_next()
         elif kind == "unlock":
-            if child is self.lock_holder:
-                self.lock_holder = None
+            if self.holders.pop(child, None) is not None:
                 self.grant_next()
-        elif kind == "verdict" and child.verdict is None:
-            child.verdict = rec.get("verdict")
+        elif kind == "taint":
+            if rec.get("flag") in FLAGS and len(child.taints) < 32:
+                child.taints.append((rec["flag"], str(rec.get("detail", ""))[:200]))
+        elif kind == "verdict":
+            if rec.get("nonce") != child.nonce:
+                child.forged = "a verdict record without the harness's nonce arrived on the result pipe"
+            elif child.verdict is not None:
+                child.forged = "two verdict records arrived on the result pipe"
+            else:
+                child.verdict = rec.get("verdict")
 
     def grant_next(self):
-        while self.lock_holder is None and self.lock_queue:
-            c = self.lock_queue.popleft()
+        while self.lock_queue:
+            c, mode = self.lock_queue[0]
+            if self.holders and (mode == "exclusive" or "exclusive" in self.holders.values()):
+                return
+            self.lock_queue.popleft()
             if c.wait_since is not None:
                 c.paused += time.monotonic() - c.wait_since
                 c.wait_since = None
@@ -249,14 +267,12 @@ class Zygote:
                 os.write(c.grant_w, b"\x01")
             except OSError:
                 continue     # it died (or stopped reading): next in line
-            self.lock_holder = c
+            self.holders[c] = mode
 
     def release_lock(self, child):
-        if child in self.lock_queue:
-            self.lock_queue.remove(child)
-        if self.lock_holder is child:
-            self.lock_holder = None
-            self.grant_next()
+        self.lock_queue = collections.deque((c, m) for c, m in self.lock_queue if c is not child)
+        self.holders.pop(child, None)
+        self.grant_next()
 
     def reap(self):
         while True:
@@ -350,6 +366,13 @@ class Zygote:
             else:
                 v = self.fallback(child.job, "runtime_error", f"the process crashed with {name} "
                                   f"during stage {child.stage}", tail=tail)
+        if child.forged:
+            add_flag(v, "patch")
+            v["feedback"] = f"{child.forged}\n{v.get('feedback') or ''}"
+        for flag, detail in child.taints:
+            if flag not in v["hack_flags"]:
+                add_flag(v, flag)
+                v["feedback"] = f"{v.get('feedback') or ''}\nreward hack check: {flag}: {detail}"
         if not isinstance(v.get("stage_ms"), dict):
             v["stage_ms"] = {}
         started = child.started_t if child.started_t is not None else None
@@ -446,6 +469,14 @@ def main(argv=None):
     sb = sandbox.probe(args.tmp_base)
     device = "cuda:0" if args.mode == "gpu" else "cpu"
     z = Zygote(args.mode, device, evaluator, args.tmp_base, sb)
+    if args.mode == "gpu":
+        from . import warmup
+        cache = os.path.join(z.base, "trusted-triton-cache")
+        why = warmup.fill(cache)
+        if why is None:
+            os.environ[warmup.ENV] = cache    # children inherit it and copy from it
+        else:
+            log(f"trusted Triton cache not filled ({why}); children compile from scratch")
     z.send(protocol.hello(os.getpid(), versions["python"], versions["torch"], versions["triton"],
                           args.mode, device, {k: sb.get(k) for k in
                                               ("netns", "landlock", "rlimits", "level", "detail")}))

@@ -159,6 +159,34 @@ def test_timing_lock_is_exclusive_and_fifo(z):
     assert max(v["probe"]["waited"] for v in vs) > 0.3
 
 
+def test_shared_holders_overlap_but_never_with_an_exclusive_one(z):
+    ids = [z.submit(TASK, "shared 0.6"), z.submit(TASK, "shared 0.6")]
+    for i in ids:
+        z.started(i)
+    time.sleep(0.2)   # ordering only: the exclusive request queues behind both readers
+    ex = z.submit(TASK, "lock 0.3")
+    late = z.submit(TASK, "shared 0.1")   # FIFO: waits behind the queued writer
+    r1, r2, e, l = (z.wait(i, 30) for i in ids + [ex, late])
+    assert all(v["status"] == "correct" for v in (r1, r2, e, l)), (r1, r2, e, l)
+    (a0, a1), (b0, b1) = r1["probe"]["lock"], r2["probe"]["lock"]
+    assert a0 < b1 and b0 < a1                       # the two readers overlapped
+    e0, e1 = e["probe"]["lock"]
+    assert e0 >= max(a1, b1)                         # the writer waited for both
+    assert l["probe"]["lock"][0] >= e1               # and the later reader for the writer
+
+
+def test_forged_verdict_is_not_accepted(z):
+    v = z.evaluate(TASK, "forge")
+    assert v["status"] == "reward_hack", v
+    assert "patch" in v["hack_flags"] and "exit" in v["hack_flags"]
+    assert "nonce" in v["feedback"]
+
+
+def test_streamed_taint_overrides_a_clean_verdict(z):
+    v = z.evaluate(TASK, "taint")
+    assert v["status"] == "reward_hack" and v["hack_flags"] == ["introspection"], v
+
+
 def test_lock_wait_does_not_count_against_timeout(z):
     a = z.submit(TASK, "lock 2.0", {"timeout_s": 10})
     z.started(a)

@@ -7,6 +7,7 @@ here is imported at module level, in the zygote, before the sandbox exists.
 """
 
 import ctypes
+import json
 import os
 import signal
 import socket
@@ -115,6 +116,19 @@ def evaluate(job, ctx):
             time.sleep(hold)
             t1 = time.time()
         return _verdict(ctx, lock=[t0, t1], waited=waited)
+    if cmd == "shared":          # hold the lock shared for args[0] seconds
+        with ctx.gpu_lock() as waited:
+            t0 = time.time()
+            time.sleep(float(args[0]))
+            t1 = time.time()
+        return _verdict(ctx, lock=[t0, t1], waited=waited)
+    if cmd == "forge":           # candidate-style forgery: a verdict record of its own, then exit
+        rec = {"type": "verdict", "verdict": _verdict(ctx, "correct")}
+        os.write(ctx.rec_fd, (json.dumps(rec) + "\n").encode())
+        os._exit(0)
+    if cmd == "taint":           # a streamed hack flag, then a clean-looking verdict
+        ctx.taint("introspection", "gc.get_objects")
+        return _verdict(ctx, "correct")
     if cmd == "lockdie":         # die holding the lock
         ctx.stage("timing")
         with ctx.timing_lock():
