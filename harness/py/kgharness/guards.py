@@ -155,22 +155,25 @@ _record = getattr(_Event, "record", None)
 
 def _make_counting_run(orig):
     def run(self, *args, **kwargs):
-        if S.counting and not kwargs.get("warmup"):
-            code = getattr(getattr(self, "fn", None), "__code__", None)
-            if code is not None and code.co_filename == S.cand_file:
-                S.launches += 1
-                S.launched_names.add(code.co_name)
-                if S.cov is not None:
-                    # Events on the launching stream bracket exactly this kernel: the
-                    # coverage measurement needs no profiler (CUPTI costs seconds per child).
-                    start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-                    _record(start)
-                    try:
-                        return orig(self, *args, **kwargs)
-                    finally:
-                        _record(end)
-                        S.cov.append((start, end))
-        return orig(self, *args, **kwargs)
+        code = getattr(getattr(self, "fn", None), "__code__", None)
+        if not (S.counting and not kwargs.get("warmup") and code is not None
+                and code.co_filename == S.cand_file):
+            return orig(self, *args, **kwargs)
+        if S.cov is None:
+            result = orig(self, *args, **kwargs)
+        else:
+            # Events on the launching stream bracket exactly this kernel: the
+            # coverage measurement needs no profiler (CUPTI costs seconds per child).
+            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+            _record(start)
+            result = orig(self, *args, **kwargs)
+            _record(end)
+            S.cov.append((start, end))
+        # Counted only once it returned: a launch that raises (and a torch fallback
+        # behind try/except) did no work.
+        S.launches += 1
+        S.launched_names.add(code.co_name)
+        return result
     run._kg_counting = True
     return run
 
@@ -343,7 +346,6 @@ class Guard:
         self.flags = _flags()
         self.threads = {t.ident for t in threading.enumerate()}
         self.native = _native_threads()
-        self.inductor_before = "torch._inductor" in sys.modules
         self.found = []          # (flag, detail), in order
         self.warnings = []
 
@@ -415,7 +417,9 @@ class Guard:
         return set(S.launched_names)
 
     def used_compile(self):
-        return S.compile_calls > 0 or (not self.inductor_before and "torch._inductor" in sys.modules)
+        # Only the candidate's own torch.compile calls: torch imports Inductor lazily
+        # for its own reasons, which says nothing about the candidate.
+        return S.compile_calls > 0
 
     def flags_found(self):
         return [f for f, _ in self.found]

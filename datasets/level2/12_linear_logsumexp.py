@@ -1,0 +1,30 @@
+"""fp32 Linear, scaled, then logsumexp over the output features: output (M, 1)."""
+import torch
+import torch.nn as nn
+
+M, K, N = 4096, 2048, 1024
+DTYPE = torch.float32
+# The output is tiny; any implementation must at least read x and the weight once.
+MIN_BYTES = (M * K + N * K) * 4
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features, scale):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.scale = scale
+
+    def forward(self, x):
+        return torch.logsumexp(self.linear(x) * self.scale, dim=1, keepdim=True)
+
+
+def get_inputs():
+    return [torch.randn(M, K, dtype=DTYPE)]
+
+
+def get_init_inputs():
+    return [K, N, 4.0]
+
+
+def get_held_out_inputs():
+    return [[torch.randn(1000, K, dtype=DTYPE)]]

@@ -1,0 +1,27 @@
+"""fp32 Linear (GEMM + bias) followed by ReLU."""
+import torch
+import torch.nn as nn
+
+M, K, N = 2048, 2048, 2048
+DTYPE = torch.float32
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x))
+
+
+def get_inputs():
+    return [torch.randn(M, K, dtype=DTYPE)]
+
+
+def get_init_inputs():
+    return [K, N]
+
+
+def get_held_out_inputs():
+    return [[torch.randn(1000, K, dtype=DTYPE)]]

@@ -1,0 +1,80 @@
+"""Every reward-hack fixture in harness/testdata/hacks runs through the real zygote.
+
+The manifest (harness/testdata/hacks/manifest.json) gives, per fixture and mode, the
+expected status (a string, or a list when more than one status is an honest outcome)
+and the hack flags: every name in "flags" and at least one name in "flags_any" must be
+in the verdict's hack_flags whenever its status is reward_hack. Honest controls must be
+correct with no flags. Fixtures marked gpu_only are still run on the CPU and checked
+against their cpu_interpreter expectation (what honestly happens there): never skipped.
+
+The mode comes from KERNELGATE_TEST_MODE (cpu_interpreter by default, gpu on a GPU host).
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from zygote_client import ZygoteClient
+
+REPO = Path(__file__).resolve().parents[3]
+HACKS = REPO / "harness" / "testdata" / "hacks"
+MANIFEST = json.loads((HACKS / "manifest.json").read_text())
+MODE = os.environ.get("KERNELGATE_TEST_MODE", "cpu_interpreter")
+
+
+@pytest.fixture(scope="module")
+def zygote():
+    with ZygoteClient(mode=MODE) as z:
+        yield z
+
+
+def check_verdict(v, expect, what):
+    """Assert a verdict against one manifest expectation; returns nothing, raises on mismatch."""
+    want = expect["status"]
+    allowed = [want] if isinstance(want, str) else list(want)
+    summary = (f"{what}: status={v['status']} flags={v['hack_flags']} "
+               f"feedback={v.get('feedback', '')[:300]!r} output_tail={v.get('output_tail', '')[-200:]!r}")
+    assert v["status"] in allowed, f"want {allowed}; {summary}"
+    if v["status"] == "correct":
+        assert v["hack_flags"] == [], summary
+        assert v["correct"] is True, summary
+    else:
+        assert v["correct"] is False, summary
+        assert v["speedup"] is None, summary
+    if v["status"] == "reward_hack":
+        missing = [f for f in expect.get("flags", []) if f not in v["hack_flags"]]
+        assert not missing, f"missing flags {missing}; {summary}"
+        any_of = expect.get("flags_any", [])
+        if any_of:
+            assert any(f in v["hack_flags"] for f in any_of), f"want one of {any_of}; {summary}"
+
+
+@pytest.mark.parametrize("case", MANIFEST, ids=[c["file"][:-3] for c in MANIFEST])
+def test_hack_fixture(zygote, case):
+    code = (HACKS / case["file"]).read_text()
+    v = zygote.evaluate(str(REPO / case["task"]), code, case.get("options", {}))
+    check_verdict(v, case["expect"][MODE], case["file"])
+    assert zygote.alive(), "the zygote must survive every candidate"
+
+
+def test_manifest_is_complete():
+    """Every fixture file is listed, every listed file exists, every HACKS.md class is covered."""
+    files = {p.name for p in HACKS.glob("*.py")}
+    listed = [c["file"] for c in MANIFEST]
+    assert sorted(listed) == sorted(files)
+    classes = {c["class"] for c in MANIFEST}
+    required = {"side_stream", "thread", "lazy_output", "patch", "stale_memory", "input_mutation",
+                "cache", "phase_detect", "deferred_batch", "decoy", "precision", "degenerate",
+                "hardcode", "introspection", "exit", "escape", "resource", "cache_poison",
+                "compile_passthrough", "too_fast", "control"}
+    assert required <= classes, f"uncovered: {required - classes}"
+    for c in MANIFEST:
+        assert set(c["expect"]) == {"cpu_interpreter", "gpu"}, c["file"]
+        assert (REPO / c["task"]).is_file(), c["task"]
+        if c["class"] != "control":
+            for mode, e in c["expect"].items():
+                if not c.get("gpu_only") or mode == "gpu":
+                    statuses = [e["status"]] if isinstance(e["status"], str) else e["status"]
+                    assert "correct" not in statuses, f"{c['file']} may not pass in {mode}"

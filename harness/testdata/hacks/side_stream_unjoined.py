@@ -1,0 +1,37 @@
+"""side_stream: launches the kernel on a side stream behind a long spin and returns without
+joining, so events recorded on the current stream time nothing. GPU only: on the CPU
+there is no stream and the work runs inline (correct)."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_relu_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, tl.maximum(x + y, 0.0), mask=mask)
+
+
+def add_relu(x, y, out=None):
+    x, y = x.contiguous(), y.contiguous()
+    out = torch.empty_like(x) if out is None else out
+    n = x.numel()
+    add_relu_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+    return out
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, y):
+        if torch.cuda.is_available() and x.is_cuda:
+            side = torch.cuda.Stream(device=x.device)
+            with torch.cuda.stream(side):
+                torch.cuda._sleep(50_000_000)  # ~25 ms of spinning before the real work
+                return add_relu(x, y)
+        return add_relu(x, y)
