@@ -428,9 +428,9 @@ def import_stack(mode):
                 importlib.import_module(name)
             except Exception as e:
                 log(f"warm import of {name} failed: {e}")
-        torch.set_num_threads(max(1, min(4, (os.cpu_count() or 1) // 2)))
-    else:
-        torch.set_num_threads(1)   # one intra-op thread per child: children run side by side
+    # One intra-op thread per child: children run side by side, and on a GPU host the
+    # cores belong to their compiles and to the one child that is timing.
+    torch.set_num_threads(1)
     if torch.cuda.is_initialized():
         log("warning: CUDA was initialised in the zygote; children may fail")
     return {"python": platform.python_version(), "torch": torch.__version__.split("+")[0],
