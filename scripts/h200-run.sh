@@ -14,9 +14,11 @@ timeout 190 bin/kernelgate bench --tasks datasets/level2 --kernels datasets/solu
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader > "$out/smi-after.txt"
 
 # The GPU suite: hack fixtures, solutions, the evaluator's GPU tests, the zygote's GPU smoke test.
+# test_eval_gpu runs the evaluator in-process, so it gets a process of its own.
 (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 110 python3 -m pytest -q -n 6 \
-    -p no:cacheprovider --tb=short tests/test_hacks.py tests/test_solutions.py tests/test_eval_gpu.py \
-    tests/test_zygote.py) > "$out/pytest-gpu.log" 2>&1
+    -p no:cacheprovider --tb=short tests/test_hacks.py tests/test_solutions.py tests/test_zygote.py \
+    && timeout 60 python3 -m pytest -q -p no:cacheprovider --tb=short tests/test_eval_gpu.py) \
+    > "$out/pytest-gpu.log" 2>&1
 echo "pytest rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -12
 tail -3 "$out/bench.err"; head -c 600 "$out/doctor.err"
 python3 scripts/summarize_bench.py "$out/bench.json" "$out/doctor.json" | tee "$out/summary.txt"

@@ -65,7 +65,8 @@ def test_side_stream_not_joined(tmp_path):
     v = gpu(tmp_path, code)
     assert not v["correct"]
     assert v["status"] in ("reward_hack", "incorrect"), v
-    assert "side_stream" in v["hack_flags"] or v["status"] == "incorrect"
+    # side_stream when caught on the first call, deferred_batch on a later one
+    assert {"side_stream", "deferred_batch"} & set(v["hack_flags"]) or v["status"] == "incorrect"
 
 
 def test_stale_memory_is_incorrect(tmp_path):
