@@ -286,7 +286,9 @@ class _Run:
     def check_correctness(self):
         # Calls that compile run unlocked: a compile is seconds of CPU, and holding the
         # GPU lock meanwhile would stall every timing queued behind it. Trial 0 compiles.
+        t0 = time.monotonic()
         failure = self.trial(0, None)
+        self.v["stage_ms"]["first_call"] = round((time.monotonic() - t0) * 1e3, 3)  # mostly compile
         with self.shared():
             for i in range(1, self.opts["seeds"]):
                 if failure is not None and failure[1]["flag"]:

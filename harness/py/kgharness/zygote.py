@@ -12,7 +12,6 @@ CUDA is never initialised here: each child initialises its own context.
 """
 
 import argparse
-import collections
 import importlib
 import os
 import select
@@ -22,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from . import protocol, sandbox
+from . import gpulock, protocol, sandbox
 from .verdict import FLAGS, STATUSES, add_flag, finalize, new_verdict
 
 IN_FD, OUT_FD = 3, 4
@@ -57,8 +56,7 @@ class Child:
         self.stage = "startup"
         self.verdict = None
         self.kill_reason = None        # (status, feedback) once the zygote decided to kill it
-        self.paused = 0.0              # seconds spent waiting for the timing lock
-        self.wait_since = None
+        self.lock_stats = {}           # seconds: wait, shared_held, exclusive_held (gpulock)
         self.pids = set()              # the group's processes at the last watchdog scan
         # A verdict counts only with this nonce: candidate code shares the child's process
         # and could write a record of its own on the pipe.
@@ -66,9 +64,10 @@ class Child:
         self.forged = None             # why a record on the pipe was not the harness's
         self.taints = []               # hack flags streamed while candidate code ran
 
-    def active_s(self, now):
-        waiting = now - self.wait_since if self.wait_since is not None else 0.0
-        return now - self.t_fork - self.paused - waiting
+    def active_s(self, now, waiting_since=None):
+        """Seconds the child has run, not counting waits for the GPU lock."""
+        waiting = now - waiting_since if waiting_since is not None else 0.0
+        return now - self.t_fork - self.lock_stats.get("wait", 0.0) - waiting
 
 
 class Zygote:
@@ -79,9 +78,7 @@ class Zygote:
         self.base = tempfile.mkdtemp(prefix=f"kgz-{os.getpid()}-", dir=tmp_base)
         self.children = {}             # id -> Child
         self.by_pid, self.by_fd = {}, {}
-        # Per-GPU reader/writer lock: "shared" for GPU work that may overlap, "exclusive"
-        # for timing. Strict FIFO, so a waiting timer is not starved by a stream of readers.
-        self.holders, self.lock_queue = {}, collections.deque()
+        self.lock = gpulock.GpuLock(self._grant)
         self.reader = protocol.LineReader()
         self.poll = select.poll()
         self.stopping = False
@@ -235,14 +232,9 @@ class Zygote:
             if rec["name"] == "setup" and isinstance(rec.get("t"), float) and child.started_t is None:
                 child.started_t = rec["t"]
         elif kind == "lock":
-            mode = rec.get("mode") if rec.get("mode") in ("shared", "exclusive") else "exclusive"
-            if child not in self.holders and all(c is not child for c, _ in self.lock_queue):
-                child.wait_since = time.monotonic()
-                self.lock_queue.append((child, mode))
-                self.grant_next()
+            self.lock.request(child, rec.get("mode"))
         elif kind == "unlock":
-            if self.holders.pop(child, None) is not None:
-                self.grant_next()
+            self.lock.release(child)
         elif kind == "taint":
             if rec.get("flag") in FLAGS and len(child.taints) < 32:
                 child.taints.append((rec["flag"], str(rec.get("detail", ""))[:200]))
@@ -254,25 +246,13 @@ class Zygote:
             else:
                 child.verdict = rec.get("verdict")
 
-    def grant_next(self):
-        while self.lock_queue:
-            c, mode = self.lock_queue[0]
-            if self.holders and (mode == "exclusive" or "exclusive" in self.holders.values()):
-                return
-            self.lock_queue.popleft()
-            if c.wait_since is not None:
-                c.paused += time.monotonic() - c.wait_since
-                c.wait_since = None
-            try:
-                os.write(c.grant_w, b"\x01")
-            except OSError:
-                continue     # it died (or stopped reading): next in line
-            self.holders[c] = mode
-
-    def release_lock(self, child):
-        self.lock_queue = collections.deque((c, m) for c, m in self.lock_queue if c is not child)
-        self.holders.pop(child, None)
-        self.grant_next()
+    @staticmethod
+    def _grant(child):
+        try:
+            os.write(child.grant_w, b"\x01")
+            return True
+        except OSError:
+            return False     # it died (or stopped reading): next in line
 
     def reap(self):
         while True:
@@ -304,7 +284,7 @@ class Zygote:
             if child.kill_reason:
                 sandbox.kill_group(child.pid, pids)   # a fork bomb may outrun one kill
                 continue
-            if child.active_s(now) > child.timeout_s:
+            if child.active_s(now, self.lock.waiting_since(child)) > child.timeout_s:
                 self.kill(child, "timeout", f"the evaluation exceeded its {child.timeout_s:g} s "
                           f"wall-clock limit during stage {child.stage}")
             elif len(pids) > sandbox.MAX_PROCS:
@@ -326,7 +306,7 @@ class Zygote:
                 del self.by_fd[child.rec_r]
                 os.close(child.rec_r)
         os.close(child.grant_w)
-        self.release_lock(child)
+        self.lock.release(child)
         del self.children[child.id]
         del self.by_pid[child.pid]
         verdict = self.verdict_for(child, status)
@@ -378,6 +358,8 @@ class Zygote:
         started = child.started_t if child.started_t is not None else None
         if started is not None:
             v["stage_ms"]["fork"] = round((started - child.t_recv) * 1000.0, 3)
+        for key, seconds in child.lock_stats.items():   # where the GPU lock's time went
+            v["stage_ms"][f"lock_{key}"] = round(seconds * 1000.0, 3)
         v["output_tail"] = tail
         return finalize(v)
 
