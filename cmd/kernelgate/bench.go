@@ -33,11 +33,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, err := g.config(jf.device)
-			if err != nil {
-				return err
-			}
-			sup, err := g.startSupervisor(cmd.Context(), cfg)
+			sup, err := g.supervisorFor(cmd.Context(), jf.device)
 			if err != nil {
 				return err
 			}

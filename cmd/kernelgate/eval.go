@@ -71,11 +71,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("kernel: %w", err)
 			}
-			cfg, err := g.config(jf.device)
-			if err != nil {
-				return err
-			}
-			sup, err := g.startSupervisor(cmd.Context(), cfg)
+			sup, err := g.supervisorFor(cmd.Context(), jf.device)
 			if err != nil {
 				return err
 			}

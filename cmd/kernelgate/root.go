@@ -104,6 +104,15 @@ func (g *globals) startSupervisor(ctx context.Context, cfg harness.Config) (*har
 	return sup, nil
 }
 
+// supervisorFor is config + startSupervisor for commands that evaluate on one device choice.
+func (g *globals) supervisorFor(ctx context.Context, device string) (*harness.Supervisor, error) {
+	cfg, err := g.config(device)
+	if err != nil {
+		return nil, err
+	}
+	return g.startSupervisor(ctx, cfg)
+}
+
 // oneLine keeps the stderr reason to one line; details are in the logs.
 func oneLine(s string) string {
 	first, rest, _ := strings.Cut(s, "\n")

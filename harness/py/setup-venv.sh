@@ -22,7 +22,8 @@ if [ -n "${KERNELGATE_PYTHON:-}" ]; then
 fi
 
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/kernelgate
-hash=$(sha256sum "$req" | cut -c1-16)
+# Keyed by the pins alone: editing a comment must not cost a 5 GB rebuild.
+hash=$(grep -v -e '^#' -e '^$' "$req" | sha256sum | cut -c1-16)
 venv=$cache/venv-$hash
 # The stamp is written last, so a download cut short is redone, never half-used.
 if [ ! -f "$venv/.complete" ]; then
