@@ -21,13 +21,12 @@ import sys
 import tempfile
 import time
 
-from . import gpulock, protocol, sandbox
-from .verdict import FLAGS, STATUSES, add_flag, finalize, new_verdict
+from . import gpulock, outcome, protocol, sandbox
+from .verdict import FLAGS, finalize, new_verdict
 
 IN_FD, OUT_FD = 3, 4
 TICK_S = 0.1                  # watchdog period (10 Hz)
 CHILD_LINE_LIMIT = 4 << 20    # a child's record line (its verdict) larger than this is refused
-OUTPUT_TAIL_BYTES = 2048
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -74,6 +73,7 @@ class Zygote:
     def __init__(self, mode, device, evaluator, tmp_base, sandbox_info, in_fd=IN_FD, out_fd=OUT_FD):
         self.mode, self.device, self.evaluator = mode, device, evaluator
         self.sandbox_info = sandbox_info
+        self.outcomes = outcome.Outcomes(mode, device, sandbox_info)
         self.in_fd, self.out_fd = in_fd, out_fd
         self.base = tempfile.mkdtemp(prefix=f"kgz-{os.getpid()}-", dir=tmp_base)
         self.children = {}             # id -> Child
@@ -164,7 +164,7 @@ class Zygote:
         try:
             tmpdir = tempfile.mkdtemp(prefix="job-", dir=self.base)
         except OSError as e:
-            self.send(protocol.record("result", rid, verdict=self.fallback(
+            self.send(protocol.record("result", rid, verdict=self.outcomes.fallback(
                 job, "harness_error", f"could not create the temp dir: {e}")))
             return
         child = Child(rid, job, t_recv, tmpdir)
@@ -185,7 +185,7 @@ class Zygote:
             for fd in fds:
                 os.close(fd)
             shutil.rmtree(tmpdir, ignore_errors=True)
-            self.send(protocol.record("result", rid, verdict=self.fallback(
+            self.send(protocol.record("result", rid, verdict=self.outcomes.fallback(
                 job, "harness_error", f"fork failed: {e}")))
             return
         if pid == 0:
@@ -309,72 +309,9 @@ class Zygote:
         self.lock.release(child)
         del self.children[child.id]
         del self.by_pid[child.pid]
-        verdict = self.verdict_for(child, status)
+        verdict = self.outcomes.for_child(child, status)
         shutil.rmtree(child.tmpdir, ignore_errors=True)
         self.send(protocol.record("result", child.id, verdict=verdict))
-
-    def verdict_for(self, child, status):
-        tail = sandbox.tail(os.path.join(child.tmpdir, "output.log"), OUTPUT_TAIL_BYTES)
-        v = child.verdict
-        if child.kill_reason:
-            v = self.fallback(child.job, *child.kill_reason, tail=tail)
-        elif isinstance(v, dict) and v.get("status") in STATUSES:
-            try:
-                v = finalize(v)
-            except Exception as e:
-                v = self.fallback(child.job, "harness_error", f"malformed verdict from the child: {e}")
-        elif v is not None:
-            v = self.fallback(child.job, "harness_error", "malformed verdict from the child")
-        elif os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
-            v = self.fallback(child.job, "reward_hack", f"the process exited with code 0 without "
-                              f"a verdict during stage {child.stage}", flag="exit")
-        elif os.WIFEXITED(status):
-            v = self.fallback(child.job, "runtime_error", f"the process exited with code "
-                              f"{os.WEXITSTATUS(status)} during stage {child.stage}", tail=tail)
-        else:
-            sig = os.WTERMSIG(status)
-            try:
-                name = signal.Signals(sig).name
-            except ValueError:
-                name = f"signal {sig}"
-            if sig == signal.SIGKILL:
-                v = self.fallback(child.job, "resource_limit", f"the process was killed by SIGKILL "
-                                  f"(the kernel's OOM killer?) during stage {child.stage}", tail=tail)
-            elif sig == signal.SIGXCPU:
-                v = self.fallback(child.job, "timeout", f"the CPU time limit was exceeded "
-                                  f"during stage {child.stage}", tail=tail)
-            else:
-                v = self.fallback(child.job, "runtime_error", f"the process crashed with {name} "
-                                  f"during stage {child.stage}", tail=tail)
-        if child.forged:
-            add_flag(v, "patch")
-            v["feedback"] = f"{child.forged}\n{v.get('feedback') or ''}"
-        for flag, detail in child.taints:
-            if flag not in v["hack_flags"]:
-                add_flag(v, flag)
-                v["feedback"] = f"{v.get('feedback') or ''}\nreward hack check: {flag}: {detail}"
-        if not isinstance(v.get("stage_ms"), dict):
-            v["stage_ms"] = {}
-        started = child.started_t if child.started_t is not None else None
-        if started is not None:
-            v["stage_ms"]["fork"] = round((started - child.t_recv) * 1000.0, 3)
-        for key, seconds in child.lock_stats.items():   # where the GPU lock's time went
-            v["stage_ms"][f"lock_{key}"] = round(seconds * 1000.0, 3)
-        v["output_tail"] = tail
-        return finalize(v)
-
-    def fallback(self, job, status, feedback, flag=None, tail=""):
-        v = new_verdict(self.mode, self.device)
-        v["status"] = status
-        v["feedback"] = feedback + (f"\n--- output tail ---\n{tail[-1024:]}" if tail else "")
-        task = job.get("task") if isinstance(job, dict) else None
-        if isinstance(task, dict) and isinstance(task.get("name"), str):
-            v["task_name"] = task["name"]
-        v["env"]["sandbox"] = self.sandbox_info.get("level", "")
-        v["env"]["sandbox_detail"] = self.sandbox_info.get("detail", "")
-        if flag:
-            add_flag(v, flag)
-        return finalize(v)
 
     def shutdown(self):
         for child in list(self.children.values()):
