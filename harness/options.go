@@ -22,20 +22,24 @@ type Options struct {
 	OutputLimitBytes int      `json:"output_limit_bytes"`
 	CopyWeights      bool     `json:"copy_weights"`
 	MaxCodeBytes     int      `json:"max_code_bytes"`
+	// GPUMemoryFraction caps the child's share of GPU memory, so a candidate that
+	// grabs it all cannot make its neighbours on the same GPU fail with OOM.
+	GPUMemoryFraction float64 `json:"gpu_memory_fraction"`
 }
 
 // DefaultOptions returns the documented defaults.
 func DefaultOptions() Options {
 	return Options{
-		Seeds:            5,
-		Timing:           true,
-		TimingBudgetMS:   100,
-		MinIters:         10,
-		MaxIters:         500,
-		TimeoutS:         120,
-		MemoryLimitMB:    32768,
-		OutputLimitBytes: 1 << 20,
-		MaxCodeBytes:     256 << 10,
+		Seeds:             5,
+		Timing:            true,
+		TimingBudgetMS:    100,
+		MinIters:          10,
+		MaxIters:          500,
+		TimeoutS:          120,
+		MemoryLimitMB:     32768,
+		OutputLimitBytes:  1 << 20,
+		MaxCodeBytes:      256 << 10,
+		GPUMemoryFraction: 0.25,
 	}
 }
 
@@ -59,6 +63,7 @@ func (o Options) Validate() error {
 	check(o.MemoryLimitMB >= 64, "memory_limit_mb must be >= 64, got %d", o.MemoryLimitMB)
 	check(o.OutputLimitBytes >= 0 && o.OutputLimitBytes <= 256<<20, "output_limit_bytes must be in 0..256 MiB, got %d", o.OutputLimitBytes)
 	check(o.MaxCodeBytes >= 1 && o.MaxCodeBytes <= 16<<20, "max_code_bytes must be in 1..16 MiB, got %d", o.MaxCodeBytes)
+	check(o.GPUMemoryFraction > 0 && o.GPUMemoryFraction <= 1, "gpu_memory_fraction must be in (0, 1], got %v", o.GPUMemoryFraction)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("harness.Options: %w", err)
 	}

@@ -26,6 +26,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"iters inverted", func(o *Options) { o.MinIters, o.MaxIters = 50, 10 }, "max_iters"},
 		{"huge output", func(o *Options) { o.OutputLimitBytes = 1 << 30 }, "output_limit_bytes"},
 		{"zero code", func(o *Options) { o.MaxCodeBytes = 0 }, "max_code_bytes"},
+		{"no GPU memory", func(o *Options) { o.GPUMemoryFraction = 0 }, "gpu_memory_fraction"},
+		{"more than the GPU", func(o *Options) { o.GPUMemoryFraction = 1.5 }, "gpu_memory_fraction"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,7 +18,8 @@ from .verdict import add_flag, finalize, new_verdict
 
 _DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
              "timing_budget_ms": 100, "min_iters": 10, "max_iters": 500,
-             "copy_weights": False, "max_code_bytes": 262144}
+             "copy_weights": False, "max_code_bytes": 262144,
+             "gpu_memory_fraction": 0.25}
 
 
 REF_DRIFT = 1.05   # "after" slower than "before" by more than this: use "before"
@@ -136,6 +137,9 @@ class _Run:
                         sandbox_detail=(self.ctx.sandbox or {}).get("detail", ""))
         if self.gpu:
             v["env"]["gpu_name"] = torch.cuda.get_device_name(0)
+            # Children share the GPU: one that allocates everything must fail alone.
+            torch.cuda.set_per_process_memory_fraction(
+                min(max(float(self.opts["gpu_memory_fraction"]), 0.01), 1.0), 0)
         code = job.get("code")
         try:
             loader.validate_submission(code, self.opts["max_code_bytes"])

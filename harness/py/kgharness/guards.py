@@ -185,19 +185,32 @@ def _install_counters():
             cls.run = _make_counting_run(orig)
 
 
-def _install_compile_watch():
-    orig = torch.compile
-    if getattr(orig, "_kg_watch", False):
+def _watch(owner, name, on_call):
+    """Wrap owner.name so that calls from candidate code (a window is open) run on_call."""
+    orig = getattr(owner, name, None)
+    if orig is None or getattr(orig, "_kg_watch", False):
         return
 
-    def compile(*args, **kwargs):  # noqa: A001 - same name as what it wraps
+    def watched(*args, **kwargs):
         if S.active:
-            S.compile_calls += 1
+            on_call()
         return orig(*args, **kwargs)
-    compile._kg_watch = True
-    compile.__wrapped__ = orig
-    compile.__doc__ = orig.__doc__
-    torch.compile = compile
+    watched._kg_watch = True
+    watched.__wrapped__ = orig
+    watched.__doc__ = orig.__doc__
+    setattr(owner, name, watched)
+
+
+def _count_compile():
+    S.compile_calls += 1
+
+
+def _install_call_watches():
+    _watch(torch, "compile", _count_compile)
+    # The harness caps each child's share of the GPU before the candidate exists; a
+    # candidate raising its own cap is taking memory its neighbours were promised.
+    _watch(torch.cuda, "set_per_process_memory_fraction",
+           lambda: _emit(("resource", "torch.cuda.set_per_process_memory_fraction")))
 
 
 # ---- audit hook --------------------------------------------------------------------
@@ -322,7 +335,7 @@ def install():
     if _installed:
         return
     _install_counters()
-    _install_compile_watch()
+    _install_call_watches()
     sys.addaudithook(_audit)
     _installed = True
 
