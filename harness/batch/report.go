@@ -194,7 +194,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	if len(r.TaskErrors) > 0 {
 		fmt.Fprintln(w, "\ntask errors:")
 		for _, te := range r.TaskErrors {
-			fmt.Fprintf(w, "  %s: %s\n", te.Path, te.Error)
+			// The harness's task_error already names the file; don't say it twice.
+			if strings.HasPrefix(te.Error, te.Path) {
+				fmt.Fprintf(w, "  %s\n", te.Error)
+			} else {
+				fmt.Fprintf(w, "  %s: %s\n", te.Path, te.Error)
+			}
 		}
 	}
 	for _, k := range r.UnmatchedKernels {
