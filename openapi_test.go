@@ -1,0 +1,126 @@
+package kernelgate
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/kernelgate/kernelgate/harness"
+)
+
+func loadSpec(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI)
+	if err != nil {
+		t.Fatalf("openapi.yaml does not load: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("openapi.yaml is not valid OpenAPI 3: %v", err)
+	}
+	return doc
+}
+
+// jsonFields lists the JSON names of a struct's fields.
+func jsonFields(typ reflect.Type) []string {
+	var out []string
+	for f := range typ.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func properties(s *openapi3.Schema) []string {
+	var out []string
+	for k := range s.Properties {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// The verdict is specified twice (harness.Verdict, the Verdict schema); they must
+// not drift apart.
+func TestVerdictSchemaMatchesHarnessTypes(t *testing.T) {
+	doc := loadSpec(t)
+	for _, c := range []struct {
+		schema string
+		typ    reflect.Type
+	}{
+		{"Verdict", reflect.TypeFor[harness.Verdict]()},
+		{"Runtime", reflect.TypeFor[harness.Runtime]()},
+		{"Tolerance", reflect.TypeFor[harness.Tolerance]()},
+		{"Env", reflect.TypeFor[harness.Env]()},
+		{"Options", reflect.TypeFor[harness.Options]()},
+	} {
+		ref := doc.Components.Schemas[c.schema]
+		if ref == nil {
+			t.Fatalf("no schema %s", c.schema)
+		}
+		if got, want := properties(ref.Value), jsonFields(c.typ); !slices.Equal(got, want) {
+			t.Errorf("%s: schema properties %v, Go fields %v", c.schema, got, want)
+		}
+	}
+	v := doc.Components.Schemas["Verdict"].Value
+	var statuses []string
+	for _, s := range harness.Statuses {
+		statuses = append(statuses, string(s))
+	}
+	if got := enum(v.Properties["status"].Value); !slices.Equal(got, statuses) {
+		t.Errorf("status enum %v, harness %v", got, statuses)
+	}
+	if got := enum(v.Properties["hack_flags"].Value.Items.Value); !slices.Equal(got, harness.HackFlags) {
+		t.Errorf("hack_flags enum %v, harness %v", got, harness.HackFlags)
+	}
+}
+
+func enum(s *openapi3.Schema) []string {
+	var out []string
+	for _, e := range s.Enum {
+		out = append(out, e.(string))
+	}
+	return out
+}
+
+// The golden verdict (harness/testdata/protocol/result.json) validates; broken ones do not.
+func TestGoldenVerdictValidates(t *testing.T) {
+	doc := loadSpec(t)
+	schema := doc.Components.Schemas["Verdict"].Value
+	raw, err := os.ReadFile("harness/testdata/protocol/result.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Verdict map[string]any `json:"verdict"`
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.VisitJSON(rec.Verdict); err != nil {
+		t.Fatalf("golden verdict does not validate: %v", err)
+	}
+	for name, mutate := range map[string]func(map[string]any){
+		"unknown status":    func(v map[string]any) { v["status"] = "fast" },
+		"unknown hack flag": func(v map[string]any) { v["hack_flags"] = []any{"made_up"} },
+		"missing speedup":   func(v map[string]any) { delete(v, "speedup") },
+		"coverage above 1":  func(v map[string]any) { v["coverage"] = 1.5 },
+	} {
+		bad := map[string]any{}
+		for k, x := range rec.Verdict {
+			bad[k] = x
+		}
+		mutate(bad)
+		if schema.VisitJSON(bad) == nil {
+			t.Errorf("%s: validated, want an error", name)
+		}
+	}
+}
