@@ -1,0 +1,213 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Stream and bucket names. Subjects under them are the caller's choice
+// (jobs.gpu, events.evaluation, ...).
+const (
+	JobsStream   = "JOBS"
+	EventsStream = "EVENTS"
+	ResultBucket = "results"
+)
+
+// Bus is a connection to NATS JetStream with the kernelgate streams set up.
+// It is safe for concurrent use.
+type Bus struct {
+	opts Options
+	log  *slog.Logger
+
+	srv  *server.Server // nil with an external URL
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	jobs jetstream.Stream
+	kv   jetstream.KeyValue
+
+	closeOnce sync.Once
+	closed    chan struct{} // closed by the nats ClosedHandler
+}
+
+// Open connects to NATS (starting an embedded server when opts.URL is empty)
+// and creates or updates the JOBS and EVENTS streams and the results bucket.
+func Open(ctx context.Context, opts Options, log *slog.Logger) (*Bus, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	b := &Bus{opts: opts, log: log.With("component", "bus"), closed: make(chan struct{})}
+	if err := b.connect(ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
+	if err := b.setup(ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Bus) connect(ctx context.Context) error {
+	copts := []nats.Option{
+		nats.Name("kernelgate"),
+		nats.DrainTimeout(10 * time.Second),
+		nats.ClosedHandler(func(*nats.Conn) { close(b.closed) }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				b.log.Warn("disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { b.log.Info("reconnected", "url", nc.ConnectedUrl()) }),
+	}
+	timeout := b.opts.ReadyTimeout
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
+		timeout = time.Until(d)
+	}
+	url := b.opts.URL
+	if url == "" {
+		srv, err := startEmbedded(b.opts, b.log, timeout)
+		if err != nil {
+			return err
+		}
+		b.srv = srv
+		copts = append(copts, nats.InProcessServer(srv))
+	} else {
+		// An external cluster may restart under us: keep reconnecting
+		// rather than failing every publish after a blip.
+		copts = append(copts, nats.Timeout(timeout), nats.MaxReconnects(-1))
+	}
+	nc, err := nats.Connect(url, copts...)
+	if err != nil {
+		return fmt.Errorf("bus.connect: %w", err)
+	}
+	b.nc = nc
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("bus.connect: jetstream: %w", err)
+	}
+	b.js = js
+	if b.srv != nil {
+		b.log.Info("connected", "embedded", true, "store", filepath.Join(b.opts.DataDir, "nats"))
+	} else {
+		b.log.Info("connected", "embedded", false, "url", nc.ConnectedUrlRedacted())
+	}
+	return nil
+}
+
+func startEmbedded(o Options, log *slog.Logger, timeout time.Duration) (*server.Server, error) {
+	sopts := &server.Options{
+		ServerName: "kernelgate",
+		JetStream:  true,
+		StoreDir:   filepath.Join(o.DataDir, "nats"),
+		// In-process connections only: nothing outside the process can
+		// reach the queue, and there is no port to collide with.
+		DontListen: true,
+		NoSigs:     true,
+	}
+	srv, err := server.NewServer(sopts)
+	if err != nil {
+		return nil, fmt.Errorf("bus.embedded: %w", err)
+	}
+	srv.SetLogger(serverLogger{log.With("component", "nats-server")}, false, false)
+	go srv.Start()
+	if !srv.ReadyForConnections(timeout) {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("bus.embedded: server not ready after %s (store %s)", timeout, sopts.StoreDir)
+	}
+	return srv, nil
+}
+
+// setup creates or updates the streams and the bucket. Update keeps stored
+// messages, so a changed bound or TTL applies on the next Open.
+func (b *Bus) setup(ctx context.Context) error {
+	jobs, err := b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:      JobsStream,
+		Subjects:  []string{"jobs.>"},
+		Retention: jetstream.WorkQueuePolicy, // a job is deleted once acked
+		Storage:   jetstream.FileStorage,
+		MaxMsgs:   b.opts.MaxQueuedJobs,
+		// DiscardNew: a full queue refuses the new job (the gateway answers
+		// 429) instead of silently dropping the oldest accepted one.
+		Discard:    jetstream.DiscardNew,
+		Duplicates: b.opts.DedupWindow,
+	})
+	if err != nil {
+		return fmt.Errorf("bus.setup: stream %s: %w", JobsStream, err)
+	}
+	b.jobs = jobs
+	_, err = b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:       EventsStream,
+		Subjects:   []string{"events.>"},
+		Retention:  jetstream.LimitsPolicy, // several readers; acks do not delete
+		Storage:    jetstream.FileStorage,
+		MaxAge:     b.opts.EventMaxAge,
+		Duplicates: b.opts.DedupWindow, // a retried publish with the same id is stored once
+	})
+	if err != nil {
+		return fmt.Errorf("bus.setup: stream %s: %w", EventsStream, err)
+	}
+	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      ResultBucket,
+		Description: "kernelgate result cache: sha256(task, code, options) -> verdict JSON",
+		TTL:         b.opts.CacheTTL,
+		Storage:     jetstream.FileStorage,
+	})
+	if err != nil {
+		return fmt.Errorf("bus.setup: bucket %s: %w", ResultBucket, err)
+	}
+	b.kv = kv
+	return nil
+}
+
+// Close drains the connection (in-flight acks and publishes are flushed) and
+// shuts the embedded server down. Safe to call more than once.
+func (b *Bus) Close() {
+	b.closeOnce.Do(func() {
+		if b.nc != nil {
+			if err := b.nc.Drain(); err != nil {
+				b.nc.Close()
+			}
+			select {
+			case <-b.closed:
+			case <-time.After(15 * time.Second): // DrainTimeout plus slack
+				b.log.Warn("close: drain did not finish")
+				b.nc.Close()
+			}
+		}
+		if b.srv != nil {
+			b.srv.Shutdown()
+			b.srv.WaitForShutdown()
+		}
+	})
+}
+
+// isClosed reports whether the connection is gone for good.
+func (b *Bus) isClosed() bool {
+	return b.nc.IsClosed() || b.nc.IsDraining()
+}
+
+var errClosed = errors.New("bus: closed")
+
+// serverLogger routes the embedded server's log lines to slog.
+type serverLogger struct{ log *slog.Logger }
+
+func (l serverLogger) Noticef(f string, v ...any) { l.log.Debug(fmt.Sprintf(f, v...)) }
+func (l serverLogger) Warnf(f string, v ...any)   { l.log.Warn(fmt.Sprintf(f, v...)) }
+func (l serverLogger) Fatalf(f string, v ...any)  { l.log.Error(fmt.Sprintf(f, v...)) }
+func (l serverLogger) Errorf(f string, v ...any)  { l.log.Error(fmt.Sprintf(f, v...)) }
+func (l serverLogger) Debugf(f string, v ...any)  { l.log.Debug(fmt.Sprintf(f, v...)) }
+func (l serverLogger) Tracef(f string, v ...any)  { l.log.Debug(fmt.Sprintf(f, v...)) }

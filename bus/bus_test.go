@@ -1,0 +1,130 @@
+package bus
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// startTestBus opens a Bus on an embedded server with its store in a fresh
+// t.TempDir() (unless opts.DataDir is set) and closes it when t ends.
+func startTestBus(t *testing.T, opts Options) *Bus {
+	t.Helper()
+	if opts.DataDir == "" && opts.URL == "" {
+		opts.DataDir = t.TempDir()
+	}
+	if opts.NakDelay == 0 {
+		opts.NakDelay = 50 * time.Millisecond // keep redelivery tests fast
+	}
+	b, err := Open(t.Context(), opts, testLogger(t))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// checkFor polls f every interval until it returns nil or total elapses, and
+// then fails with f's last error (as nats-server's checkFor does).
+func checkFor(t *testing.T, total, interval time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(total)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = f(); err == nil {
+			return
+		}
+		time.Sleep(interval)
+	}
+	t.Fatalf("checkFor after %s: %v", total, err)
+}
+
+// runInBackground runs f in a goroutine under a ctx cancelled at cleanup (or
+// by the returned cancel) and, at cleanup, fails t if f returned an error.
+func runInBackground(t *testing.T, f func(ctx context.Context) error) (cancel func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("background consumer: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("background consumer did not return after cancel")
+		}
+	})
+	return cancel
+}
+
+func TestCloseTwice(t *testing.T) {
+	b, err := Open(t.Context(), Options{DataDir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	b.Close()
+}
+
+func TestOpenExternalUnreachable(t *testing.T) {
+	// Port 1 on loopback refuses connections: Open must fail, not hang.
+	_, err := Open(t.Context(), Options{URL: "nats://127.0.0.1:1", ReadyTimeout: time.Second}, nil)
+	if err == nil {
+		t.Fatal("Open on an unreachable URL succeeded")
+	}
+}
+
+// The --nats URL path: a separate server listening on a random port.
+func TestOpenExternal(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(5 * time.Second) {
+		t.Fatal("external server not ready")
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+
+	b := startTestBus(t, Options{URL: srv.ClientURL()})
+	if err := b.PublishJob(t.Context(), "jobs.cpu", "j", nil); err != nil {
+		t.Fatal(err)
+	}
+	wantDepth(t, b, 1)
+}
+
+func TestRestartKeepsEvents(t *testing.T) {
+	dir := t.TempDir()
+	b1, err := Open(t.Context(), Options{DataDir: dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if err := b1.PublishEvent(t.Context(), "events.evaluation", id, []byte(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b1.Close()
+
+	b2 := startTestBus(t, Options{DataDir: dir})
+	got := collectEvents(t, b2, "sink", 3)
+	if len(got) != 3 || got[0].ID != "a" || got[2].ID != "c" {
+		t.Fatalf("after restart got %+v, want events a, b, c", got)
+	}
+}

@@ -1,0 +1,205 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrQueueFull is returned by PublishJob when JOBS holds MaxQueuedJobs; the
+// gateway answers 429 with Retry-After.
+var ErrQueueFull = errors.New("bus: job queue full")
+
+// jsErrStoreFailed is the server's "storing a message failed" code
+// (JSStreamStoreFailedF); with DiscardNew it carries "maximum messages
+// exceeded" (or bytes) when the stream is full. nats.go has no constant.
+const jsErrStoreFailed jetstream.ErrorCode = 10077
+
+// Job is one delivery of a queued job.
+type Job struct {
+	ID           string // the Nats-Msg-Id given to PublishJob
+	Subject      string
+	Data         []byte
+	NumDelivered uint64 // 1 on the first delivery
+	// Final is true on the last delivery (NumDelivered == MaxDeliver): if the
+	// handler fails now the job is dropped, so it should publish a failure
+	// verdict itself rather than return an error.
+	Final bool
+}
+
+// PublishJob queues data on subject (under jobs.) with id as its dedup id:
+// a retried publish with the same id within the dedup window is stored once.
+func (b *Bus) PublishJob(ctx context.Context, subject, id string, data []byte) error {
+	if !strings.HasPrefix(subject, "jobs.") {
+		return fmt.Errorf("bus.PublishJob: subject %q is not under jobs.", subject)
+	}
+	if id == "" {
+		return errors.New("bus.PublishJob: empty id")
+	}
+	if _, err := b.js.Publish(ctx, subject, data, jetstream.WithMsgID(id)); err != nil {
+		if isFull(err) {
+			return ErrQueueFull
+		}
+		return fmt.Errorf("bus.PublishJob %s: %w", id, err)
+	}
+	return nil
+}
+
+func isFull(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode != jsErrStoreFailed {
+		return false
+	}
+	return strings.Contains(apiErr.Description, "maximum messages") ||
+		strings.Contains(apiErr.Description, "maximum bytes")
+}
+
+// QueueDepth is the number of jobs in JOBS: queued plus delivered but not
+// yet acked.
+func (b *Bus) QueueDepth(ctx context.Context) (uint64, error) {
+	info, err := b.jobs.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("bus.QueueDepth: %w", err)
+	}
+	return info.State.Msgs, nil
+}
+
+// JobsOption tunes Jobs.
+type JobsOption func(*jobsConfig)
+
+type jobsConfig struct {
+	concurrency int
+	filter      string
+}
+
+// WithConcurrency bounds the number of handlers running at once (default 1).
+func WithConcurrency(n int) JobsOption {
+	return func(c *jobsConfig) { c.concurrency = max(n, 1) }
+}
+
+// WithFilter restricts the consumer to one subject (e.g. jobs.gpu). On a
+// work queue two consumers must not overlap, so every durable either takes
+// all of jobs.> (the default) or its own distinct subject.
+func WithFilter(subject string) JobsOption {
+	return func(c *jobsConfig) { c.filter = subject }
+}
+
+// pullWait bounds one pull request, so a cancelled ctx or a changed server is
+// noticed within it even when the queue is idle.
+const pullWait = 5 * time.Second
+
+// Jobs pulls jobs through the durable consumer and calls handle for each,
+// with at most the configured concurrency in flight. A job is acked after
+// handle returns nil and redelivered (after NakDelay) when it returns an
+// error. While handle runs, the job is kept alive with InProgress every
+// AckWait/2; a worker that dies stops doing so and the job is redelivered
+// after AckWait. Workers sharing a durable share the queue.
+//
+// Jobs returns nil when ctx is cancelled, after the running handlers return;
+// their ctx is cancelled too and a job they fail is handed back at once.
+func (b *Bus) Jobs(ctx context.Context, durable string, handle func(ctx context.Context, j Job) error, opts ...JobsOption) error {
+	cfg := jobsConfig{concurrency: 1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cons, err := b.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+		Durable:       durable,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       b.opts.JobAckWait,
+		MaxDeliver:    b.opts.MaxDeliver,
+		FilterSubject: cfg.filter,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("bus.Jobs %s: consumer: %w", durable, err)
+	}
+	log := b.log.With("durable", durable)
+
+	slots := make(chan struct{}, cfg.concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		// Wait for one free slot, then take all free ones: pull only as
+		// many jobs as can start now, so none waits here past its AckWait.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		n := 1
+	fill:
+		for n < cfg.concurrency {
+			select {
+			case slots <- struct{}{}:
+				n++
+			default:
+				break fill
+			}
+		}
+		got, err := pull(ctx, cons, n, pullWait, func(m jetstream.Msg) {
+			wg.Go(func() {
+				defer func() { <-slots }()
+				b.runJob(ctx, log, m, handle)
+			})
+		})
+		for i := got; i < n; i++ {
+			<-slots // the slots reserved for jobs that did not come
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			if b.isClosed() {
+				return fmt.Errorf("bus.Jobs %s: %w", durable, errClosed)
+			}
+			log.Warn("fetch failed; retrying", "err", err)
+			if !sleepCtx(ctx, b.opts.NakDelay) {
+				return nil
+			}
+		}
+	}
+}
+
+func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, handle func(context.Context, Job) error) {
+	md, err := m.Metadata()
+	if err != nil {
+		log.Error("job without metadata; terminating it", "subject", m.Subject(), "err", err)
+		_ = m.Term()
+		return
+	}
+	j := Job{
+		ID:           m.Headers().Get(jetstream.MsgIDHeader),
+		Subject:      m.Subject(),
+		Data:         m.Data(),
+		NumDelivered: md.NumDelivered,
+		Final:        md.NumDelivered >= uint64(b.opts.MaxDeliver),
+	}
+	herr := runKeptAlive(ctx, b.opts.JobAckWait/2, []jetstream.Msg{m}, func(hctx context.Context) error {
+		return handle(hctx, j)
+	})
+	var aerr error
+	switch {
+	case herr == nil:
+		aerr = m.Ack()
+	case ctx.Err() != nil:
+		// Shutting down: hand the job back now rather than after AckWait.
+		aerr = m.Nak()
+	case j.Final:
+		log.Error("job failed on its last delivery; dropping it", "job", j.ID, "deliveries", j.NumDelivered, "err", herr)
+		aerr = m.Term() // on a work queue, Term removes it
+	default:
+		log.Warn("job failed; will be redelivered", "job", j.ID, "deliveries", j.NumDelivered, "err", herr)
+		aerr = m.NakWithDelay(b.opts.NakDelay)
+	}
+	if aerr != nil {
+		log.Warn("ack failed; job will be redelivered after AckWait", "job", j.ID, "err", aerr)
+	}
+}

@@ -1,0 +1,129 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults for the zero values of Options.
+const (
+	DefaultMaxQueuedJobs = 10000
+	// An evaluation (compile, correctness over seeds, timing) may run for
+	// minutes; a shorter AckWait would redeliver jobs that are still running.
+	// Long jobs are kept alive with InProgress anyway.
+	DefaultJobAckWait   = 10 * time.Minute
+	DefaultMaxDeliver   = 3
+	DefaultNakDelay     = time.Second
+	DefaultCacheTTL     = 24 * time.Hour
+	DefaultDedupWindow  = 2 * time.Minute
+	DefaultEventAckWait = time.Minute
+	// EVENTS is a limits stream so several readers (the sink, replays) can
+	// read it; MaxAge bounds its disk use. A sink down longer than this loses
+	// events, so it is generous.
+	DefaultEventMaxAge  = 7 * 24 * time.Hour
+	DefaultReadyTimeout = 10 * time.Second
+)
+
+// Options configure Open. Zero values take the defaults above.
+type Options struct {
+	// DataDir holds the embedded server's file store (DataDir/nats).
+	// Required when URL is empty.
+	DataDir string
+	// URL of an external NATS server or cluster (comma-separated list).
+	// Empty: start an embedded server.
+	URL string
+
+	// MaxQueuedJobs bounds the JOBS stream (queued plus in flight); past it
+	// PublishJob returns ErrQueueFull.
+	MaxQueuedJobs int64
+	// JobAckWait: how long a delivered job may go without ack or progress
+	// before it is redelivered to another worker.
+	JobAckWait time.Duration
+	// MaxDeliver: deliveries of one job before it is given up.
+	MaxDeliver int
+	// NakDelay: how long a failed job or event batch waits before redelivery.
+	NakDelay time.Duration
+
+	// CacheTTL: lifetime of a result-cache entry.
+	CacheTTL time.Duration
+	// DedupWindow: publishes with the same id within it are stored once.
+	DedupWindow time.Duration
+	// EventAckWait: how long a delivered event batch may go unacked (the
+	// sink keeps it alive while it writes).
+	EventAckWait time.Duration
+	// EventMaxAge: how long EVENTS keeps an event.
+	EventMaxAge time.Duration
+
+	// ReadyTimeout bounds the wait for the embedded server and the connect.
+	ReadyTimeout time.Duration
+}
+
+// Validate reports the first invalid field. Zero values are valid (defaults).
+func (o Options) Validate() error {
+	if o.URL == "" && o.DataDir == "" {
+		return errors.New("bus: DataDir is required for the embedded server")
+	}
+	if o.URL != "" {
+		for _, u := range strings.Split(o.URL, ",") {
+			p, err := url.Parse(strings.TrimSpace(u))
+			if err != nil || p.Host == "" {
+				return fmt.Errorf("bus: invalid NATS URL %q", u)
+			}
+		}
+	}
+	durations := []struct {
+		name string
+		d    time.Duration
+	}{
+		{"JobAckWait", o.JobAckWait},
+		{"NakDelay", o.NakDelay},
+		{"CacheTTL", o.CacheTTL},
+		{"DedupWindow", o.DedupWindow},
+		{"EventAckWait", o.EventAckWait},
+		{"EventMaxAge", o.EventMaxAge},
+		{"ReadyTimeout", o.ReadyTimeout},
+	}
+	for _, d := range durations {
+		if d.d < 0 {
+			return fmt.Errorf("bus: %s must not be negative, got %s", d.name, d.d)
+		}
+	}
+	if o.MaxQueuedJobs < 0 {
+		return fmt.Errorf("bus: MaxQueuedJobs must not be negative, got %d", o.MaxQueuedJobs)
+	}
+	if o.MaxDeliver < 0 {
+		return fmt.Errorf("bus: MaxDeliver must not be negative, got %d", o.MaxDeliver)
+	}
+	if o.JobAckWait != 0 && o.JobAckWait < time.Second {
+		// InProgress fires at AckWait/2; below a second the keepalive
+		// traffic is pointless and redeliveries race the handler.
+		return fmt.Errorf("bus: JobAckWait must be at least 1s, got %s", o.JobAckWait)
+	}
+	return nil
+}
+
+// withDefaults fills zero values.
+func (o Options) withDefaults() Options {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if o.MaxQueuedJobs == 0 {
+		o.MaxQueuedJobs = DefaultMaxQueuedJobs
+	}
+	if o.MaxDeliver == 0 {
+		o.MaxDeliver = DefaultMaxDeliver
+	}
+	set(&o.JobAckWait, DefaultJobAckWait)
+	set(&o.NakDelay, DefaultNakDelay)
+	set(&o.CacheTTL, DefaultCacheTTL)
+	set(&o.DedupWindow, DefaultDedupWindow)
+	set(&o.EventAckWait, DefaultEventAckWait)
+	set(&o.EventMaxAge, DefaultEventMaxAge)
+	set(&o.ReadyTimeout, DefaultReadyTimeout)
+	return o
+}

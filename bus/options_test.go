@@ -1,0 +1,44 @@
+package bus
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOptionsValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    Options
+		wantErr string // substring; empty means valid
+	}{
+		{"embedded", Options{DataDir: "/tmp/x"}, ""},
+		{"external", Options{URL: "nats://10.0.0.1:4222"}, ""},
+		{"cluster list", Options{URL: "nats://a:4222, nats://b:4222"}, ""},
+		{"neither", Options{}, "DataDir is required"},
+		{"bad url", Options{URL: "::nope"}, "invalid NATS URL"},
+		{"negative queue", Options{DataDir: "d", MaxQueuedJobs: -1}, "MaxQueuedJobs"},
+		{"negative deliver", Options{DataDir: "d", MaxDeliver: -2}, "MaxDeliver"},
+		{"negative ttl", Options{DataDir: "d", CacheTTL: -time.Second}, "CacheTTL"},
+		{"short ackwait", Options{DataDir: "d", JobAckWait: 100 * time.Millisecond}, "at least 1s"},
+		{"full", Options{DataDir: "d", MaxQueuedJobs: 5, JobAckWait: time.Minute, MaxDeliver: 5, CacheTTL: time.Hour}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.opts.Validate()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Validate() = %v, want nil", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("Validate() = %v, want error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestOptionsDefaults(t *testing.T) {
+	o := Options{DataDir: "d"}.withDefaults()
+	if o.MaxQueuedJobs != 10000 || o.JobAckWait != 10*time.Minute || o.MaxDeliver != 3 || o.CacheTTL != 24*time.Hour {
+		t.Fatalf("defaults: %+v", o)
+	}
+}
