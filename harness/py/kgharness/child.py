@@ -34,6 +34,7 @@ class PipeContext(Context):
         self.tmpdir = tmpdir
         self.sandbox = sandbox_info
         self.last_stage = "startup"
+        self._held = None
 
     def send(self, rec):
         protocol.write(self.rec_fd, rec)
@@ -64,6 +65,9 @@ class PipeContext(Context):
 
     @contextlib.contextmanager
     def _lock(self, mode):
+        if self._held:
+            # The zygote ignores a holder's second request: waiting for it would hang.
+            raise RuntimeError(f"GPU lock: {mode} requested while {self._held} is held")
         t0 = time.monotonic()
         self.send({"type": "lock", "mode": mode})
         # One byte from the zygote means the lock is ours; EOF means it is gone
@@ -76,9 +80,11 @@ class PipeContext(Context):
                 continue
         if not b:
             raise RuntimeError("timing lock: the zygote closed the grant pipe")
+        self._held = mode
         try:
             yield time.monotonic() - t0
         finally:
+            self._held = None
             self.send({"type": "unlock"})
 
 
