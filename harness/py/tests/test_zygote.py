@@ -175,6 +175,13 @@ def test_shared_holders_overlap_but_never_with_an_exclusive_one(z):
     assert l["probe"]["lock"][0] >= e1               # and the later reader for the writer
 
 
+def test_nested_lock_request_fails_fast(z):
+    t0 = time.monotonic()
+    v = z.evaluate(TASK, "nested", {"timeout_s": 30})
+    assert v["status"] == "harness_error" and "requested while shared is held" in v["feedback"], v
+    assert time.monotonic() - t0 < 10
+
+
 def test_forged_verdict_is_not_accepted(z):
     v = z.evaluate(TASK, "forge")
     assert v["status"] == "reward_hack", v

@@ -122,6 +122,10 @@ def evaluate(job, ctx):
             time.sleep(float(args[0]))
             t1 = time.time()
         return _verdict(ctx, lock=[t0, t1], waited=waited)
+    if cmd == "nested":          # a lock request while holding one: must fail, not hang
+        with ctx.gpu_lock():
+            with ctx.timing_lock():
+                pass
     if cmd == "forge":           # candidate-style forgery: a verdict record of its own, then exit
         rec = {"type": "verdict", "verdict": _verdict(ctx, "correct")}
         os.write(ctx.rec_fd, (json.dumps(rec) + "\n").encode())
