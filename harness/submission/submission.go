@@ -1,0 +1,94 @@
+package submission
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// How Extract found the code (logged and exported: never rename).
+const (
+	HowFence             = "fence"              // a closed fenced block
+	HowFenceUnterminated = "fence_unterminated" // a fenced block left open at the end of the text
+	HowText              = "text"               // the whole completion, which looks like code
+)
+
+// ErrNoCode is wrapped by every error Extract returns. The gateway turns it
+// into an invalid_submission verdict.
+var ErrNoCode = errors.New("no code found in the completion")
+
+// pythonInfo are the fence info words taken as Python (lowercased); "" is a
+// bare fence.
+var pythonInfo = map[string]bool{"": true, "python": true, "py": true, "python3": true, "py3": true}
+
+// looksLikeCode: a line that starts an import, or the class a candidate must define.
+var looksLikeCode = regexp.MustCompile(`(?m)^[ \t]*(?:import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import[ \t])|\bclass[ \t]+ModelNew\b`)
+
+// Normalize is what Extract does to the text before anything else: a leading
+// byte-order mark is dropped and CRLF line ends become LF. Extracted code is
+// always a substring of Normalize(text).
+func Normalize(text string) string {
+	text = strings.TrimPrefix(text, "\ufeff")
+	return strings.ReplaceAll(text, "\r\n", "\n")
+}
+
+// Extract returns the candidate code in an LLM completion and how it found it.
+//
+//  1. The last fenced block (``` or ~~~, CommonMark rules: a fence is at most
+//     3 spaces indented; it closes on a line of the same character, at least
+//     as long, and nothing else) whose info word is python, py, python3, py3
+//     or empty, and whose content is not blank. A fence still open at the end
+//     of the text runs to the end (a completion cut off by max_tokens).
+//  2. Otherwise, when the text has no fenced block at all and looks like code
+//     (a line starting with import / from … import, or class ModelNew), the
+//     whole text.
+//  3. Otherwise an error wrapping ErrNoCode.
+//
+// The code has leading blank lines and trailing white space removed; it is
+// otherwise the exact text, so line numbers in feedback match the block.
+func Extract(text string) (code, how string, err error) {
+	text = Normalize(text)
+	blocks := fencedBlocks(text)
+	var langs []string
+	for i := len(blocks) - 1; i >= 0; i-- {
+		b := blocks[i]
+		if !pythonInfo[b.lang] {
+			langs = append(langs, b.lang)
+			continue
+		}
+		if c := trim(text[b.start:b.end]); c != "" {
+			if b.closed {
+				return c, HowFence, nil
+			}
+			return c, HowFenceUnterminated, nil
+		}
+	}
+	if len(blocks) > 0 {
+		if len(langs) > 0 {
+			slices.Reverse(langs)
+			return "", "", fmt.Errorf("submission.Extract: %w: no Python block among the fenced blocks (%s)", ErrNoCode, strings.Join(langs, ", "))
+		}
+		return "", "", fmt.Errorf("submission.Extract: %w: every Python block is empty", ErrNoCode)
+	}
+	if looksLikeCode.MatchString(text) {
+		if c := trim(text); c != "" {
+			return c, HowText, nil
+		}
+	}
+	return "", "", fmt.Errorf("submission.Extract: %w", ErrNoCode)
+}
+
+// trim drops leading blank lines (keeping the first code line's indentation)
+// and trailing white space.
+func trim(s string) string {
+	s = strings.TrimRight(s, " \t\n\r\v\f")
+	for {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 || strings.TrimSpace(s[:i]) != "" {
+			return s
+		}
+		s = s[i+1:]
+	}
+}

@@ -1,0 +1,107 @@
+package submission
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+const kernel = "import torch\nimport triton\n\nclass ModelNew(torch.nn.Module):\n    pass"
+
+func TestExtract(t *testing.T) {
+	tests := []struct {
+		name, text, code, how string
+	}{
+		{"python fence", "Here it is:\n```python\n" + kernel + "\n```\nDone.", kernel, HowFence},
+		{"py fence", "```py\nx = 1\n```", "x = 1", HowFence},
+		{"Python3 fence, extra info", "```Python3 title=model.py\nx = 1\n```", "x = 1", HowFence},
+		{"bare fence", "```\nx = 1\n```", "x = 1", HowFence},
+		{"info after a space", "``` python\nx = 1\n```", "x = 1", HowFence},
+		{"tilde fence", "~~~python\nx = 1\n~~~", "x = 1", HowFence},
+		{"tilde fence holds backtick lines", "~~~python\ns = '''\n```\n'''\n~~~", "s = '''\n```\n'''", HowFence},
+		{"several fences, last wins", "```python\nold = 1\n```\nbetter:\n```python\nnew = 2\n```\n", "new = 2", HowFence},
+		{"non-python fence after is skipped", "```python\nx = 1\n```\nrun it:\n```bash\npython x.py\n```", "x = 1", HowFence},
+		{"cuda fence skipped, python before it", "```python\nx = 1\n```\n```cuda\n__global__ void k(){}\n```", "x = 1", HowFence},
+		{"empty last python block skipped", "```python\nx = 1\n```\n```python\n\n```", "x = 1", HowFence},
+		{"backticks inside strings", "```python\ns = \"```\"\nt = '''a ``` b'''\n```", "s = \"```\"\nt = '''a ``` b'''", HowFence},
+		{"indented fence-like line inside code", "```python\ndef f():\n    \"\"\"\n    ```\n    \"\"\"\n```", "def f():\n    \"\"\"\n    ```\n    \"\"\"", HowFence},
+		{"longer outer fence", "````python\nx = 1\n```\nnot closed\n````", "x = 1\n```\nnot closed", HowFence},
+		{"closing fence with trailing spaces", "```python\nx = 1\n```   \nafter", "x = 1", HowFence},
+		{"closing fence with info does not close", "```python\nx = 1\n```python\ny = 2\n```", "x = 1\n```python\ny = 2", HowFence},
+		{"inline span is not a fence", "Use ```x``` here.\n```python\nx = 1\n```", "x = 1", HowFence},
+		{"unterminated fence at the end", "Thinking...\n```python\n" + kernel + "\n", kernel, HowFenceUnterminated},
+		{"unterminated after a closed one", "```python\nx = 1\n```\n```python\ny = 2", "y = 2", HowFenceUnterminated},
+		{"CRLF", "```python\r\nx = 1\r\ny = 2\r\n```\r\n", "x = 1\ny = 2", HowFence},
+		{"BOM", "\ufeff```python\nx = 1\n```", "x = 1", HowFence},
+		{"leading blank lines dropped, indentation kept", "```python\n\n\n  x = 1\n```", "  x = 1", HowFence},
+		{"raw code", kernel + "\n", kernel, HowText},
+		{"raw code with BOM and CRLF", "\ufeff" + strings.ReplaceAll(kernel, "\n", "\r\n"), kernel, HowText},
+		{"raw code, from-import", "from torch import nn\nx = 1", "from torch import nn\nx = 1", HowText},
+		{"raw code, ModelNew only", "class ModelNew:\n    pass", "class ModelNew:\n    pass", HowText},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, how, err := Extract(tt.text)
+			if err != nil {
+				t.Fatalf("Extract: %v", err)
+			}
+			if code != tt.code || how != tt.how {
+				t.Errorf("Extract = %q, %q; want %q, %q", code, how, tt.code, tt.how)
+			}
+		})
+	}
+}
+
+func TestExtractNoCode(t *testing.T) {
+	tests := []struct{ name, text, detail string }{
+		{"empty", "", ""},
+		{"white space", " \n\t\r\n", ""},
+		{"BOM only", "\ufeff", ""},
+		{"prose", "I think the answer is to fuse the kernels. It is important to tile.", ""},
+		{"prose mentioning import mid-line", "You should import triton and write a kernel.", ""},
+		{"only non-python fences", "```cuda\n__global__ void k(){}\n```\n```bash\nimport x\n```", "cuda"},
+		{"only empty python fences", "```python\n```\n~~~\n\n~~~", "empty"},
+		{"unterminated empty fence", "Here:\n```python\n", "empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, how, err := Extract(tt.text)
+			if !errors.Is(err, ErrNoCode) {
+				t.Fatalf("Extract = %q, %q, %v; want ErrNoCode", code, how, err)
+			}
+			if !strings.Contains(err.Error(), "no code found in the completion") || !strings.Contains(err.Error(), tt.detail) {
+				t.Errorf("error %q: want the ErrNoCode text and %q", err, tt.detail)
+			}
+		})
+	}
+}
+
+func FuzzExtract(f *testing.F) {
+	for _, s := range []string{
+		"", kernel, "```python\n" + kernel + "\n```", "```py\nx\n", "~~~\n```\n~~~",
+		"````\n```\n````", "\ufeff```python\r\nx\r\n```", "  ```python\nx\n   ```", "```a`b\nx\n```",
+		"prose\n```bash\nls\n```", "```\n\n```\n```python\ny",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		code, how, err := Extract(text)
+		if err != nil {
+			if !errors.Is(err, ErrNoCode) || code != "" || how != "" {
+				t.Fatalf("Extract(%q) = %q, %q, %v", text, code, how, err)
+			}
+			return
+		}
+		if strings.TrimSpace(code) == "" {
+			t.Fatalf("Extract(%q): blank code with how %q", text, how)
+		}
+		if !strings.Contains(Normalize(text), code) {
+			t.Fatalf("Extract(%q) = %q: not a substring of the normalised input", text, code)
+		}
+		switch how {
+		case HowFence, HowFenceUnterminated, HowText:
+		default:
+			t.Fatalf("Extract(%q): unknown how %q", text, how)
+		}
+	})
+}
