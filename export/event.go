@@ -1,0 +1,72 @@
+package export
+
+import (
+	"time"
+
+	"github.com/kernelgate/kernelgate/harness"
+)
+
+// SchemaVersion is the version (MAJOR.MINOR) of the tables written here.
+// It is stored in every file's key/value metadata under MetaSchemaVersion.
+// Within a major version columns are only added.
+const SchemaVersion = "1.0"
+
+// Key/value metadata keys of every file the sink writes.
+const (
+	MetaSchemaVersion = "kernelgate.schema_version"
+	MetaTable         = "kernelgate.table"
+	MetaWriter        = "kernelgate.writer_id"
+)
+
+// Event subjects the sink understands (on the EVENTS stream).
+const (
+	SubjectEvaluation  = "events.evaluation"
+	SubjectEpisodeStep = "events.episode_step"
+)
+
+// Table names (the table=<name> partition).
+const (
+	TableEvaluations  = "evaluations"
+	TableEpisodeSteps = "episode_steps"
+	TableRejected     = "rejected"
+)
+
+// EvaluationEvent is what the gateway publishes on events.evaluation, one
+// per verdict (cached answers included). EventID is also the bus message id.
+type EvaluationEvent struct {
+	EventID    string    `json:"event_id"`
+	Time       time.Time `json:"ts"`
+	EvalID     string    `json:"eval_id"`
+	BatchID    string    `json:"batch_id,omitempty"`
+	RequestID  string    `json:"request_id,omitempty"`
+	ClientID   string    `json:"client_id,omitempty"` // API key id
+	TaskID     string    `json:"task_id,omitempty"`
+	Code       string    `json:"code"`
+	Completion *string   `json:"completion,omitempty"` // raw LLM text, when code was extracted from it
+	RewardFn   string    `json:"reward_fn,omitempty"`
+	Reward     *float64  `json:"reward,omitempty"`
+	Cached     bool      `json:"cached,omitempty"` // answered from the result cache
+	// QueueWaitMS and ExecMS are the two deadlines' measures; nil when the
+	// answer came from the cache.
+	QueueWaitMS *float64        `json:"queue_wait_ms,omitempty"`
+	ExecMS      *float64        `json:"exec_ms,omitempty"`
+	Verdict     harness.Verdict `json:"verdict"`
+}
+
+// EpisodeStepEvent is what the gateway publishes on events.episode_step,
+// one per POST /v1/episodes/{id}/step.
+type EpisodeStepEvent struct {
+	EventID     string    `json:"event_id"`
+	Time        time.Time `json:"ts"`
+	EpisodeID   string    `json:"episode_id"`
+	Turn        int       `json:"turn"`
+	ClientID    string    `json:"client_id,omitempty"`
+	TaskID      string    `json:"task_id"`
+	Completion  string    `json:"completion"`
+	Observation string    `json:"observation"`
+	Reward      float64   `json:"reward"`
+	Done        bool      `json:"done"`
+	EvalID      string    `json:"eval_id,omitempty"`
+	Status      string    `json:"status,omitempty"`
+	Speedup     *float64  `json:"speedup,omitempty"`
+}

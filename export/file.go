@@ -1,0 +1,154 @@
+package export
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// partDir is root/table=<table>/date=<date>.
+func partDir(root, table, date string) string {
+	return filepath.Join(root, "table="+table, "date="+date)
+}
+
+// partName is part-<writerID>-<unixnano>-<seq>.parquet. The time is when
+// the file was written (the dedup seed reads it back), not the events'.
+func partName(writerID string, t time.Time, seq uint64) string {
+	return fmt.Sprintf("part-%s-%d-%d.parquet", writerID, t.UnixNano(), seq)
+}
+
+// partTime parses the write time out of a part name; ok is false for names
+// this package did not write.
+func partTime(name string) (time.Time, bool) {
+	if !strings.HasPrefix(name, "part-") || !strings.HasSuffix(name, ".parquet") {
+		return time.Time{}, false
+	}
+	fields := strings.Split(strings.TrimSuffix(name, ".parquet"), "-")
+	if len(fields) < 4 { // part, writer (may hold '-'), unixnano, seq
+		return time.Time{}, false
+	}
+	ns, err := strconv.ParseInt(fields[len(fields)-2], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, ns), true
+}
+
+// tempName is the name a part is written under before its rename: a
+// leading dot (Spark, pyarrow and DuckDB skip hidden files) and a .tmp suffix.
+func tempName(name string) string { return "." + name + ".tmp" }
+
+// writePart writes rows to dir/name atomically: a temp file in the same
+// directory, fsync'd, renamed, then the directory fsync'd. Once it returns
+// nil the file is complete and durable under its final name; on an error
+// no file is left under that name.
+func writePart[T any](dir, name string, rows []T, meta map[string]string) (err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("export.writePart: %w", err)
+	}
+	if err := syncParents(dir); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, tempName(name))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("export.writePart: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	opts := []parquet.WriterOption{parquet.Compression(&parquet.Zstd)}
+	for k, v := range meta {
+		opts = append(opts, parquet.KeyValueMetadata(k, v))
+	}
+	w := parquet.NewGenericWriter[T](f, opts...)
+	if _, err := w.Write(rows); err != nil {
+		return fmt.Errorf("export.writePart %s: write: %w", name, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("export.writePart %s: close writer: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("export.writePart %s: fsync: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("export.writePart %s: close: %w", name, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		return fmt.Errorf("export.writePart %s: rename: %w", name, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("export.writePart %s: %w", name, err)
+	}
+	return nil
+}
+
+// syncParents fsyncs dir's parent and grandparent, so partition
+// directories created by MkdirAll survive a crash along with their files.
+// Cheap: it runs once per file, and those are a few per batch.
+func syncParents(dir string) error {
+	for _, d := range []string{filepath.Dir(dir), filepath.Dir(filepath.Dir(dir))} {
+		if err := syncDir(d); err != nil {
+			return fmt.Errorf("export.writePart: %w", err)
+		}
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync dir: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+// readRows reads every row of a Parquet file into T (columns matched by
+// name; columns of the file that T lacks are not decoded into it).
+func readRows[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("export.readRows: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("export.readRows: %w", err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("export.readRows %s: %w", path, err)
+	}
+	r := parquet.NewGenericReader[T](pf)
+	defer r.Close()
+	rows := make([]T, r.NumRows())
+	got := 0
+	for got < len(rows) {
+		n, err := r.Read(rows[got:])
+		got += n
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("export.readRows %s: %w", path, err)
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("export.readRows %s: no progress at row %d of %d", path, got, len(rows))
+		}
+	}
+	return rows[:got], nil
+}

@@ -1,0 +1,185 @@
+package export
+
+import (
+	"maps"
+	"time"
+
+	"github.com/kernelgate/kernelgate/harness"
+)
+
+// Evaluation is one row of the evaluations table: the event's ids and
+// inputs and the verdict flattened into typed columns. Optional columns are
+// pointers (null when nil).
+type Evaluation struct {
+	EventID    string    `parquet:"event_id"`
+	TS         time.Time `parquet:"ts,timestamp(millisecond)"`
+	EvalID     string    `parquet:"eval_id"`
+	BatchID    string    `parquet:"batch_id"`
+	RequestID  string    `parquet:"request_id"`
+	ClientID   string    `parquet:"client_id"`
+	TaskID     string    `parquet:"task_id"`
+	TaskName   string    `parquet:"task_name"`
+	TaskHash   string    `parquet:"task_hash"`
+	CodeHash   string    `parquet:"code_hash"`
+	Code       string    `parquet:"code"`
+	Completion *string   `parquet:"completion,optional"`
+	RewardFn   string    `parquet:"reward_fn"`
+	Reward     *float64  `parquet:"reward,optional"`
+	Cached     bool      `parquet:"cached"`
+
+	SchemaVersion     string   `parquet:"schema_version"` // the verdict's
+	Status            string   `parquet:"status"`
+	Compiled          bool     `parquet:"compiled"`
+	Correct           bool     `parquet:"correct"`
+	Speedup           *float64 `parquet:"speedup,optional"`
+	RuntimeMedianMS   *float64 `parquet:"runtime_median_ms,optional"`
+	RuntimeP10MS      *float64 `parquet:"runtime_p10_ms,optional"`
+	RuntimeP90MS      *float64 `parquet:"runtime_p90_ms,optional"`
+	RuntimeIterations *int64   `parquet:"runtime_iterations,optional"`
+	RefMedianMS       *float64 `parquet:"ref_median_ms,optional"`
+	RefBeforeMedianMS *float64 `parquet:"ref_before_median_ms,optional"`
+	RefAfterMedianMS  *float64 `parquet:"ref_after_median_ms,optional"`
+	TimingMode        string   `parquet:"timing_mode"`
+	MaxAbsError       *float64 `parquet:"max_abs_error,optional"`
+	MaxRelError       *float64 `parquet:"max_rel_error,optional"`
+	Atol              *float64 `parquet:"atol,optional"`
+	Rtol              *float64 `parquet:"rtol,optional"`
+	TolDType          string   `parquet:"tol_dtype"`
+	TolSource         string   `parquet:"tol_source"`
+	TrialsPassed      int64    `parquet:"trials_passed"`
+	TrialsTotal       int64    `parquet:"trials_total"`
+	HackFlags         []string `parquet:"hack_flags,list"`
+	Warnings          []string `parquet:"warnings,list"`
+	TritonLaunches    int64    `parquet:"triton_launches"`
+	Coverage          *float64 `parquet:"coverage,optional"`
+	Feedback          string   `parquet:"feedback"`
+	ErrorSignature    string   `parquet:"error_signature"`
+	TaskError         string   `parquet:"task_error"`
+	OutputTail        string   `parquet:"output_tail"`
+	// StageMS is a MAP<STRING, DOUBLE>: readers ignore keys they do not know.
+	StageMS map[string]float64 `parquet:"stage_ms"`
+
+	Device           string `parquet:"device"`
+	GPUName          string `parquet:"gpu_name"`
+	GPUUUID          string `parquet:"gpu_uuid"`
+	SMClockMHzBefore *int64 `parquet:"sm_clock_mhz_before,optional"`
+	SMClockMHzAfter  *int64 `parquet:"sm_clock_mhz_after,optional"`
+	Driver           string `parquet:"driver"`
+	Python           string `parquet:"python"`
+	Torch            string `parquet:"torch"`
+	Triton           string `parquet:"triton"`
+	HarnessVersion   string `parquet:"harness_version"`
+	Sandbox          string `parquet:"sandbox"`
+	SandboxDetail    string `parquet:"sandbox_detail"`
+
+	QueueWaitMS *float64 `parquet:"queue_wait_ms,optional"`
+	ExecMS      *float64 `parquet:"exec_ms,optional"`
+}
+
+// EpisodeStep is one row of the episode_steps table.
+type EpisodeStep struct {
+	EventID     string    `parquet:"event_id"`
+	TS          time.Time `parquet:"ts,timestamp(millisecond)"`
+	EpisodeID   string    `parquet:"episode_id"`
+	Turn        int64     `parquet:"turn"`
+	ClientID    string    `parquet:"client_id"`
+	TaskID      string    `parquet:"task_id"`
+	Completion  string    `parquet:"completion"`
+	Observation string    `parquet:"observation"`
+	Reward      float64   `parquet:"reward"`
+	Done        bool      `parquet:"done"`
+	EvalID      string    `parquet:"eval_id"`
+	Status      string    `parquet:"status"`
+	Speedup     *float64  `parquet:"speedup,optional"`
+}
+
+// Rejected is one row of the rejected table: an event the sink could not
+// turn into a row, kept with its raw bytes so nothing is silently dropped.
+type Rejected struct {
+	EventID      string    `parquet:"event_id"`
+	TS           time.Time `parquet:"ts,timestamp(millisecond)"` // when the sink received it
+	Subject      string    `parquet:"subject"`
+	Data         []byte    `parquet:"data"`
+	Error        string    `parquet:"error"`
+	NumDelivered int64     `parquet:"num_delivered"`
+}
+
+// rowTime is the ts column's form: UTC, millisecond precision.
+func rowTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+// EvaluationRow flattens ev into an evaluations row.
+func EvaluationRow(ev EvaluationEvent) Evaluation {
+	v := ev.Verdict
+	r := Evaluation{
+		EventID: ev.EventID, TS: rowTime(ev.Time),
+		EvalID: ev.EvalID, BatchID: ev.BatchID, RequestID: ev.RequestID, ClientID: ev.ClientID,
+		TaskID: ev.TaskID, TaskName: v.TaskName, TaskHash: v.TaskHash, CodeHash: v.CodeHash,
+		Code: ev.Code, Completion: ev.Completion, RewardFn: ev.RewardFn, Reward: ev.Reward, Cached: ev.Cached,
+
+		SchemaVersion: v.SchemaVersion, Status: string(v.Status), Compiled: v.Compiled, Correct: v.Correct,
+		Speedup: v.Speedup, TimingMode: v.TimingMode,
+		MaxAbsError: v.MaxAbsError, MaxRelError: v.MaxRelError,
+		TrialsPassed: int64(v.TrialsPassed), TrialsTotal: int64(v.TrialsTotal),
+		HackFlags: nonNil(v.HackFlags), Warnings: nonNil(v.Warnings),
+		TritonLaunches: int64(v.TritonLaunches), Coverage: v.Coverage,
+		Feedback: v.Feedback, ErrorSignature: v.ErrorSignature, TaskError: v.TaskError, OutputTail: v.OutputTail,
+		StageMS: maps.Clone(v.StageMS),
+
+		Device: v.Env.Device, GPUName: v.Env.GPUName, GPUUUID: v.Env.GPUUUID,
+		SMClockMHzBefore: int64Ptr(v.Env.SMClockMHzBefore), SMClockMHzAfter: int64Ptr(v.Env.SMClockMHzAfter),
+		Driver: v.Env.Driver, Python: v.Env.Python, Torch: v.Env.Torch, Triton: v.Env.Triton,
+		HarnessVersion: v.Env.HarnessVersion, Sandbox: v.Env.Sandbox, SandboxDetail: v.Env.SandboxDetail,
+
+		QueueWaitMS: ev.QueueWaitMS, ExecMS: ev.ExecMS,
+	}
+	if r.StageMS == nil {
+		r.StageMS = map[string]float64{}
+	}
+	if rt := v.Runtime; rt != nil {
+		r.RuntimeMedianMS, r.RuntimeP10MS, r.RuntimeP90MS = ptr(rt.MedianMS), ptr(rt.P10MS), ptr(rt.P90MS)
+		r.RuntimeIterations = ptr(int64(rt.Iterations))
+	}
+	r.RefMedianMS = median(v.RefRuntime)
+	r.RefBeforeMedianMS = median(v.RefRuntimeBefore)
+	r.RefAfterMedianMS = median(v.RefRuntimeAfter)
+	if tol := v.Tolerance; tol != nil {
+		r.Atol, r.Rtol = ptr(tol.Atol), ptr(tol.Rtol)
+		r.TolDType, r.TolSource = tol.DType, tol.Source
+	}
+	return r
+}
+
+// EpisodeStepRow turns ev into an episode_steps row.
+func EpisodeStepRow(ev EpisodeStepEvent) EpisodeStep {
+	return EpisodeStep{
+		EventID: ev.EventID, TS: rowTime(ev.Time), EpisodeID: ev.EpisodeID, Turn: int64(ev.Turn),
+		ClientID: ev.ClientID, TaskID: ev.TaskID, Completion: ev.Completion, Observation: ev.Observation,
+		Reward: ev.Reward, Done: ev.Done, EvalID: ev.EvalID, Status: ev.Status, Speedup: ev.Speedup,
+	}
+}
+
+// ptr returns a pointer to a copy of v, so rows never alias the verdict.
+func ptr[T any](v T) *T { return &v }
+
+func median(rt *harness.Runtime) *float64 {
+	if rt == nil {
+		return nil
+	}
+	return ptr(rt.MedianMS)
+}
+
+func int64Ptr(p *int) *int64 {
+	if p == nil {
+		return nil
+	}
+	return ptr(int64(*p))
+}
+
+// nonNil returns s, or an empty list for nil: a list column reads back as
+// empty, never null, so rows compare equal after a round trip.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
