@@ -10,6 +10,9 @@
 //   - EVENTS, a durable log (subjects events.>), deduplicated by event id;
 //     the Parquet sink pulls it in batches and acks after its rename.
 //   - results, a KV bucket used as the result cache.
+//   - notifications (Notify/Subscribe): core NATS, not persisted, for
+//     results.<batch_id>; a missed one costs a wait, since the verdict's
+//     durable record is its event.
 //
 // Imported by the gateway and the workers (and cmd/kernelgate to wire them).
 package bus

@@ -23,6 +23,8 @@ func TestExitCodes(t *testing.T) {
 		{"seeds out of range", []string{"eval", "--task", "a.py", "--kernel", "b.py", "--seeds", "0"}, exitUsage, "", "seeds must be in 1..100"},
 		{"missing task", []string{"eval", "--task", "/nonexistent/t.py", "--kernel", "k.py"}, exitFailed, "", "no such file"},
 		{"required flag", []string{"bench", "--tasks", "."}, exitUsage, "", "required flag"},
+		{"serve bad flag", []string{"serve", "--port", "1"}, exitUsage, "", "unknown flag"},
+		{"serve extra argument", []string{"serve", "x"}, exitUsage, "", "unknown command"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

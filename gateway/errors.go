@@ -1,0 +1,76 @@
+package gateway
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Code is a stable API error code (clients match on it: never rename).
+type Code string
+
+const (
+	CodeBadJSON          Code = "bad_json"
+	CodeInvalidRequest   Code = "invalid_request"
+	CodeTooManyItems     Code = "too_many_items"
+	CodeUnknownRewardFn  Code = "unknown_reward_fn"
+	CodeInvalidOptions   Code = "invalid_options"
+	CodeBodyTooLarge     Code = "body_too_large"
+	CodeTaskNotFound     Code = "task_not_found"
+	CodeNotFound         Code = "not_found"
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	CodeQueueFull        Code = "queue_full"
+	CodeNotReady         Code = "not_ready"
+	CodeWaitTimeout      Code = "wait_timeout"
+	CodeInternal         Code = "internal"
+)
+
+// errorTable is the one place an error code gets its HTTP status.
+var errorTable = map[Code]int{
+	CodeBadJSON:          http.StatusBadRequest,
+	CodeInvalidRequest:   http.StatusBadRequest,
+	CodeTooManyItems:     http.StatusBadRequest,
+	CodeUnknownRewardFn:  http.StatusBadRequest,
+	CodeInvalidOptions:   http.StatusBadRequest,
+	CodeBodyTooLarge:     http.StatusRequestEntityTooLarge,
+	CodeTaskNotFound:     http.StatusNotFound,
+	CodeNotFound:         http.StatusNotFound,
+	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
+	CodeQueueFull:        http.StatusTooManyRequests,
+	CodeNotReady:         http.StatusServiceUnavailable,
+	CodeInternal:         http.StatusInternalServerError,
+	CodeWaitTimeout:      http.StatusGatewayTimeout,
+}
+
+// RetryAfter is the Retry-After (seconds) sent with queue_full.
+const RetryAfter = 5
+
+// apiError is the body of every 4xx and 5xx answer (schema Error).
+type apiError struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+
+	status int
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// newError builds the answer for code; field names the request field at
+// fault ("" when none).
+func newError(code Code, field, format string, args ...any) *apiError {
+	status, ok := errorTable[code]
+	if !ok {
+		code, status = CodeInternal, http.StatusInternalServerError
+	}
+	return &apiError{Code: code, Message: fmt.Sprintf(format, args...), Field: field, status: status}
+}
+
+func abort(c *gin.Context, e *apiError) {
+	if e.Code == CodeQueueFull {
+		c.Header("Retry-After", strconv.Itoa(RetryAfter))
+	}
+	c.AbortWithStatusJSON(e.status, e)
+}

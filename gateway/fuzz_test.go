@@ -1,0 +1,31 @@
+package gateway
+
+import "testing"
+
+// The request body is untrusted: whatever it holds, parsing must not panic
+// and every refusal must come from the error table.
+func FuzzParseRewardRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"reference":"x","codes":["a"]}`,
+		`{"reference":"x","completions":["a"],"options":{"seeds":2,"atol":null},"wait_s":1.5}`,
+		`{"task_id":"1","codes":[]}`,
+		`{"reference":"x","codes":["a"],"options":{"seeds":0,"max_iters":1}}`,
+		`{"reference":"x","codes":["a"],"reward_fn":"kevin","options":null}`,
+		`{`, `null`, `[]`, `"x"`,
+	} {
+		f.Add([]byte(s))
+	}
+	cfg := Config{MaxItems: 4}.withDefaults()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		spec, aerr := parseRewardRequest(body, cfg)
+		if aerr != nil {
+			if _, ok := errorTable[aerr.Code]; !ok || aerr.Code == CodeInternal || aerr.Message == "" {
+				t.Fatalf("error outside the table: %+v", aerr)
+			}
+			return
+		}
+		if len(spec.items) == 0 || len(spec.items) > cfg.MaxItems || spec.options.Validate() != nil || spec.wait < 0 || spec.task.Source == "" {
+			t.Fatalf("accepted an invalid request: %+v", spec)
+		}
+	})
+}

@@ -1,0 +1,121 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/kernelgate/kernelgate"
+	"github.com/kernelgate/kernelgate/bus"
+)
+
+var (
+	specOnce sync.Once
+	spec     *openapi3.T
+	specErr  error
+)
+
+func loadSpec(t *testing.T) *openapi3.T {
+	t.Helper()
+	specOnce.Do(func() {
+		spec, specErr = openapi3.NewLoader().LoadFromData(kernelgate.OpenAPI)
+		if specErr == nil {
+			specErr = spec.Validate(context.Background())
+		}
+	})
+	if specErr != nil {
+		t.Fatalf("openapi.yaml: %v", specErr)
+	}
+	return spec
+}
+
+// checkSpec fails t unless the answer (status, body, Retry-After) is one
+// openapi.yaml declares for method path.
+func checkSpec(t *testing.T, method, path string, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	doc := loadSpec(t)
+	item := doc.Paths.Find(path)
+	if item == nil || item.GetOperation(method) == nil {
+		t.Fatalf("%s %s is not in openapi.yaml", method, path)
+	}
+	resp := item.GetOperation(method).Responses.Status(rec.Code)
+	if resp == nil || resp.Value == nil {
+		t.Fatalf("%s %s: status %d is not declared in openapi.yaml (body %s)", method, path, rec.Code, rec.Body)
+	}
+	media := resp.Value.Content.Get("application/json")
+	if media == nil || media.Schema == nil {
+		t.Fatalf("%s %s %d: no JSON schema", method, path, rec.Code)
+	}
+	var body any
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatalf("%s %s %d: body is not JSON: %v: %s", method, path, rec.Code, err, rec.Body)
+	}
+	if err := media.Schema.Value.VisitJSON(body); err != nil {
+		t.Errorf("%s %s %d: body does not match openapi.yaml: %v\nbody: %.2000s", method, path, rec.Code, err, rec.Body)
+	}
+	if h := resp.Value.Headers["Retry-After"]; h != nil {
+		if _, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil {
+			t.Errorf("%s %s %d: Retry-After %q is not an integer", method, path, rec.Code, rec.Header().Get("Retry-After"))
+		}
+	}
+}
+
+func testLogger() *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func startBus(t *testing.T, opts bus.Options) *bus.Bus {
+	t.Helper()
+	opts.DataDir = t.TempDir()
+	b, err := bus.Open(t.Context(), opts, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+func do(t *testing.T, h http.Handler, method, path string, body []byte) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(method, path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func decodeError(t *testing.T, rec *httptest.ResponseRecorder) apiError {
+	t.Helper()
+	var e apiError
+	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil {
+		t.Fatalf("error body: %v: %s", err, rec.Body)
+	}
+	return e
+}
+
+// checkFor polls f every interval until it returns nil or total elapses.
+func checkFor(t *testing.T, total, interval time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(total)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = f(); err == nil {
+			return
+		}
+		time.Sleep(interval)
+	}
+	t.Fatalf("checkFor after %s: %v", total, err)
+}

@@ -1,0 +1,156 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/reward"
+)
+
+// rewardRequest is the body of POST /v1/rewards (schema RewardRequest).
+type rewardRequest struct {
+	TaskID      *string         `json:"task_id"`
+	Reference   *string         `json:"reference"`
+	Completions []string        `json:"completions"`
+	Codes       []string        `json:"codes"`
+	RewardFn    string          `json:"reward_fn"`
+	Options     json.RawMessage `json:"options"`
+	WaitS       *float64        `json:"wait_s"`
+}
+
+// batchSpec is a validated request.
+type batchSpec struct {
+	task     harness.Task
+	items    []string // completions, or codes when fromText is false
+	fromText bool
+	rewardFn string
+	options  harness.Options
+	wait     time.Duration
+}
+
+// readBody reads at most limit bytes of r's body.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, newError(CodeBodyTooLarge, "", "request body exceeds %d bytes", limit)
+		}
+		return nil, newError(CodeBadJSON, "", "reading the body: %v", err)
+	}
+	return body, nil
+}
+
+// parseRewardRequest decodes and validates body.
+func parseRewardRequest(body []byte, cfg Config) (batchSpec, *apiError) {
+	var req rewardRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return batchSpec{}, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err)
+	}
+	var spec batchSpec
+	switch {
+	case req.TaskID != nil && req.Reference != nil:
+		return spec, newError(CodeInvalidRequest, "task_id", "give task_id or reference, not both")
+	case req.TaskID != nil:
+		return spec, newError(CodeTaskNotFound, "task_id",
+			"task %q not found: the task registry is not available yet; pass the task source as reference", *req.TaskID)
+	case req.Reference == nil || strings.TrimSpace(*req.Reference) == "":
+		return spec, newError(CodeInvalidRequest, "reference", "a task is required: give reference (KernelBench-format source) or task_id")
+	}
+	spec.task = harness.Task{Name: "inline", Path: "/inline/reference.py", Source: *req.Reference}
+
+	switch {
+	case req.Completions != nil && req.Codes != nil:
+		return spec, newError(CodeInvalidRequest, "completions", "give completions or codes, not both")
+	case req.Completions != nil:
+		spec.items, spec.fromText = req.Completions, true
+	case req.Codes != nil:
+		spec.items = req.Codes
+	}
+	field := "codes"
+	if spec.fromText {
+		field = "completions"
+	}
+	switch n := len(spec.items); {
+	case n == 0:
+		return spec, newError(CodeInvalidRequest, field, "at least one completion or code is required")
+	case n > cfg.MaxItems:
+		return spec, newError(CodeTooManyItems, field, "%d items in one request; at most %d", n, cfg.MaxItems)
+	}
+
+	if _, err := reward.Lookup(req.RewardFn); err != nil {
+		return spec, newError(CodeUnknownRewardFn, "reward_fn", "unknown reward_fn %q; valid: %s", req.RewardFn, strings.Join(reward.Names(), ", "))
+	}
+	spec.rewardFn = req.RewardFn
+	if spec.rewardFn == "" {
+		spec.rewardFn = reward.Default
+	}
+
+	spec.options = harness.DefaultOptions()
+	if len(req.Options) > 0 && string(req.Options) != "null" {
+		if err := decodeStrict(req.Options, &spec.options); err != nil {
+			return spec, newError(CodeInvalidOptions, "options"+dotted(jsonField(err)), "options: %v", err)
+		}
+	}
+	if err := spec.options.Validate(); err != nil {
+		msg, name := optionsError(err)
+		return spec, newError(CodeInvalidOptions, "options"+dotted(name), "options: %s", msg)
+	}
+
+	spec.wait = cfg.DefaultWait
+	if req.WaitS != nil {
+		if *req.WaitS < 0 || *req.WaitS > maxWaitS {
+			return spec, newError(CodeInvalidRequest, "wait_s", "wait_s must be in 0..%d, got %v", maxWaitS, *req.WaitS)
+		}
+		spec.wait = time.Duration(*req.WaitS * float64(time.Second))
+	}
+	return spec, nil
+}
+
+// maxWaitS bounds wait_s (an hour: longer belongs to the batch API).
+const maxWaitS = 3600
+
+// decodeStrict decodes one JSON value, refusing unknown fields and trailing data.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+// jsonField names the field a decode error is about, when it says.
+func jsonField(err error) string {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		return te.Field
+	}
+	if _, name, ok := strings.Cut(err.Error(), "json: unknown field "); ok {
+		return strings.Trim(name, `"`)
+	}
+	return ""
+}
+
+func dotted(name string) string {
+	if name == "" {
+		return ""
+	}
+	return "." + name
+}
+
+// optionsError turns harness.Options.Validate's error into a message and the
+// first offending field (each message starts with the wire name).
+func optionsError(err error) (msg, field string) {
+	msg = strings.TrimPrefix(err.Error(), "harness.Options: ")
+	msg = strings.ReplaceAll(msg, "\n", "; ")
+	field, _, _ = strings.Cut(msg, " ")
+	return msg, field
+}

@@ -1,0 +1,190 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kernelgate/kernelgate/bus"
+)
+
+const ref = "import torch\nclass Model(torch.nn.Module):\n    pass\n"
+
+func body(t *testing.T, v map[string]any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestRewardRequestErrors(t *testing.T) {
+	srv := New(Config{MaxBodyBytes: 1 << 20, MaxItems: 8}, Deps{Bus: startBus(t, bus.Options{}), Log: testLogger()})
+	many := make([]string, 9)
+	tests := []struct {
+		name      string
+		body      []byte
+		status    int
+		code      Code
+		field     string
+		inMessage string
+	}{
+		{"malformed JSON", []byte(`{"reference": `), 400, CodeBadJSON, "", "malformed JSON"},
+		{"not an object", []byte(`[1]`), 400, CodeBadJSON, "", "malformed JSON"},
+		{"wrong type", []byte(`{"reference": 3}`), 400, CodeBadJSON, "reference", "string"},
+		{"unknown field", []byte(`{"referense": "x"}`), 400, CodeBadJSON, "referense", "unknown field"},
+		{"trailing data", []byte(`{"reference": "x"} {}`), 400, CodeBadJSON, "", "trailing"},
+		{"no task", body(t, map[string]any{"codes": []string{"x"}}), 400, CodeInvalidRequest, "reference", "task is required"},
+		{"both task forms", body(t, map[string]any{"task_id": "1", "reference": ref, "codes": []string{"x"}}), 400, CodeInvalidRequest, "task_id", "not both"},
+		{"unknown task", body(t, map[string]any{"task_id": "19_gemm", "codes": []string{"x"}}), 404, CodeTaskNotFound, "task_id", "reference"},
+		{"no items", body(t, map[string]any{"reference": ref}), 400, CodeInvalidRequest, "codes", "at least one"},
+		{"empty completions", body(t, map[string]any{"reference": ref, "completions": []string{}}), 400, CodeInvalidRequest, "completions", "at least one"},
+		{"both item forms", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "completions": []string{"y"}}), 400, CodeInvalidRequest, "completions", "not both"},
+		{"too many items", body(t, map[string]any{"reference": ref, "completions": many}), 400, CodeTooManyItems, "completions", "at most 8"},
+		{"unknown reward_fn", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "reward_fn": "speed"}), 400, CodeUnknownRewardFn, "reward_fn", "adaexplore, binary, kernelgym_tiered, kevin, log_speedup"},
+		{"option out of range", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "options": map[string]any{"seeds": 0}}), 400, CodeInvalidOptions, "options.seeds", "seeds must be in 1..100"},
+		{"unknown option", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "options": map[string]any{"seedz": 3}}), 400, CodeInvalidOptions, "options.seedz", "unknown field"},
+		{"option of the wrong type", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "options": map[string]any{"timeout_s": "long"}}), 400, CodeInvalidOptions, "options.timeout_s", "options"},
+		{"negative wait", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "wait_s": -1}), 400, CodeInvalidRequest, "wait_s", "0..3600"},
+		{"huge wait", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "wait_s": 1e300}), 400, CodeInvalidRequest, "wait_s", "0..3600"},
+		{"body too large", body(t, map[string]any{"reference": strings.Repeat("x", 2<<20), "codes": []string{"x"}}), 413, CodeBodyTooLarge, "", "exceeds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := do(t, srv.Handler(), http.MethodPost, "/v1/rewards", tt.body)
+			if rec.Code != tt.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tt.status, rec.Body)
+			}
+			checkSpec(t, http.MethodPost, "/v1/rewards", rec)
+			e := decodeError(t, rec)
+			if e.Code != tt.code || e.Field != tt.field || !strings.Contains(e.Message, tt.inMessage) {
+				t.Errorf("error %+v, want code %s field %q message containing %q", e, tt.code, tt.field, tt.inMessage)
+			}
+		})
+	}
+}
+
+// Every code in the table has a status, and the table is the only source.
+func TestErrorTable(t *testing.T) {
+	for code, status := range errorTable {
+		e := newError(code, "f", "m")
+		if e.status != status || e.Code != code || status < 400 {
+			t.Errorf("%s: %+v", code, e)
+		}
+	}
+	if e := newError("made_up", "", "m"); e.Code != CodeInternal || e.status != http.StatusInternalServerError {
+		t.Errorf("unknown code: %+v", e)
+	}
+}
+
+func TestHealthAndReadiness(t *testing.T) {
+	ready := errors.New("no zygote is up")
+	srv := New(Config{}, Deps{Ready: func() error { return ready }, Log: testLogger()})
+	rec := do(t, srv.Handler(), http.MethodGet, "/healthz", nil)
+	if rec.Code != 200 {
+		t.Fatalf("healthz %d", rec.Code)
+	}
+	checkSpec(t, http.MethodGet, "/healthz", rec)
+	rec = do(t, srv.Handler(), http.MethodGet, "/readyz", nil)
+	if rec.Code != 503 || decodeError(t, rec).Code != CodeNotReady {
+		t.Fatalf("readyz before: %d %s", rec.Code, rec.Body)
+	}
+	checkSpec(t, http.MethodGet, "/readyz", rec)
+	ready = nil
+	rec = do(t, srv.Handler(), http.MethodGet, "/readyz", nil)
+	if rec.Code != 200 {
+		t.Fatalf("readyz after: %d %s", rec.Code, rec.Body)
+	}
+	checkSpec(t, http.MethodGet, "/readyz", rec)
+
+	for _, tt := range []struct {
+		method, path string
+		status       int
+		code         Code
+	}{
+		{http.MethodGet, "/nope", 404, CodeNotFound},
+		{http.MethodGet, "/v1/rewards", 405, CodeMethodNotAllowed},
+	} {
+		rec := do(t, srv.Handler(), tt.method, tt.path, nil)
+		if rec.Code != tt.status || decodeError(t, rec).Code != tt.code {
+			t.Errorf("%s %s: %d %s", tt.method, tt.path, rec.Code, rec.Body)
+		}
+	}
+}
+
+// A full queue answers 429 with Retry-After; jobs are never evaluated here
+// (no worker runs), so nothing is faked.
+func TestQueueFull(t *testing.T) {
+	b := startBus(t, bus.Options{MaxQueuedJobs: 1})
+	srv := New(Config{}, Deps{Bus: b, Log: testLogger()})
+	rec := do(t, srv.Handler(), http.MethodPost, "/v1/rewards", body(t, map[string]any{"reference": ref, "codes": []string{"a", "b"}, "wait_s": 5}))
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("status %d Retry-After %q: %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+	}
+	checkSpec(t, http.MethodPost, "/v1/rewards", rec)
+	if e := decodeError(t, rec); e.Code != CodeQueueFull {
+		t.Errorf("error %+v", e)
+	}
+}
+
+// Past wait_s with no worker, the answer is 504 wait_timeout. openapi.yaml
+// has no 504 (it specifies 202 + GET /v1/batches/{id}, not built yet), so the
+// body is held to the Error schema only.
+func TestWaitTimeout(t *testing.T) {
+	b := startBus(t, bus.Options{})
+	srv := New(Config{}, Deps{Bus: b, Log: testLogger()})
+	start := time.Now()
+	rec := do(t, srv.Handler(), http.MethodPost, "/v1/rewards", body(t, map[string]any{"reference": ref, "codes": []string{"a"}, "wait_s": 0.2}))
+	if rec.Code != http.StatusGatewayTimeout {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %s for wait_s 0.2", d)
+	}
+	var v any
+	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := loadSpec(t).Components.Schemas["Error"].Value.VisitJSON(v); err != nil {
+		t.Errorf("body: %v", err)
+	}
+	if e := decodeError(t, rec); e.Code != CodeWaitTimeout || !strings.Contains(e.Message, "1 of 1") {
+		t.Errorf("error %+v", e)
+	}
+}
+
+// Completions without code are answered by the gateway itself, in their
+// slots, as invalid_submission verdicts inside a 200 (no worker needed).
+func TestCompletionsWithoutCode(t *testing.T) {
+	b := startBus(t, bus.Options{})
+	srv := New(Config{}, Deps{Bus: b, TimingMode: func() string { return "cpu_interpreter" }, Log: testLogger()})
+	texts := []string{"no code here", "```js\nconsole.log(1)\n```", "```python\n\n```"}
+	rec := do(t, srv.Handler(), http.MethodPost, "/v1/rewards", body(t, map[string]any{"reference": ref, "completions": texts, "reward_fn": "kevin", "wait_s": 10}))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	checkSpec(t, http.MethodPost, "/v1/rewards", rec)
+	var got rewardResponse
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Results) != len(texts) || !strings.HasPrefix(got.BatchID, "b_") {
+		t.Fatalf("response %s", rec.Body)
+	}
+	for i, v := range got.Results {
+		if v == nil || v.Status != "invalid_submission" || got.Rewards[i] == nil {
+			t.Errorf("item %d: %+v", i, v)
+			continue
+		}
+		if !strings.Contains(v.Feedback, "no code found") {
+			t.Errorf("item %d feedback %q", i, v.Feedback)
+		}
+	}
+	if depth, err := b.QueueDepth(t.Context()); err != nil || depth != 0 {
+		t.Errorf("queue depth %d (%v): nothing should be queued", depth, err)
+	}
+}

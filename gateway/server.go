@@ -1,0 +1,163 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/kernelgate/kernelgate/bus"
+)
+
+// Defaults of Config.
+const (
+	DefaultAddr            = "127.0.0.1:8080"
+	DefaultMaxBodyBytes    = 64 << 20
+	DefaultMaxItems        = 4096
+	DefaultWait            = 600 * time.Second
+	DefaultShutdownTimeout = 30 * time.Second
+)
+
+// Config configures the server. Zero values take the defaults above.
+type Config struct {
+	Addr            string        // listen address (DefaultAddr)
+	MaxBodyBytes    int64         // request body limit; past it 413
+	MaxItems        int           // completions or codes per request; past it 400
+	DefaultWait     time.Duration // wait_s when the request gives none
+	ShutdownTimeout time.Duration // how long Run lets requests finish after ctx ends
+}
+
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxItems <= 0 {
+		c.MaxItems = DefaultMaxItems
+	}
+	if c.DefaultWait <= 0 {
+		c.DefaultWait = DefaultWait
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	return c
+}
+
+// Deps are what the server talks to.
+type Deps struct {
+	Bus *bus.Bus
+	// Ready reports whether a worker can take jobs (nil error: ready).
+	Ready func() error
+	// TimingMode is the harness's timing mode, for the verdicts the gateway
+	// makes itself (invalid_submission).
+	TimingMode func() string
+	Log        *slog.Logger
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg     Config
+	deps    Deps
+	log     *slog.Logger
+	handler http.Handler
+}
+
+// New builds the server; Run serves it.
+func New(cfg Config, deps Deps) *Server {
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	if deps.Ready == nil {
+		deps.Ready = func() error { return errors.New("no worker") }
+	}
+	if deps.TimingMode == nil {
+		deps.TimingMode = func() string { return "" }
+	}
+	s := &Server{cfg: cfg.withDefaults(), deps: deps, log: deps.Log.With("component", "gateway")}
+	s.handler = s.routes()
+	return s
+}
+
+// Handler is the server's http.Handler (tests use it with httptest).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+func (s *Server) routes() http.Handler {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.Use(s.logRequests, gin.CustomRecovery(func(c *gin.Context, rec any) {
+		s.log.Error("panic in handler", "path", c.Request.URL.Path, "panic", rec)
+		abort(c, newError(CodeInternal, "", "internal error"))
+	}))
+	r.NoRoute(func(c *gin.Context) {
+		abort(c, newError(CodeNotFound, "", "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
+	})
+	r.NoMethod(func(c *gin.Context) {
+		abort(c, newError(CodeMethodNotAllowed, "", "method %s not allowed on %s", c.Request.Method, c.Request.URL.Path))
+	})
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, health{Status: "ok"}) })
+	r.GET("/readyz", s.readyz)
+	r.POST("/v1/rewards", s.rewards)
+	return r
+}
+
+type health struct {
+	Status string `json:"status"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func (s *Server) readyz(c *gin.Context) {
+	if err := s.deps.Ready(); err != nil {
+		abort(c, newError(CodeNotReady, "", "not ready: %v", err))
+		return
+	}
+	c.JSON(http.StatusOK, health{Status: "ready"})
+}
+
+func (s *Server) logRequests(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	s.log.Info("request", "method", c.Request.Method, "path", c.Request.URL.Path,
+		"status", c.Writer.Status(), "ms", time.Since(start).Milliseconds())
+}
+
+// Run listens on cfg.Addr and serves until ctx ends, then shuts down
+// gracefully (in-flight requests get ShutdownTimeout to finish). It returns
+// nil after a clean shutdown.
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("gateway.Run: %w", err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve is Run on a listener the caller opened.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	s.log.Info("listening", "addr", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }() // returns once Shutdown is called below
+	select {
+	case err := <-errc:
+		return fmt.Errorf("gateway.Serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("gateway.Serve: shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("gateway.Serve: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package worker
+
+import (
+	"time"
+
+	"github.com/kernelgate/kernelgate/harness"
+)
+
+// Subject and Durable: where evaluation jobs are queued and the consumer
+// every local worker shares.
+const (
+	Subject = "jobs.eval"
+	Durable = "eval-workers"
+)
+
+// ResultsSubject is the core NATS subject the results of a batch are
+// announced on.
+func ResultsSubject(batchID string) string { return "results." + batchID }
+
+// Job is one queued evaluation (the JSON body of a jobs.eval message).
+type Job struct {
+	ID         string          `json:"id"` // also the bus message id and the event id
+	BatchID    string          `json:"batch_id"`
+	Index      int             `json:"index"` // position in the request
+	Task       harness.Task    `json:"task"`
+	Code       string          `json:"code"`
+	Completion *string         `json:"completion,omitempty"` // raw text the code was extracted from
+	Options    harness.Options `json:"options"`
+	RewardFn   string          `json:"reward_fn,omitempty"`
+	EnqueuedAt time.Time       `json:"enqueued_at"`
+}
+
+// Result is the notification published on ResultsSubject(BatchID) once a
+// job's verdict is logged.
+type Result struct {
+	Index       int             `json:"index"`
+	ID          string          `json:"id"`
+	Reward      float64         `json:"reward"`
+	Valid       bool            `json:"valid"`
+	Note        string          `json:"note,omitempty"`
+	Verdict     harness.Verdict `json:"verdict"`
+	QueueWaitMS float64         `json:"queue_wait_ms"`
+	ExecMS      float64         `json:"exec_ms"`
+}

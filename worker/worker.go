@@ -1,0 +1,162 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/reward"
+)
+
+// Evaluator is what a worker needs of the harness; *harness.Supervisor is one.
+type Evaluator interface {
+	Evaluate(ctx context.Context, job harness.Job) (harness.Verdict, error)
+	Stats() []harness.ZygoteStats
+	Mode() string
+}
+
+// Slots is the number of evaluations ev runs at once: the sum of its zygotes'
+// concurrency.
+func Slots(ev Evaluator) int {
+	n := 0
+	for _, st := range ev.Stats() {
+		n += st.Concurrency
+	}
+	return max(n, 1)
+}
+
+// Ready reports whether ev can evaluate now (at least one zygote is up).
+func Ready(ev Evaluator) error {
+	for _, st := range ev.Stats() {
+		if st.Up {
+			return nil
+		}
+	}
+	return errors.New("worker: no zygote is up")
+}
+
+// Run pulls jobs until ctx is cancelled (then it returns nil), with as many
+// in flight as ev has slots.
+func Run(ctx context.Context, b *bus.Bus, ev Evaluator, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	w := &runner{bus: b, ev: ev, log: log.With("component", "worker"), now: time.Now}
+	slots := Slots(ev)
+	w.log.Info("pulling jobs", "subject", Subject, "concurrency", slots)
+	if err := b.Jobs(ctx, Durable, w.handle, bus.WithConcurrency(slots), bus.WithFilter(Subject)); err != nil {
+		return fmt.Errorf("worker.Run: %w", err)
+	}
+	return nil
+}
+
+type runner struct {
+	bus *bus.Bus
+	ev  Evaluator
+	log *slog.Logger
+	now func() time.Time
+}
+
+// handle evaluates one job. An error hands the job back for redelivery; on
+// the last delivery a failed evaluation becomes a harness_error verdict, so
+// the waiting client and the log still hear of it.
+func (w *runner) handle(ctx context.Context, j bus.Job) error {
+	var job Job
+	if err := json.Unmarshal(j.Data, &job); err != nil || job.ID == "" || job.BatchID == "" {
+		// Redelivery cannot fix a malformed job, and there is no batch to answer.
+		w.log.Error("malformed job; dropping it", "job", j.ID, "err", err)
+		return nil
+	}
+	log := w.log.With("job", job.ID, "batch", job.BatchID, "delivery", j.NumDelivered)
+	start := w.now()
+	fn, ferr := reward.Lookup(job.RewardFn)
+	var v harness.Verdict
+	err := ferr
+	if err == nil {
+		v, err = w.ev.Evaluate(ctx, harness.Job{Task: job.Task, Code: job.Code, Options: job.Options})
+	}
+	if err != nil {
+		if ctx.Err() != nil || (!j.Final && ferr == nil) {
+			return fmt.Errorf("worker.handle %s: %w", job.ID, err)
+		}
+		log.Error("evaluation failed on its last delivery; answering harness_error", "err", err)
+		v = HarnessError(w.ev.Mode(), job, err)
+		if fn == nil {
+			fn = func(harness.Verdict) reward.Result {
+				return reward.Result{Note: "unknown reward function: exclude this sample"}
+			}
+		}
+	}
+	exec := w.now().Sub(start)
+	res := fn(v)
+	r := Result{
+		Index: job.Index, ID: job.ID, Reward: res.Reward, Valid: res.Valid, Note: res.Note, Verdict: v,
+		QueueWaitMS: ms(start.Sub(job.EnqueuedAt)), ExecMS: ms(exec),
+	}
+	if err := PublishResult(ctx, w.bus, job, r); err != nil {
+		return fmt.Errorf("worker.handle %s: %w", job.ID, err)
+	}
+	log.Debug("done", "status", v.Status, "reward", r.Reward, "exec_ms", r.ExecMS)
+	return nil
+}
+
+// PublishResult logs r's verdict on events.evaluation (event id = job id) and
+// then announces r on the batch's results subject. The gateway uses it too,
+// for verdicts it makes itself (invalid_submission).
+func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
+	rew, wait, exec := r.Reward, r.QueueWaitMS, r.ExecMS
+	ev := export.EvaluationEvent{
+		EventID: job.ID, Time: time.Now().UTC(), EvalID: job.ID, BatchID: job.BatchID,
+		Code: job.Code, Completion: job.Completion, RewardFn: rewardName(job.RewardFn),
+		Reward: &rew, QueueWaitMS: &wait, ExecMS: &exec, Verdict: r.Verdict,
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("worker.PublishResult: %w", err)
+	}
+	if err := b.PublishEvent(ctx, export.SubjectEvaluation, job.ID, data); err != nil {
+		return fmt.Errorf("worker.PublishResult: %w", err)
+	}
+	data, err = json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("worker.PublishResult: %w", err)
+	}
+	if err := b.Notify(ctx, ResultsSubject(job.BatchID), data); err != nil {
+		return fmt.Errorf("worker.PublishResult: %w", err)
+	}
+	return nil
+}
+
+func rewardName(n string) string {
+	if n == "" {
+		return reward.Default
+	}
+	return n
+}
+
+// HarnessError is the verdict for a job the harness could not evaluate.
+func HarnessError(mode string, job Job, err error) harness.Verdict {
+	return Verdict(mode, job, harness.StatusHarnessError, err.Error(), "harness_error")
+}
+
+// Verdict is a verdict made outside the harness (no child ran), shaped like
+// a child's: empty lists rather than null, the hashes filled.
+func Verdict(mode string, job Job, status harness.Status, feedback, signature string) harness.Verdict {
+	if mode == "" {
+		mode = harness.TimingCPUInterpreter
+	}
+	return harness.Verdict{
+		SchemaVersion: harness.SchemaVersion, Status: status, TimingMode: mode,
+		HackFlags: []string{}, Warnings: []string{}, StageMS: map[string]float64{},
+		Feedback: feedback, ErrorSignature: signature, TaskName: job.Task.Name,
+		TaskHash: harness.HashSource(job.Task.Source), CodeHash: harness.HashSource(job.Code),
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

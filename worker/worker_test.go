@@ -1,0 +1,145 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/harness"
+)
+
+// failingEvaluator never manages to evaluate (no zygote): the worker's own
+// paths, not the harness's verdicts, are under test here. The real harness
+// is exercised end to end in gateway's TestEndToEndRewards.
+type failingEvaluator struct{ calls atomic.Int32 }
+
+func (f *failingEvaluator) Evaluate(context.Context, harness.Job) (harness.Verdict, error) {
+	f.calls.Add(1)
+	return harness.Verdict{}, errors.New("no zygote")
+}
+func (f *failingEvaluator) Stats() []harness.ZygoteStats {
+	return []harness.ZygoteStats{{Label: "cpu", Up: true, Concurrency: 2}}
+}
+func (f *failingEvaluator) Mode() string { return harness.TimingCPUInterpreter }
+
+func testLogger() *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func startRun(t *testing.T, ev Evaluator) *bus.Bus {
+	t.Helper()
+	b, err := bus.Open(t.Context(), bus.Options{DataDir: t.TempDir(), NakDelay: 20 * time.Millisecond, MaxDeliver: 2}, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, b, ev, testLogger()) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		b.Close()
+	})
+	return b
+}
+
+func next(t *testing.T, sub *bus.Subscription) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	data, err := sub.Next(ctx)
+	if err != nil {
+		t.Fatalf("no result: %v", err)
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestFinalDeliveryAnswersHarnessError(t *testing.T) {
+	tests := []struct {
+		name      string
+		rewardFn  string
+		wantCalls int32
+	}{
+		{"evaluation fails every delivery", "binary", 2},
+		{"unknown reward function", "nope", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := &failingEvaluator{}
+			b := startRun(t, ev)
+			sub, err := b.Subscribe(t.Context(), ResultsSubject("b1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Unsubscribe()
+			job := Job{ID: "b1-0003", BatchID: "b1", Index: 3, Task: harness.Task{Name: "t", Source: "src"},
+				Code: "code", Options: harness.DefaultOptions(), RewardFn: tt.rewardFn, EnqueuedAt: time.Now()}
+			data, _ := json.Marshal(job)
+			if err := b.PublishJob(t.Context(), Subject, job.ID, data); err != nil {
+				t.Fatal(err)
+			}
+			r := next(t, sub)
+			if r.Index != 3 || r.ID != job.ID || r.Valid || r.Reward != 0 || r.Verdict.Status != harness.StatusHarnessError {
+				t.Errorf("result %+v", r)
+			}
+			if r.Verdict.TaskHash != harness.HashSource("src") || r.Verdict.HackFlags == nil {
+				t.Errorf("verdict not filled: %+v", r.Verdict)
+			}
+			if got := ev.calls.Load(); got != tt.wantCalls {
+				t.Errorf("Evaluate called %d times, want %d", got, tt.wantCalls)
+			}
+			// The verdict is logged as well, under the job id.
+			evs := make(chan bus.Event, 1)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			go b.Events(ctx, "test", 10, 100*time.Millisecond, func(_ context.Context, es []bus.Event) error {
+				for _, e := range es {
+					select {
+					case evs <- e:
+					default:
+					}
+				}
+				return nil
+			})
+			select {
+			case e := <-evs:
+				var ee export.EvaluationEvent
+				if err := json.Unmarshal(e.Data, &ee); err != nil {
+					t.Fatal(err)
+				}
+				if e.Subject != export.SubjectEvaluation || e.ID != job.ID || ee.BatchID != "b1" || ee.Verdict.Status != harness.StatusHarnessError {
+					t.Errorf("event %s %s %+v", e.Subject, e.ID, ee)
+				}
+			case <-ctx.Done():
+				t.Fatal("no event logged")
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				depth, err := b.QueueDepth(t.Context())
+				if err == nil && depth == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("queue depth %d (%v), want 0 after the ack", depth, err)
+				}
+				time.Sleep(20 * time.Millisecond) // polling, bounded by deadline
+			}
+		})
+	}
+}
