@@ -2,10 +2,10 @@ package bus
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"testing"
 	"time"
+
+	"github.com/kernelgate/kernelgate/internal/kgtest"
 
 	"github.com/nats-io/nats-server/v2/server"
 )
@@ -20,34 +20,12 @@ func startTestBus(t *testing.T, opts Options) *Bus {
 	if opts.NakDelay == 0 {
 		opts.NakDelay = 50 * time.Millisecond // keep redelivery tests fast
 	}
-	b, err := Open(t.Context(), opts, testLogger(t))
+	b, err := Open(t.Context(), opts, kgtest.Logger(t))
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(b.Close)
 	return b
-}
-
-func testLogger(t *testing.T) *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.DiscardHandler)
-}
-
-// checkFor polls f every interval until it returns nil or total elapses, and
-// then fails with f's last error (as nats-server's checkFor does).
-func checkFor(t *testing.T, total, interval time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return
-		}
-		time.Sleep(interval)
-	}
-	t.Fatalf("checkFor after %s: %v", total, err)
 }
 
 // runInBackground runs f in a goroutine under a ctx cancelled at cleanup (or

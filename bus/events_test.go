@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
 // collectEvents consumes durable until n events have been acked and returns
@@ -24,7 +26,7 @@ func collectEvents(t *testing.T, b *Bus, durable string, n int) []Event {
 			return nil
 		})
 	})
-	checkFor(t, 5*time.Second, 20*time.Millisecond, func() error {
+	kgtest.CheckFor(t, 5*time.Second, 20*time.Millisecond, func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(got) < n {
@@ -41,7 +43,7 @@ func collectEvents(t *testing.T, b *Bus, durable string, n int) []Event {
 // wantAllAcked waits until durable has nothing pending or unacked.
 func wantAllAcked(t *testing.T, b *Bus, durable string) {
 	t.Helper()
-	checkFor(t, 5*time.Second, 20*time.Millisecond, func() error {
+	kgtest.CheckFor(t, 5*time.Second, 20*time.Millisecond, func() error {
 		c, err := b.js.Consumer(t.Context(), EventsStream, durable)
 		if err != nil {
 			return err
@@ -99,7 +101,7 @@ func TestEventsBatching(t *testing.T) {
 			return nil
 		})
 	})
-	checkFor(t, 5*time.Second, 20*time.Millisecond, func() error {
+	kgtest.CheckFor(t, 5*time.Second, 20*time.Millisecond, func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		if total != 25 {
@@ -139,6 +141,16 @@ func TestEventsRedeliveredOnError(t *testing.T) {
 			}
 			return nil
 		})
+	})
+	// Consumer info can read "nothing pending" before the first fetch and while a
+	// nak'd batch waits out its delay: wait for the redelivery itself first.
+	kgtest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(batches) < 2 {
+			return fmt.Errorf("%d batches so far", len(batches))
+		}
+		return nil
 	})
 	wantAllAcked(t, b, "sink")
 	mu.Lock()

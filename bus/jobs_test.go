@@ -8,11 +8,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
 func wantDepth(t *testing.T, b *Bus, want uint64) {
 	t.Helper()
-	checkFor(t, 5*time.Second, 20*time.Millisecond, func() error {
+	kgtest.CheckFor(t, 5*time.Second, 20*time.Millisecond, func() error {
 		d, err := b.QueueDepth(t.Context())
 		if err != nil {
 			return err

@@ -10,12 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgate/kernelgate/internal/kgtest"
+
 	"github.com/kernelgate/kernelgate/bus"
 )
 
 func startBus(t *testing.T) *bus.Bus {
 	t.Helper()
-	b, err := bus.Open(t.Context(), bus.Options{DataDir: t.TempDir(), NakDelay: 50 * time.Millisecond}, testLogger(t))
+	b, err := bus.Open(t.Context(), bus.Options{DataDir: t.TempDir(), NakDelay: 50 * time.Millisecond}, kgtest.Logger(t))
 	if err != nil {
 		t.Fatalf("bus.Open: %v", err)
 	}
@@ -66,7 +68,7 @@ func publish(t *testing.T, b *bus.Bus, subject, id string, v any) {
 // waitRows polls until table holds want rows (never more).
 func waitRows[T any](t *testing.T, root, table string, want int) {
 	t.Helper()
-	checkFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+	kgtest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
 		if n := len(readTable[T](t, root, table)); n != want {
 			return fmt.Errorf("%s: %d rows, want %d", table, n, want)
 		}
@@ -138,7 +140,7 @@ func TestCrashBetweenRenameAndAck(t *testing.T) {
 			return err
 		})
 	})
-	checkFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+	kgtest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
 		if n := redone.Load(); n < firstBatch.Load() || n == 0 {
 			return fmt.Errorf("%d events handled after the crash, want %d", n, firstBatch.Load())
 		}

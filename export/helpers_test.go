@@ -3,7 +3,6 @@ package export
 import (
 	"encoding/json"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,32 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgate/kernelgate/internal/kgtest"
+
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/harness"
 )
-
-func testLogger(t *testing.T) *slog.Logger {
-	t.Helper()
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.DiscardHandler)
-}
-
-// checkFor polls f every interval until it returns nil or total elapses,
-// then fails with f's last error.
-func checkFor(t *testing.T, total, interval time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return
-		}
-		time.Sleep(interval)
-	}
-	t.Fatalf("checkFor after %s: %v", total, err)
-}
 
 var testTime = time.Date(2026, 11, 29, 23, 59, 58, 123456789, time.UTC)
 
@@ -124,7 +102,7 @@ func readTable[T any](t *testing.T, root, table string) []T {
 
 func newTestSink(t *testing.T, root string, opts ...Option) *Sink {
 	t.Helper()
-	s, err := NewSink(root, "w1", testLogger(t), opts...)
+	s, err := NewSink(root, "w1", kgtest.Logger(t), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

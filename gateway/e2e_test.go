@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgate/kernelgate/internal/kgtest"
+
 	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sync/errgroup"
 
@@ -41,7 +43,7 @@ func realPython(t *testing.T) string {
 func startStack(t *testing.T, dataDir string) http.Handler {
 	t.Helper()
 	py := realPython(t)
-	log := testLogger()
+	log := kgtest.Logger(t)
 	b, err := bus.Open(t.Context(), bus.Options{DataDir: dataDir}, log)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +164,7 @@ func TestEndToEndRewards(t *testing.T) {
 
 	// Every verdict, the gateway's invalid_submission included, lands in Parquet once.
 	root := filepath.Join(dataDir, "parquet", "table="+export.TableEvaluations)
-	checkFor(t, 20*time.Second, 100*time.Millisecond, func() error {
+	kgtest.CheckFor(t, 20*time.Second, 100*time.Millisecond, func() error {
 		rows, err := countRows(root)
 		if err != nil {
 			return err

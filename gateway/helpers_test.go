@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/kernelgate/kernelgate/internal/kgtest"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -70,17 +69,10 @@ func checkSpec(t *testing.T, method, path string, rec *httptest.ResponseRecorder
 	}
 }
 
-func testLogger() *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.DiscardHandler)
-}
-
 func startBus(t *testing.T, opts bus.Options) *bus.Bus {
 	t.Helper()
 	opts.DataDir = t.TempDir()
-	b, err := bus.Open(t.Context(), opts, testLogger())
+	b, err := bus.Open(t.Context(), opts, kgtest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,18 +96,4 @@ func decodeError(t *testing.T, rec *httptest.ResponseRecorder) apiError {
 		t.Fatalf("error body: %v: %s", err, rec.Body)
 	}
 	return e
-}
-
-// checkFor polls f every interval until it returns nil or total elapses.
-func checkFor(t *testing.T, total, interval time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return
-		}
-		time.Sleep(interval)
-	}
-	t.Fatalf("checkFor after %s: %v", total, err)
 }

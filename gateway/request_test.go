@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgate/kernelgate/internal/kgtest"
+
 	"github.com/kernelgate/kernelgate/bus"
 )
 
@@ -23,7 +25,7 @@ func body(t *testing.T, v map[string]any) []byte {
 }
 
 func TestRewardRequestErrors(t *testing.T) {
-	srv := New(Config{MaxBodyBytes: 1 << 20, MaxItems: 8}, Deps{Bus: startBus(t, bus.Options{}), Log: testLogger()})
+	srv := New(Config{MaxBodyBytes: 1 << 20, MaxItems: 8}, Deps{Bus: startBus(t, bus.Options{}), Log: kgtest.Logger(t)})
 	many := make([]string, 9)
 	tests := []struct {
 		name      string
@@ -83,7 +85,7 @@ func TestErrorTable(t *testing.T) {
 
 func TestHealthAndReadiness(t *testing.T) {
 	ready := errors.New("no zygote is up")
-	srv := New(Config{}, Deps{Ready: func() error { return ready }, Log: testLogger()})
+	srv := New(Config{}, Deps{Ready: func() error { return ready }, Log: kgtest.Logger(t)})
 	rec := do(t, srv.Handler(), http.MethodGet, "/healthz", nil)
 	if rec.Code != 200 {
 		t.Fatalf("healthz %d", rec.Code)
@@ -120,7 +122,7 @@ func TestHealthAndReadiness(t *testing.T) {
 // (no worker runs), so nothing is faked.
 func TestQueueFull(t *testing.T) {
 	b := startBus(t, bus.Options{MaxQueuedJobs: 1})
-	srv := New(Config{}, Deps{Bus: b, Log: testLogger()})
+	srv := New(Config{}, Deps{Bus: b, Log: kgtest.Logger(t)})
 	rec := do(t, srv.Handler(), http.MethodPost, "/v1/rewards", body(t, map[string]any{"reference": ref, "codes": []string{"a", "b"}, "wait_s": 5}))
 	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
 		t.Fatalf("status %d Retry-After %q: %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
@@ -136,7 +138,7 @@ func TestQueueFull(t *testing.T) {
 // body is held to the Error schema only.
 func TestWaitTimeout(t *testing.T) {
 	b := startBus(t, bus.Options{})
-	srv := New(Config{}, Deps{Bus: b, Log: testLogger()})
+	srv := New(Config{}, Deps{Bus: b, Log: kgtest.Logger(t)})
 	start := time.Now()
 	rec := do(t, srv.Handler(), http.MethodPost, "/v1/rewards", body(t, map[string]any{"reference": ref, "codes": []string{"a"}, "wait_s": 0.2}))
 	if rec.Code != http.StatusGatewayTimeout {
@@ -161,7 +163,7 @@ func TestWaitTimeout(t *testing.T) {
 // slots, as invalid_submission verdicts inside a 200 (no worker needed).
 func TestCompletionsWithoutCode(t *testing.T) {
 	b := startBus(t, bus.Options{})
-	srv := New(Config{}, Deps{Bus: b, TimingMode: func() string { return "cpu_interpreter" }, Log: testLogger()})
+	srv := New(Config{}, Deps{Bus: b, TimingMode: func() string { return "cpu_interpreter" }, Log: kgtest.Logger(t)})
 	texts := []string{"no code here", "```js\nconsole.log(1)\n```", "```python\n\n```"}
 	rec := do(t, srv.Handler(), http.MethodPost, "/v1/rewards", body(t, map[string]any{"reference": ref, "completions": texts, "reward_fn": "kevin", "wait_s": 10}))
 	if rec.Code != http.StatusOK {
