@@ -24,41 +24,50 @@ type decoded struct {
 func decode(ev bus.Event, received time.Time, log *slog.Logger) decoded {
 	switch ev.Subject {
 	case SubjectEvaluation:
-		var e EvaluationEvent
-		err := unmarshal(ev.Data, &e)
-		if err == nil && e.EvalID == "" {
-			err = errors.New("missing eval_id")
-		}
-		if err == nil {
-			e.EventID, err = eventID(ev, e.EventID, log)
-		}
-		if err != nil {
-			return reject(ev, received, err)
-		}
-		if e.Time.IsZero() {
-			e.Time = received
-		}
-		return decoded{id: e.EventID, row: EvaluationRow(e)}
+		return decodeBody(ev, received, log, EvaluationRow)
 	case SubjectEpisodeStep:
-		var e EpisodeStepEvent
-		err := unmarshal(ev.Data, &e)
-		if err == nil && e.EpisodeID == "" {
-			err = errors.New("missing episode_id")
-		}
-		if err == nil {
-			e.EventID, err = eventID(ev, e.EventID, log)
-		}
-		if err != nil {
-			return reject(ev, received, err)
-		}
-		if e.Time.IsZero() {
-			e.Time = received
-		}
-		return decoded{id: e.EventID, row: EpisodeStepRow(e)}
+		return decodeBody(ev, received, log, EpisodeStepRow)
 	default:
 		log.Warn("unknown event subject; skipped", "subject", ev.Subject, "event", ev.ID, "bytes", len(ev.Data))
 		return decoded{skip: true}
 	}
+}
+
+// body is what every event type carries: its id, its time and the key that
+// names what it is about (eval_id, episode_id), which must not be empty.
+type body interface {
+	header() (id *string, ts *time.Time, key, keyName string)
+}
+
+func (e *EvaluationEvent) header() (*string, *time.Time, string, string) {
+	return &e.EventID, &e.Time, e.EvalID, "eval_id"
+}
+
+func (e *EpisodeStepEvent) header() (*string, *time.Time, string, string) {
+	return &e.EventID, &e.Time, e.EpisodeID, "episode_id"
+}
+
+// decodeBody is decode for one event type T, turned into its table's row R.
+func decodeBody[T any, R any, P interface {
+	*T
+	body
+}](ev bus.Event, received time.Time, log *slog.Logger, toRow func(T) R) decoded {
+	var e T
+	err := unmarshal(ev.Data, P(&e))
+	id, ts, key, keyName := P(&e).header()
+	if err == nil && key == "" {
+		err = fmt.Errorf("missing %s", keyName)
+	}
+	if err == nil {
+		*id, err = eventID(ev, *id, log)
+	}
+	if err != nil {
+		return reject(ev, received, err)
+	}
+	if ts.IsZero() {
+		*ts = received
+	}
+	return decoded{id: *id, row: toRow(e)}
 }
 
 func unmarshal(data []byte, v any) error {
