@@ -2,7 +2,6 @@ package bus
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -23,14 +22,20 @@ type Event struct {
 // its dedup id: a retried publish with the same id within the dedup window
 // is stored once. It returns once the server has stored the event.
 func (b *Bus) PublishEvent(ctx context.Context, subject, id string, data []byte) error {
-	if !strings.HasPrefix(subject, "events.") {
-		return fmt.Errorf("bus.PublishEvent: subject %q is not under events.", subject)
+	return b.publish(ctx, "bus.PublishEvent", "events.", subject, id, data)
+}
+
+// publish stores data on a stream subject under prefix, deduplicated by id;
+// where names the caller in errors.
+func (b *Bus) publish(ctx context.Context, where, prefix, subject, id string, data []byte) error {
+	if !strings.HasPrefix(subject, prefix) {
+		return fmt.Errorf("%s: subject %q is not under %s", where, subject, prefix)
 	}
 	if id == "" {
-		return errors.New("bus.PublishEvent: empty id")
+		return fmt.Errorf("%s: empty id", where)
 	}
 	if _, err := b.js.Publish(ctx, subject, data, jetstream.WithMsgID(id)); err != nil {
-		return fmt.Errorf("bus.PublishEvent %s: %w", id, err)
+		return fmt.Errorf("%s %s: %w", where, id, err)
 	}
 	return nil
 }

@@ -36,19 +36,11 @@ type Job struct {
 // PublishJob queues data on subject (under jobs.) with id as its dedup id:
 // a retried publish with the same id within the dedup window is stored once.
 func (b *Bus) PublishJob(ctx context.Context, subject, id string, data []byte) error {
-	if !strings.HasPrefix(subject, "jobs.") {
-		return fmt.Errorf("bus.PublishJob: subject %q is not under jobs.", subject)
+	err := b.publish(ctx, "bus.PublishJob", "jobs.", subject, id, data)
+	if isFull(err) {
+		return ErrQueueFull
 	}
-	if id == "" {
-		return errors.New("bus.PublishJob: empty id")
-	}
-	if _, err := b.js.Publish(ctx, subject, data, jetstream.WithMsgID(id)); err != nil {
-		if isFull(err) {
-			return ErrQueueFull
-		}
-		return fmt.Errorf("bus.PublishJob %s: %w", id, err)
-	}
-	return nil
+	return err
 }
 
 func isFull(err error) bool {
