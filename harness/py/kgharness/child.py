@@ -16,6 +16,7 @@ import time
 import traceback
 
 from . import protocol, sandbox
+from .warmup import seed_private
 from .context import Context
 from .verdict import add_flag, finalize, new_verdict, truncate
 
@@ -130,7 +131,6 @@ def _private_env(tmpdir):
     loaded by another evaluation (the cache_poison defence)."""
     cache = os.path.join(tmpdir, "triton-cache")
     os.makedirs(cache, mode=0o700, exist_ok=True)
-    from .warmup import seed_private
     seed_private(cache)
     for k, v in (("TRITON_CACHE_DIR", cache), ("TRITON_HOME", tmpdir),
                  ("HOME", tmpdir), ("TMPDIR", tmpdir)):

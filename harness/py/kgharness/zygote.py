@@ -189,7 +189,7 @@ class Zygote:
                 job, "harness_error", f"fork failed: {e}")))
             return
         if pid == 0:
-            from . import child as childmod    # never returns
+            from . import child as childmod    # loaded in main(); never returns
             childmod.run(job, self.evaluator, self.mode, tmpdir, rec_w, grant_r,
                          [fd for fd in close if fd is not None], self.device, child.nonce)
         os.close(rec_w)
@@ -385,6 +385,7 @@ def main(argv=None):
         os.environ.pop("TRITON_INTERPRET", None)
     versions = import_stack(args.mode)
     evaluator = load_evaluator(args.evaluator)   # imported before fork: children need no file access for it
+    from . import child  # noqa: F401 - loaded once, after the env and triton are set up, not per fork
     sb = sandbox.probe(args.tmp_base)
     device = "cuda:0" if args.mode == "gpu" else "cpu"
     z = Zygote(args.mode, device, evaluator, args.tmp_base, sb)
