@@ -32,7 +32,7 @@ func DefaultOptions() Options {
 	return Options{
 		Seeds:             5,
 		Timing:            true,
-		TimingBudgetMS:    100,
+		TimingBudgetMS:    50,
 		MinIters:          10,
 		MaxIters:          500,
 		TimeoutS:          120,

@@ -16,7 +16,7 @@ nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheade
 # The GPU suite: hack fixtures, solutions, the evaluator's GPU tests, the zygote's GPU smoke test.
 # test_eval_gpu runs the evaluator in-process, so it gets a process of its own.
 (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 110 python3 -m pytest -q -n 6 \
-    -p no:cacheprovider --tb=short tests/test_hacks.py tests/test_solutions.py tests/test_zygote.py \
+    -p no:cacheprovider --tb=short tests/test_hacks.py tests/test_solutions.py tests/test_zygote.py tests/test_gpulock.py \
     && timeout 60 python3 -m pytest -q -p no:cacheprovider --tb=short tests/test_eval_gpu.py) \
     > "$out/pytest-gpu.log" 2>&1
 echo "pytest rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -12

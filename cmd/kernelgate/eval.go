@@ -18,6 +18,7 @@ type jobFlags struct {
 	seeds      int
 	atol, rtol float64
 	timeout    int
+	budgetMS   int
 	device     string
 }
 
@@ -27,12 +28,13 @@ func (f *jobFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Float64Var(&f.atol, "atol", 0, "absolute tolerance (default: by the reference output dtype)")
 	cmd.Flags().Float64Var(&f.rtol, "rtol", 0, "relative tolerance (default: by the reference output dtype)")
 	cmd.Flags().IntVar(&f.timeout, "timeout", d.TimeoutS, "per-evaluation wall-clock limit in seconds (1..3600)")
+	cmd.Flags().IntVar(&f.budgetMS, "timing-budget-ms", d.TimingBudgetMS, "wall time per timed model on the GPU (1..60000)")
 	cmd.Flags().StringVar(&f.device, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $"+harness.EnvDevice+")")
 }
 
 func (f *jobFlags) options(cmd *cobra.Command) (harness.Options, error) {
 	o := harness.DefaultOptions()
-	o.Seeds, o.TimeoutS = f.seeds, f.timeout
+	o.Seeds, o.TimeoutS, o.TimingBudgetMS = f.seeds, f.timeout, f.budgetMS
 	if cmd.Flags().Changed("atol") {
 		o.Atol = &f.atol
 	}

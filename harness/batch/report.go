@@ -43,7 +43,9 @@ type Row struct {
 	Flags     []string `json:"hack_flags"`
 	Feedback  string   `json:"feedback"` // first line
 	LatencyMS float64  `json:"latency_ms"`
-	Error     string   `json:"error,omitempty"` // the evaluation could not run
+	// StageMS is the verdict's stage breakdown: where this evaluation's time went.
+	StageMS map[string]float64 `json:"stage_ms,omitempty"`
+	Error   string             `json:"error,omitempty"` // the evaluation could not run
 }
 
 // Spread is the speedup spread of one (task, kernel) pair over repeats.
@@ -92,6 +94,7 @@ func buildReport(items []Item, results []result, wall time.Duration) *Report {
 			continue
 		}
 		row.Status, row.Speedup, row.Feedback = string(v.Status), v.Speedup, firstLine(v.Feedback)
+		row.StageMS = v.StageMS
 		if v.HackFlags != nil {
 			row.Flags = v.HackFlags
 		}

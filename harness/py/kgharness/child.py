@@ -50,16 +50,8 @@ class PipeContext(Context):
     def send_verdict(self, verdict):
         self.send({"type": "verdict", "nonce": self._nonce, "verdict": verdict})
 
-    @contextlib.contextmanager
     def timing_lock(self):
-        with self._lock("exclusive") as waited:
-            # The one child timing on this GPU gets the CPU first: its launch path must
-            # not queue behind the other children's compiles.
-            _set_nice(0)
-            try:
-                yield waited
-            finally:
-                _set_nice(BACKGROUND_NICE)
+        return self._lock("exclusive")
 
     def gpu_lock(self):
         return self._lock("shared")
@@ -82,14 +74,22 @@ class PipeContext(Context):
         if not b:
             raise RuntimeError("timing lock: the zygote closed the grant pipe")
         self._held = mode
+        # A holder gets the CPU first: a timed launch path must not queue behind other
+        # children's compiles, and every moment a shared holder runs slowly is a moment
+        # the GPU's next timing waits for it.
+        if _niced:
+            _set_nice(0)
         try:
             yield time.monotonic() - t0
         finally:
+            if _niced:
+                _set_nice(BACKGROUND_NICE)
             self._held = None
             self.send({"type": "unlock"})
 
 
 BACKGROUND_NICE = 10
+_niced = False   # set by _background_priority: only then does a lock holder renice
 RLIMIT_NICE = getattr(resource, "RLIMIT_NICE", None)
 
 
@@ -102,14 +102,20 @@ def _set_nice(value):
 
 
 def _background_priority():
-    """Run at a lower priority except while timing. RLIMIT_NICE (set while the child
-    still has its capabilities) lets it come back to 0 without them."""
+    """Run at a lower priority except while holding the GPU lock. RLIMIT_NICE (set while
+    the child still has its capabilities) lets it come back to 0 without them; where it
+    cannot be raised, the child stays at 0 rather than be stuck at the lower priority.
+    Returns whether the background priority is in effect."""
     try:
-        if RLIMIT_NICE is not None:
-            resource.setrlimit(RLIMIT_NICE, (20, 20))
+        if RLIMIT_NICE is None:
+            return False
+        resource.setrlimit(RLIMIT_NICE, (20, 20))
     except (OSError, ValueError):
-        return
+        return False
+    global _niced
     _set_nice(BACKGROUND_NICE)
+    _niced = True
+    return True
 
 
 def _redirect_output(tmpdir):

@@ -17,7 +17,7 @@ from . import feedback, guards, loader, screen, timing
 from .verdict import add_flag, finalize, new_verdict
 
 _DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
-             "timing_budget_ms": 100, "min_iters": 10, "max_iters": 500,
+             "timing_budget_ms": 50, "min_iters": 10, "max_iters": 500,
              "copy_weights": False, "max_code_bytes": 262144,
              "gpu_memory_fraction": 0.25}
 

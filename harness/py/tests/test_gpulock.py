@@ -64,3 +64,38 @@ def test_repeated_and_unknown_requests():
     lock.release(b)                       # a waiter that leaves is just forgotten
     lock.release(a)
     assert granted == [a]
+
+
+def test_a_child_runs_at_normal_priority_only_while_it_holds_the_lock():
+    """PipeContext's side: background nice outside the lock, 0 inside, either mode.
+    Runs in a forked process so pytest's own priority is untouched."""
+    import json
+    import os
+
+    from kgharness import child
+
+    rec_r, rec_w = os.pipe()
+    grant_r, grant_w = os.pipe()
+    report_r, report_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            niced = child._background_priority()
+            ctx = child.PipeContext(rec_w, grant_r, "gpu", "cuda:0", "/tmp", {})
+            seen = [os.getpriority(os.PRIO_PROCESS, 0)]
+            for lock in (ctx.gpu_lock, ctx.timing_lock):
+                os.write(grant_w, b"g")           # the zygote's grant, ahead of time
+                with lock():
+                    seen.append(os.getpriority(os.PRIO_PROCESS, 0))
+                seen.append(os.getpriority(os.PRIO_PROCESS, 0))
+            os.write(report_w, json.dumps([niced, seen]).encode())
+        finally:
+            os._exit(0)
+    os.close(report_w)
+    _, status = os.waitpid(pid, 0)
+    niced, seen = json.loads(os.read(report_r, 1000))
+    # Without the right to raise RLIMIT_NICE (no CAP_SYS_RESOURCE), nothing is lowered.
+    bg = child.BACKGROUND_NICE if niced else 0
+    assert seen == [bg, 0, bg, 0, bg], seen
+    records = os.read(rec_r, 10000).decode().splitlines()
+    assert [json.loads(r)["type"] for r in records] == ["lock", "unlock", "lock", "unlock"]

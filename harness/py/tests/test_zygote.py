@@ -266,3 +266,17 @@ def test_missing_evaluator_gives_harness_error():
     with ZygoteClient(evaluator="no_such_module:evaluate") as c:
         v = c.evaluate(TASK, "ok", {"timeout_s": 20})
         assert v["status"] == "harness_error" and "could not be loaded" in v["feedback"]
+
+
+def test_prewarm_caches_host_state_without_initialising_cuda():
+    """What prewarm_host_state leaves for every fork to share; CUDA must stay untouched,
+    or no child could use the GPU."""
+    import torch
+    from triton.runtime.cache import triton_key
+
+    from kgharness.zygote import prewarm_host_state
+
+    prewarm_host_state()
+    assert triton_key.cache_info().currsize == 1
+    assert ("_triton_bsr_dense_mm_out", "SparseCsrCUDA") in torch._TritonLibrary.ops_table
+    assert not torch.cuda.is_initialized()
