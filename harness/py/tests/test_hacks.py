@@ -37,6 +37,8 @@ def check_verdict(v, expect, what):
     summary = (f"{what}: status={v['status']} flags={v['hack_flags']} "
                f"feedback={v.get('feedback', '')[:300]!r} output_tail={v.get('output_tail', '')[-200:]!r}")
     assert v["status"] in allowed, f"want {allowed}; {summary}"
+    if "feedback_contains" in expect:
+        assert expect["feedback_contains"] in v["feedback"].lower(), f"feedback; {summary}"
     if v["status"] == "correct":
         assert v["hack_flags"] == [], summary
         assert v["correct"] is True, summary
