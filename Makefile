@@ -17,7 +17,7 @@ export KERNELGATE_PYTHON := $(PYTHON)
 # go-nvml's cgo bindings call NVML functions the 13.0 headers mark deprecated.
 export CGO_CFLAGS ?= -O2 -Wno-deprecated-declarations
 
-.PHONY: setup build test test-go test-py vet clean
+.PHONY: setup build test test-go test-py test-e2e vet clean
 
 setup:
 	@KERNELGATE_PYTHON='$(USERPY)' $(PYDIR)/setup-venv.sh
@@ -32,13 +32,17 @@ build:
 vet:
 	$(GO) vet ./...
 
-test: $(PYDEP) vet test-go test-py
+test: $(PYDEP) vet test-go test-py test-e2e
 
 test-go: build
 	$(GO) test -race -count=1 ./...
 
 test-py: $(PYDEP)
 	cd $(PYDIR) && $(PYTHON) -m pytest -q tests
+
+# A real `kernelgate serve` driven over HTTP (tests/e2e): durability, clients.
+test-e2e: $(PYDEP) build
+	$(PYTHON) -m pytest -q tests/e2e
 
 clean:
 	rm -rf bin

@@ -11,15 +11,15 @@ import (
 // Defaults for the zero values of Options.
 const (
 	DefaultMaxQueuedJobs = 10000
-	// An evaluation (compile, correctness over seeds, timing) may run for
-	// minutes; a shorter AckWait would redeliver jobs that are still running.
-	// Long jobs are kept alive with InProgress anyway.
-	DefaultJobAckWait   = 10 * time.Minute
+	// A running job is kept alive with InProgress every AckWait/2, however
+	// long it runs, so AckWait only decides how soon the jobs of a crashed
+	// worker run again: a minute after a kill -9, not ten.
+	DefaultJobAckWait   = time.Minute
 	DefaultMaxDeliver   = 3
 	DefaultNakDelay     = time.Second
 	DefaultCacheTTL     = 24 * time.Hour
 	DefaultDedupWindow  = 2 * time.Minute
-	DefaultEventAckWait = time.Minute
+	DefaultEventAckWait = 20 * time.Second // the sink keeps a batch alive every 10 s while it writes
 	// EVENTS is a limits stream so several readers (the sink, replays) can
 	// read it; MaxAge bounds its disk use. A sink down longer than this loses
 	// events, so it is generous.

@@ -38,7 +38,7 @@ func TestOptionsValidate(t *testing.T) {
 
 func TestOptionsDefaults(t *testing.T) {
 	o := Options{DataDir: "d"}.withDefaults()
-	if o.MaxQueuedJobs != 10000 || o.JobAckWait != 10*time.Minute || o.MaxDeliver != 3 || o.CacheTTL != 24*time.Hour {
+	if o.MaxQueuedJobs != 10000 || o.JobAckWait != time.Minute || o.MaxDeliver != 3 || o.CacheTTL != 24*time.Hour {
 		t.Fatalf("defaults: %+v", o)
 	}
 }

@@ -24,7 +24,7 @@ const (
 	BatchSize = 512
 	BatchWait = 2 * time.Second
 	// DefaultDedupWindow is how long written ids are remembered. A batch is
-	// redelivered within the bus's EventAckWait (a minute), so a day is
+	// redelivered within the bus's EventAckWait (20 s), so a day is
 	// generous; at restart the window is counted back from the newest file.
 	DefaultDedupWindow = 24 * time.Hour
 )

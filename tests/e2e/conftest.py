@@ -1,0 +1,110 @@
+"""A real `kernelgate serve` (CPU mode) for end-to-end tests over HTTP.
+
+The binary is bin/kernelgate (`make test` builds it first); the evaluator is the
+interpreter in KERNELGATE_PYTHON (the Makefile exports the project venv's).
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = REPO / "bin" / "kernelgate"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Serve:
+    """One `kernelgate serve` process over a data directory that outlives restarts."""
+
+    def __init__(self, data, log_dir, port=None, env=None):
+        self.data, self.log_dir = Path(data), Path(log_dir)
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = dict(os.environ, KERNELGATE_CONCURRENCY="2", **(env or {}))
+        self.proc, self.starts = None, 0
+
+    def start(self, timeout_s=120):
+        if not BIN.exists():
+            pytest.fail(f"{BIN} missing: run `make build` (make test does)")
+        self.starts += 1
+        log = open(self.log_dir / f"serve-{self.starts}.log", "wb")
+        self.proc = subprocess.Popen(
+            [str(BIN), "serve", "--addr", f"127.0.0.1:{self.port}", "--data", str(self.data)],
+            env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"serve exited {self.proc.returncode} before ready:\n{self.log()}")
+            try:
+                if self.get("/readyz")[0] == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.2)
+        pytest.fail(f"serve not ready after {timeout_s} s:\n{self.log()}")
+
+    def log(self):
+        return (self.log_dir / f"serve-{self.starts}.log").read_text(errors="replace")[-3000:]
+
+    def kill9(self):
+        """SIGKILL the server process alone, as a crash would; its zygote must notice."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        # The zygote and its children lose their parent's pipes and exit; make sure.
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def stop(self, timeout_s=90):
+        """SIGTERM and wait for a clean exit; returns the exit code."""
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            pytest.fail(f"serve did not stop within {timeout_s} s:\n{self.log()}")
+
+    def request(self, method, path, body=None, timeout_s=300, headers=None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout_s) as r:
+                raw = r.read()
+                return r.status, (json.loads(raw) if raw and r.headers.get_content_type() == "application/json" else raw)
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            try:
+                return e.code, json.loads(raw)
+            except ValueError:
+                return e.code, raw
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, body, **kw):
+        return self.request("POST", path, body, **kw)
+
+
+@pytest.fixture
+def serve(tmp_path):
+    s = Serve(tmp_path / "data", tmp_path)
+    yield s
+    if s.proc is not None and s.proc.poll() is None:
+        s.stop()
