@@ -1,0 +1,43 @@
+"""A TRL GRPO reward function: GRPOTrainer(reward_funcs=[reward_function(...)], ...).
+
+TRL calls it with the batch's `completions` (strings, or chat message lists) and every
+dataset column as a keyword list; the task comes from the column named by `task_column`
+("task": a registered task id or the reference source). Completions of one task go to
+the gateway as one batch.
+"""
+
+from .client import Client, task_fields
+
+
+def reward_function(client=None, reward_fn=None, options=None, task_column="task"):
+    client = client or Client()
+
+    def kernelgate_reward(prompts=None, completions=None, **columns):
+        tasks = columns.get(task_column)
+        if tasks is None:
+            raise ValueError(f"kernelgate reward: the dataset needs a {task_column!r} column "
+                             "(task id or reference source)")
+        texts = [_text(c) for c in completions]
+        groups = {}
+        for i, t in enumerate(tasks):
+            groups.setdefault(t, []).append(i)
+        rewards = [0.0] * len(texts)
+        for task, idx in groups.items():
+            resp = client.rewards(completions=[texts[i] for i in idx], reward_fn=reward_fn,
+                                  options=options, **task_fields(task))
+            for i, r in zip(idx, resp["rewards"]):
+                rewards[i] = float(r if r is not None else 0.0)
+        return rewards
+
+    kernelgate_reward.__name__ = f"kernelgate_{reward_fn or 'adaexplore'}"
+    return kernelgate_reward
+
+
+def _text(completion):
+    """A plain completion, or the assistant's text in a conversational one."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list):
+        return "".join(m.get("content", "") for m in completion if isinstance(m, dict)
+                       and m.get("role", "assistant") == "assistant")
+    raise TypeError(f"completion of type {type(completion).__name__}: want str or a list of messages")

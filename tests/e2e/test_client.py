@@ -1,0 +1,71 @@
+"""The Python client and its verl / TRL adapters against a live `kernelgate serve`."""
+
+import sys
+
+import pytest
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "clients" / "python"))
+
+from kernelgate_client import Client, KernelgateError, task_fields  # noqa: E402
+from kernelgate_client.trl import reward_function  # noqa: E402
+from kernelgate_client.verl import compute_score  # noqa: E402
+
+ADD = (REPO / "datasets" / "ci" / "1_add_relu.py").read_text()
+ADD_OK = (REPO / "datasets" / "solutions" / "ci" / "1_add_relu.py").read_text()
+SOFTMAX = REPO / "datasets" / "ci" / "2_row_softmax.py"
+SOFTMAX_OK = REPO / "datasets" / "solutions" / "ci" / "2_row_softmax.py"
+
+
+def fenced(code, note=""):
+    return f"Here is my kernel{note}.\n```python\n{code}\n```\n"
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    from conftest import Serve
+    tmp = tmp_path_factory.mktemp("client")
+    s = Serve(tmp / "data", tmp).start()
+    yield Client(s.url)
+    assert s.stop() == 0, s.log()
+
+
+def test_task_fields_tells_ids_from_sources():
+    assert task_fields("level2/1_gemm_bias_relu") == {"task_id": "level2/1_gemm_bias_relu"}
+    assert task_fields(ADD) == {"reference": ADD.strip()}
+    with pytest.raises(ValueError):
+        task_fields("  ")
+
+
+def test_rewards_come_back_in_request_order(client):
+    resp = client.rewards(reference=ADD, reward_fn="binary",
+                          completions=["I would rather not write code.", fenced(ADD_OK), fenced("import torch\n")])
+    assert resp["rewards"] == [0.0, 1.0, 0.0]
+    assert [v["status"] for v in resp["results"]] == ["invalid_submission", "correct", "invalid_submission"]
+
+
+def test_gateway_errors_raise_with_their_code(client):
+    with pytest.raises(KernelgateError) as e:
+        client.rewards(reference=ADD, completions=[fenced(ADD_OK)], reward_fn="nope")
+    assert e.value.status == 400 and e.value.code == "unknown_reward_fn" and e.value.field == "reward_fn"
+
+
+def test_verl_compute_score_single_and_batched(client):
+    one = compute_score("kernelgate", fenced(ADD_OK), ADD, {"reward_fn": "binary"}, client=client)
+    assert one == 1.0
+    softmax, softmax_ok = SOFTMAX.read_text(), SOFTMAX_OK.read_text()
+    scores = compute_score(solution_strs=[fenced(softmax_ok), "no code", fenced(ADD_OK), fenced(ADD_OK)],
+                           ground_truths=[softmax, ADD, ADD, softmax],
+                           extra_infos=[{"reward_fn": "binary"}] * 4, client=client)
+    # the last one is a correct add_relu kernel judged against softmax: wrong
+    assert scores == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_trl_reward_function_with_chat_completions(client):
+    fn = reward_function(client=client, reward_fn="binary")
+    assert fn.__name__ == "kernelgate_binary"
+    chat = [[{"role": "assistant", "content": fenced(ADD_OK)}], [{"role": "assistant", "content": "sorry"}]]
+    assert fn(prompts=["p", "p"], completions=chat, task=[ADD, ADD]) == [1.0, 0.0]
+    with pytest.raises(ValueError, match="task"):
+        fn(prompts=["p"], completions=["x"])
