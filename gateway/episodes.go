@@ -260,7 +260,7 @@ func (s *Server) stepEpisode(c *gin.Context) {
 	}
 	switch store.State(e) {
 	case episode.StateDone:
-		abort(c, newError(CodeEpisodeDone, "", "episode %s is done (%s after %d turns); start a new one", e.ID, e.DoneReason, e.Turn))
+		abort(c, newError(CodeEpisodeDone, "", "episode %s is done (%s at turn %d); start a new one", e.ID, e.DoneReason, e.Turn))
 		return
 	case episode.StateExpired:
 		abort(c, newError(CodeEpisodeExpired, "", "episode %s expired at %s after %s without a step; start a new one",

@@ -57,7 +57,7 @@ func TestEpisodeTwoSteps(t *testing.T) {
 		t.Fatalf("step 2: %d %+v", rec.Code, second)
 	}
 	_, rec = step(t, st, start.EpisodeID, "```python\nimport torch  # GOOD\n```")
-	wantError(t, rec, http.StatusConflict, CodeEpisodeDone, "", "is done (solved after 2 turns)")
+	wantError(t, rec, http.StatusConflict, CodeEpisodeDone, "", "is done (solved at turn 2)")
 
 	var ep episodeView
 	call(t, st.h, http.MethodGet, "/v1/episodes/"+start.EpisodeID, "/v1/episodes/{id}", nil, &ep)
