@@ -57,6 +57,8 @@ func parseRewardRequest(body []byte, cfg Config) (batchSpec, *apiError) {
 	switch {
 	case req.TaskID != nil && req.Reference != nil:
 		return spec, newError(CodeInvalidRequest, "task_id", "give task_id or reference, not both")
+	case req.TaskID != nil && *req.TaskID == "":
+		return spec, newError(CodeInvalidRequest, "task_id", "task_id is empty: give a registered task id (GET /v1/tasks) or reference")
 	case req.TaskID != nil:
 		spec.taskID = *req.TaskID // the handler resolves it (taskByID)
 	case req.Reference == nil || strings.TrimSpace(*req.Reference) == "":

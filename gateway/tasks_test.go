@@ -114,6 +114,9 @@ func TestRegisterTask(t *testing.T) {
 		t.Fatalf("rewards by task_id: %d %s", rec.Code, rec.Body)
 	}
 
+	rec = call(t, st.h, http.MethodPost, "/v1/rewards", "/v1/rewards", map[string]any{"task_id": "", "codes": []string{"GOOD"}}, nil)
+	wantError(t, rec, http.StatusBadRequest, CodeInvalidRequest, "task_id", "task_id is empty")
+
 	src, _ := os.ReadFile("../datasets/ci/1_add_relu.py")
 	big := strings.Repeat("#", 256<<10+1)
 	for _, tt := range []struct {

@@ -1,6 +1,8 @@
 package tasks
 
 import (
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -62,4 +64,28 @@ func TestPrompt(t *testing.T) {
 			t.Errorf("prompt lacks %q:\n%s", want, p)
 		}
 	}
+}
+
+// Ids come from URLs and bodies and become KV keys and URL paths: whatever
+// ValidID accepts must be a valid NATS KV key (letters, digits, - _ = / .,
+// no empty token) and need no escaping in a URL path.
+func FuzzValidID(f *testing.F) {
+	for _, s := range []string{"ci/1_add_relu", "a", "a/b", "../x", "a//b", "a.b", "é", "a/ b", strings.Repeat("x", 129)} {
+		f.Add(s)
+	}
+	kvKey := regexp.MustCompile(`^[-/_=\.a-zA-Z0-9]+$`)
+	f.Fuzz(func(t *testing.T, id string) {
+		if ValidID(id) != nil {
+			return
+		}
+		if !kvKey.MatchString(id) || strings.Contains(id, "..") || strings.HasPrefix(id, ".") || strings.HasSuffix(id, ".") {
+			t.Fatalf("ValidID accepted %q, not a KV key", id)
+		}
+		if esc := (&url.URL{Path: "/v1/tasks/" + id}).EscapedPath(); esc != "/v1/tasks/"+id {
+			t.Fatalf("ValidID accepted %q, which a URL escapes to %q", id, esc)
+		}
+		if nameOf(id) == "" || len(id) > MaxIDLen {
+			t.Fatalf("ValidID accepted %q", id)
+		}
+	})
 }
