@@ -10,6 +10,8 @@
 //   - EVENTS, a durable log (subjects events.>), deduplicated by event id;
 //     the Parquet sink pulls it in batches and acks after its rename.
 //   - results, a KV bucket used as the result cache.
+//   - named KV buckets (Bucket) for state that must survive a restart and be
+//     shared by every gateway: registered tasks, episodes.
 //   - notifications (Notify/Subscribe): core NATS, not persisted, for
 //     results.<batch_id>; a missed one costs a wait, since the verdict's
 //     durable record is its event.

@@ -74,7 +74,8 @@ func startStack(t *testing.T, dataDir string) http.Handler {
 		sup.Close()
 		b.Close()
 	})
-	srv := New(Config{}, Deps{Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode, Log: log})
+	reg, eps := stackDeps(t, b) // e2e_tasks_test.go
+	srv := New(Config{}, Deps{Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode, Log: log, Tasks: reg, Episodes: eps})
 	return srv.Handler()
 }
 

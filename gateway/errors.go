@@ -25,6 +25,14 @@ const (
 	CodeNotReady         Code = "not_ready"
 	CodeWaitTimeout      Code = "wait_timeout"
 	CodeInternal         Code = "internal"
+
+	// Tasks and episodes (tasks.go, episodes.go).
+	CodeTaskExists      Code = "task_exists"
+	CodeTaskInvalid     Code = "task_invalid"
+	CodeEpisodeNotFound Code = "episode_not_found"
+	CodeEpisodeExpired  Code = "episode_expired"
+	CodeEpisodeDone     Code = "episode_done"
+	CodeStepConflict    Code = "step_conflict"
 )
 
 // errorTable is the one place an error code gets its HTTP status.
@@ -42,6 +50,13 @@ var errorTable = map[Code]int{
 	CodeNotReady:         http.StatusServiceUnavailable,
 	CodeInternal:         http.StatusInternalServerError,
 	CodeWaitTimeout:      http.StatusGatewayTimeout,
+
+	CodeTaskExists:      http.StatusConflict,
+	CodeTaskInvalid:     http.StatusUnprocessableEntity,
+	CodeEpisodeNotFound: http.StatusNotFound,
+	CodeEpisodeExpired:  http.StatusGone,
+	CodeEpisodeDone:     http.StatusConflict,
+	CodeStepConflict:    http.StatusConflict,
 }
 
 // RetryAfter is the Retry-After (seconds) sent with queue_full.

@@ -9,6 +9,8 @@ func FuzzParseRewardRequest(f *testing.F) {
 		`{"reference":"x","codes":["a"]}`,
 		`{"reference":"x","completions":["a"],"options":{"seeds":2,"atol":null},"wait_s":1.5}`,
 		`{"task_id":"1","codes":[]}`,
+		`{"task_id":"ci/1_add_relu","completions":["a"]}`,
+		`{"task_id":"","completions":["a"]}`,
 		`{"reference":"x","codes":["a"],"options":{"seeds":0,"max_iters":1}}`,
 		`{"reference":"x","codes":["a"],"reward_fn":"kevin","options":null}`,
 		`{`, `null`, `[]`, `"x"`,
@@ -24,7 +26,8 @@ func FuzzParseRewardRequest(f *testing.F) {
 			}
 			return
 		}
-		if len(spec.items) == 0 || len(spec.items) > cfg.MaxItems || spec.options.Validate() != nil || spec.wait < 0 || spec.task.Source == "" {
+		if len(spec.items) == 0 || len(spec.items) > cfg.MaxItems || spec.options.Validate() != nil || spec.wait < 0 ||
+			(spec.task.Source == "") == (spec.taskID == "") { // exactly one: an inline source, or an id the handler resolves
 			t.Fatalf("accepted an invalid request: %+v", spec)
 		}
 	})

@@ -26,6 +26,7 @@ type rewardRequest struct {
 
 // batchSpec is a validated request.
 type batchSpec struct {
+	taskID   string // registry id ("" for an inline reference)
 	task     harness.Task
 	items    []string // completions, or codes when fromText is false
 	fromText bool
@@ -56,13 +57,15 @@ func parseRewardRequest(body []byte, cfg Config) (batchSpec, *apiError) {
 	switch {
 	case req.TaskID != nil && req.Reference != nil:
 		return spec, newError(CodeInvalidRequest, "task_id", "give task_id or reference, not both")
+	case req.TaskID != nil && *req.TaskID == "":
+		return spec, newError(CodeInvalidRequest, "task_id", "task_id is empty: give a registered task id (GET /v1/tasks) or reference")
 	case req.TaskID != nil:
-		return spec, newError(CodeTaskNotFound, "task_id",
-			"task %q not found: the task registry is not available yet; pass the task source as reference", *req.TaskID)
+		spec.taskID = *req.TaskID // the handler resolves it (taskByID)
 	case req.Reference == nil || strings.TrimSpace(*req.Reference) == "":
 		return spec, newError(CodeInvalidRequest, "reference", "a task is required: give reference (KernelBench-format source) or task_id")
+	default:
+		spec.task = inlineTask(*req.Reference)
 	}
-	spec.task = harness.Task{Name: "inline", Path: "/inline/reference.py", Source: *req.Reference}
 
 	switch {
 	case req.Completions != nil && req.Codes != nil:
@@ -83,23 +86,12 @@ func parseRewardRequest(body []byte, cfg Config) (batchSpec, *apiError) {
 		return spec, newError(CodeTooManyItems, field, "%d items in one request; at most %d", n, cfg.MaxItems)
 	}
 
-	if _, err := reward.Lookup(req.RewardFn); err != nil {
-		return spec, newError(CodeUnknownRewardFn, "reward_fn", "unknown reward_fn %q; valid: %s", req.RewardFn, strings.Join(reward.Names(), ", "))
+	var aerr *apiError
+	if spec.rewardFn, aerr = parseRewardFn(req.RewardFn); aerr != nil {
+		return spec, aerr
 	}
-	spec.rewardFn = req.RewardFn
-	if spec.rewardFn == "" {
-		spec.rewardFn = reward.Default
-	}
-
-	spec.options = harness.DefaultOptions()
-	if len(req.Options) > 0 && string(req.Options) != "null" {
-		if err := decodeStrict(req.Options, &spec.options); err != nil {
-			return spec, newError(CodeInvalidOptions, "options"+dotted(jsonField(err)), "options: %v", err)
-		}
-	}
-	if err := spec.options.Validate(); err != nil {
-		msg, name := optionsError(err)
-		return spec, newError(CodeInvalidOptions, "options"+dotted(name), "options: %s", msg)
+	if spec.options, aerr = parseOptions(req.Options); aerr != nil {
+		return spec, aerr
 	}
 
 	spec.wait = cfg.DefaultWait
@@ -110,6 +102,37 @@ func parseRewardRequest(body []byte, cfg Config) (batchSpec, *apiError) {
 		spec.wait = time.Duration(*req.WaitS * float64(time.Second))
 	}
 	return spec, nil
+}
+
+// inlineTask is a task given by its source in the request.
+func inlineTask(source string) harness.Task {
+	return harness.Task{Name: "inline", Path: "/inline/reference.py", Source: source}
+}
+
+// parseRewardFn checks a reward_fn field ("" means the default).
+func parseRewardFn(name string) (string, *apiError) {
+	if _, err := reward.Lookup(name); err != nil {
+		return "", newError(CodeUnknownRewardFn, "reward_fn", "unknown reward_fn %q; valid: %s", name, strings.Join(reward.Names(), ", "))
+	}
+	if name == "" {
+		return reward.Default, nil
+	}
+	return name, nil
+}
+
+// parseOptions decodes an options field over the defaults and validates it.
+func parseOptions(raw json.RawMessage) (harness.Options, *apiError) {
+	opts := harness.DefaultOptions()
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := decodeStrict(raw, &opts); err != nil {
+			return opts, newError(CodeInvalidOptions, "options"+dotted(jsonField(err)), "options: %v", err)
+		}
+	}
+	if err := opts.Validate(); err != nil {
+		msg, name := optionsError(err)
+		return opts, newError(CodeInvalidOptions, "options"+dotted(name), "options: %s", msg)
+	}
+	return opts, nil
 }
 
 // maxWaitS bounds wait_s (an hour: longer belongs to the batch API).

@@ -32,6 +32,9 @@ func (s *Server) rewards(c *gin.Context) {
 		return
 	}
 	spec, aerr := parseRewardRequest(body, s.cfg)
+	if aerr == nil && spec.taskID != "" {
+		spec.task, aerr = s.taskByID(c.Request.Context(), spec.taskID, "task_id")
+	}
 	if aerr != nil {
 		abort(c, aerr)
 		return
@@ -65,7 +68,7 @@ func (s *Server) runBatch(ctx context.Context, spec batchSpec) (rewardResponse, 
 	now := time.Now().UTC()
 	for i, item := range spec.items {
 		job := worker.Job{
-			ID: fmt.Sprintf("%s-%05d", batchID, i), BatchID: batchID, Index: i, Task: spec.task,
+			ID: evalID(batchID, i), BatchID: batchID, Index: i, Task: spec.task, TaskID: spec.taskID,
 			Code: item, Options: spec.options, RewardFn: spec.rewardFn, EnqueuedAt: now,
 		}
 		if spec.fromText {
@@ -97,6 +100,9 @@ func (s *Server) runBatch(ctx context.Context, spec batchSpec) (rewardResponse, 
 	}
 	return resp, s.collect(ctx, sub, spec, &resp)
 }
+
+// evalID is the id of item i of a batch: its job, its event, its eval_id.
+func evalID(batchID string, i int) string { return fmt.Sprintf("%s-%05d", batchID, i) }
 
 // answerInvalid logs and announces the invalid_submission verdict of a
 // completion without code, as a worker would for an evaluated one.

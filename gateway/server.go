@@ -12,6 +12,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/episode"
+	"github.com/kernelgate/kernelgate/tasks"
 )
 
 // Defaults of Config.
@@ -60,6 +62,10 @@ type Deps struct {
 	// makes itself (invalid_submission).
 	TimingMode func() string
 	Log        *slog.Logger
+	// Tasks resolves task ids (nil: no suites, API tasks kept in memory).
+	Tasks *tasks.Registry
+	// Episodes keeps episodes (nil: the episode endpoints answer 503).
+	Episodes *episode.Store
 }
 
 // Server is the HTTP API.
@@ -80,6 +86,9 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	if deps.TimingMode == nil {
 		deps.TimingMode = func() string { return "" }
+	}
+	if deps.Tasks == nil {
+		deps.Tasks, _ = tasks.NewRegistry(nil, nil) // no suite: cannot fail
 	}
 	s := &Server{cfg: cfg.withDefaults(), deps: deps, log: deps.Log.With("component", "gateway")}
 	s.handler = s.routes()
@@ -106,6 +115,9 @@ func (s *Server) routes() http.Handler {
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, health{Status: "ok"}) })
 	r.GET("/readyz", s.readyz)
 	r.POST("/v1/rewards", s.rewards)
+	s.taskRoutes(r)    // tasks.go
+	s.episodeRoutes(r) // episodes.go
+	r.POST("/openrlhf/reward", s.openRLHF)
 	return r
 }
 

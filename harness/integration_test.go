@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -108,6 +109,30 @@ func TestIntegrationRealZygoteCPU(t *testing.T) {
 			}
 			if v.TimingMode != TimingCPUInterpreter || v.Speedup != nil || v.CodeHash != HashSource(tt.code) {
 				t.Errorf("verdict fields: mode %q speedup %v code_hash %q", v.TimingMode, v.Speedup, v.CodeHash)
+			}
+		})
+	}
+	// Task checks (protocol 1.1): the reference alone, with the code ignored.
+	checks := []struct {
+		name, source string
+		want         Status
+		taskError    string
+	}{
+		{"valid task", addTask, StatusCorrect, ""},
+		{"constant output", strings.Replace(addTask, "return a + b", "return torch.ones_like(a)", 1), StatusHarnessError, "degenerate reference"},
+		{"reference raises", strings.Replace(addTask, "return a + b", "raise ValueError('bad shape')", 1), StatusHarnessError, "ValueError: bad shape"},
+	}
+	for _, tt := range checks {
+		t.Run("task check/"+tt.name, func(t *testing.T) {
+			v, err := s.Evaluate(ctx, Job{Task: Task{Name: "t", Path: "/tasks/t.py", Source: tt.source}, Options: opts, TaskCheck: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Status != tt.want || v.Compiled || !strings.Contains(v.TaskError, tt.taskError) || (tt.taskError == "") != (v.TaskError == "") {
+				t.Fatalf("status %q compiled %v task_error %q, want %q with %q; feedback: %s", v.Status, v.Compiled, v.TaskError, tt.want, tt.taskError, v.Feedback)
+			}
+			if v.TaskHash != HashSource(tt.source) {
+				t.Errorf("task_hash %q", v.TaskHash)
 			}
 		})
 	}

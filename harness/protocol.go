@@ -13,9 +13,10 @@ import (
 //
 // Changelog:
 //   - 1.0 (2026-11-29): first version.
+//   - 1.1 (2026-11-29): eval.job.task_check (run only the reference: is the task valid?).
 const (
 	ProtocolMajor   = 1
-	ProtocolVersion = "1.0"
+	ProtocolVersion = "1.1"
 )
 
 // Record types, the "type" field of every record.
@@ -99,6 +100,10 @@ type Job struct {
 	Task    Task    `json:"task"`
 	Code    string  `json:"code"`
 	Options Options `json:"options"`
+	// TaskCheck runs only the reference stage and ignores Code: the verdict
+	// says whether the task itself is valid (PROTOCOL.md, "Task checks").
+	// Since protocol 1.1.
+	TaskCheck bool `json:"task_check,omitempty"`
 }
 
 // Eval asks the zygote to evaluate Job in a fresh child.

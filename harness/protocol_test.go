@@ -27,7 +27,8 @@ func TestGoldenRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := strings.TrimSuffix(filepath.Base(f), ".json"); r.recordType() != want {
+			// eval.json, eval.task_check.json: the record type is the name up to the first dot.
+			if want, _, _ := strings.Cut(filepath.Base(f), "."); r.recordType() != want {
 				t.Errorf("decoded as %q, want %q", r.recordType(), want)
 			}
 			enc, err := EncodeRecord(r)
@@ -53,6 +54,23 @@ func TestGoldenEvalUsesDefaults(t *testing.T) {
 	mustGolden("eval.json", &e)
 	if e.Job.Options != DefaultOptions() {
 		t.Errorf("golden options %+v differ from DefaultOptions %+v", e.Job.Options, DefaultOptions())
+	}
+}
+
+// The task-check golden record carries task_check; a plain eval omits it,
+// so Go never sends the field to a zygote that does not need it.
+func TestGoldenTaskCheck(t *testing.T) {
+	var e Eval
+	mustGolden("eval.task_check.json", &e)
+	if !e.Job.TaskCheck || e.Job.Code != "" || e.Job.Options != DefaultOptions() {
+		t.Errorf("golden task check %+v", e.Job)
+	}
+	plain, err := EncodeRecord(NewEval("job-1", Job{Options: DefaultOptions()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(plain), "task_check") {
+		t.Errorf("a plain eval carries task_check: %s", plain)
 	}
 }
 
@@ -130,5 +148,18 @@ func TestStatuses(t *testing.T) {
 	}
 	if !StatusRewardHack.Valid() || Status("passed").Valid() {
 		t.Error("Status.Valid wrong")
+	}
+}
+
+func TestNameTaskFailure(t *testing.T) {
+	v := harnessVerdict(StatusTimeout, TimingCPUInterpreter, "no result within 2m30s (timeout_s plus grace)\nmore", "Timeout")
+	nameTaskFailure(&v)
+	if want := "the reference failed the task check (timeout): no result within 2m30s (timeout_s plus grace)"; v.TaskError != want {
+		t.Errorf("task_error %q, want %q", v.TaskError, want)
+	}
+	ok := harnessVerdict(StatusCorrect, TimingCPUInterpreter, "", "")
+	nameTaskFailure(&ok)
+	if ok.TaskError != "" {
+		t.Errorf("a valid task got task_error %q", ok.TaskError)
 	}
 }

@@ -207,6 +207,9 @@ func (s *Supervisor) fill(v *Verdict, w *worker, z *zygote, job Job, before, aft
 	if v.TaskName == "" {
 		v.TaskName = job.Task.Name
 	}
+	if job.TaskCheck {
+		nameTaskFailure(v)
+	}
 	h := z.hello
 	e := &v.Env
 	setIfEmpty(&e.Device, h.Device)

@@ -197,7 +197,7 @@ func TestStartFailures(t *testing.T) {
 		behaviour string
 		want      []string
 	}{
-		{"badmajor", []string{"protocol major 2", "1.0"}},
+		{"badmajor", []string{"protocol major 2", ProtocolVersion}},
 		{"notorch", []string{"No module named 'torch'", "make setup"}},
 		{"nohello", []string{"no hello within"}},
 	}

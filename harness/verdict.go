@@ -3,6 +3,8 @@ package harness
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"strings"
 )
 
 // SchemaVersion is the verdict schema (MAJOR.MINOR). It is logged and
@@ -190,4 +192,19 @@ func (v *Verdict) normalize() {
 func HashSource(src string) string {
 	sum := sha256.Sum256([]byte(src))
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// nameTaskFailure fills task_error on a failed task check whose verdict Go
+// made itself (backstop kill, dead zygote), as the Python side does for its
+// own: a task-check verdict is "correct" or carries a task_error.
+func nameTaskFailure(v *Verdict) {
+	if v.Status == StatusCorrect || v.TaskError != "" {
+		return
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(v.Feedback), "\n")
+	msg := fmt.Sprintf("the reference failed the task check (%s): %s", v.Status, first)
+	if len(msg) > 500 {
+		msg = msg[:500]
+	}
+	v.TaskError = msg
 }

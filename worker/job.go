@@ -28,6 +28,13 @@ type Job struct {
 	Options    harness.Options `json:"options"`
 	RewardFn   string          `json:"reward_fn,omitempty"`
 	EnqueuedAt time.Time       `json:"enqueued_at"`
+	// TaskID is the registry id of Task ("" for an inline reference); it
+	// goes into the evaluation's event.
+	TaskID string `json:"task_id,omitempty"`
+	// TaskCheck asks for a task check (harness.Job.TaskCheck) instead of an
+	// evaluation of Code; its verdict is announced but not logged as an
+	// evaluation (no candidate was evaluated).
+	TaskCheck bool `json:"task_check,omitempty"`
 }
 
 // Result is the notification published on ResultsSubject(BatchID) once a

@@ -79,7 +79,7 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 	var v harness.Verdict
 	err := ferr
 	if err == nil {
-		v, err = w.ev.Evaluate(ctx, harness.Job{Task: job.Task, Code: job.Code, Options: job.Options})
+		v, err = w.ev.Evaluate(ctx, harness.Job{Task: job.Task, Code: job.Code, Options: job.Options, TaskCheck: job.TaskCheck})
 	}
 	if err != nil {
 		if ctx.Err() != nil || (!j.Final && ferr == nil) {
@@ -108,22 +108,25 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 
 // PublishResult logs r's verdict on events.evaluation (event id = job id) and
 // then announces r on the batch's results subject. The gateway uses it too,
-// for verdicts it makes itself (invalid_submission).
+// for verdicts it makes itself (invalid_submission). A task check is only
+// announced: it evaluated no candidate, so it is no row of the evaluations table.
 func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
-	rew, wait, exec := r.Reward, r.QueueWaitMS, r.ExecMS
-	ev := export.EvaluationEvent{
-		EventID: job.ID, Time: time.Now().UTC(), EvalID: job.ID, BatchID: job.BatchID,
-		Code: job.Code, Completion: job.Completion, RewardFn: rewardName(job.RewardFn),
-		Reward: &rew, QueueWaitMS: &wait, ExecMS: &exec, Verdict: r.Verdict,
+	if !job.TaskCheck {
+		rew, wait, exec := r.Reward, r.QueueWaitMS, r.ExecMS
+		ev := export.EvaluationEvent{
+			EventID: job.ID, Time: time.Now().UTC(), EvalID: job.ID, BatchID: job.BatchID, TaskID: job.TaskID,
+			Code: job.Code, Completion: job.Completion, RewardFn: rewardName(job.RewardFn),
+			Reward: &rew, QueueWaitMS: &wait, ExecMS: &exec, Verdict: r.Verdict,
+		}
+		data, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("worker.PublishResult: %w", err)
+		}
+		if err := b.PublishEvent(ctx, export.SubjectEvaluation, job.ID, data); err != nil {
+			return fmt.Errorf("worker.PublishResult: %w", err)
+		}
 	}
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return fmt.Errorf("worker.PublishResult: %w", err)
-	}
-	if err := b.PublishEvent(ctx, export.SubjectEvaluation, job.ID, data); err != nil {
-		return fmt.Errorf("worker.PublishResult: %w", err)
-	}
-	data, err = json.Marshal(r)
+	data, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("worker.PublishResult: %w", err)
 	}

@@ -143,3 +143,68 @@ func TestFinalDeliveryAnswersHarnessError(t *testing.T) {
 		})
 	}
 }
+
+// recordingEvaluator answers correct and remembers the jobs it got.
+type recordingEvaluator struct {
+	jobs chan harness.Job
+}
+
+func (r *recordingEvaluator) Evaluate(_ context.Context, j harness.Job) (harness.Verdict, error) {
+	r.jobs <- j
+	return harness.Verdict{Status: harness.StatusCorrect, Correct: true}, nil
+}
+func (r *recordingEvaluator) Stats() []harness.ZygoteStats {
+	return []harness.ZygoteStats{{Label: "cpu", Up: true, Concurrency: 1}}
+}
+func (r *recordingEvaluator) Mode() string { return harness.TimingCPUInterpreter }
+
+// A task check reaches the harness as one, is announced to its waiter, and
+// is not logged as an evaluation; a task id is logged with its evaluation.
+func TestTaskCheckIsAnnouncedNotLogged(t *testing.T) {
+	ev := &recordingEvaluator{jobs: make(chan harness.Job, 2)}
+	b := startRun(t, ev)
+	sub, err := b.Subscribe(t.Context(), ResultsSubject("b2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	for i, job := range []Job{
+		{ID: "b2-00000", BatchID: "b2", Index: 0, Task: harness.Task{Name: "t", Source: "src"}, TaskCheck: true},
+		{ID: "b2-00001", BatchID: "b2", Index: 1, Task: harness.Task{Name: "t", Source: "src"}, Code: "code", TaskID: "ci/t"},
+	} {
+		job.Options, job.EnqueuedAt = harness.DefaultOptions(), time.Now()
+		data, _ := json.Marshal(job)
+		if err := b.PublishJob(t.Context(), Subject, job.ID, data); err != nil {
+			t.Fatal(err)
+		}
+		if r := next(t, sub); r.Index != i || r.Verdict.Status != harness.StatusCorrect {
+			t.Fatalf("result %d: %+v", i, r)
+		}
+		if got := <-ev.jobs; got.TaskCheck != job.TaskCheck {
+			t.Errorf("job %d reached the harness with TaskCheck %v", i, got.TaskCheck)
+		}
+	}
+	// Events are in publish order: the first one logged is the evaluation's.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	first := make(chan bus.Event, 1)
+	go b.Events(ctx, "test", 10, 100*time.Millisecond, func(_ context.Context, es []bus.Event) error {
+		select {
+		case first <- es[0]:
+		default:
+		}
+		return nil
+	})
+	select {
+	case e := <-first:
+		var ee export.EvaluationEvent
+		if err := json.Unmarshal(e.Data, &ee); err != nil {
+			t.Fatal(err)
+		}
+		if e.ID != "b2-00001" || ee.TaskID != "ci/t" {
+			t.Errorf("first event %s (task_id %q), want the evaluation b2-00001 of ci/t", e.ID, ee.TaskID)
+		}
+	case <-ctx.Done():
+		t.Fatal("no event logged")
+	}
+}

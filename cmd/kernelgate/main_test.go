@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/kernelgate/kernelgate/harness"
 )
 
 // TestExitCodes covers the paths that need no Python: usage, version and
@@ -17,7 +19,7 @@ func TestExitCodes(t *testing.T) {
 		stdoutHas string
 		stderrHas string
 	}{
-		{"version", []string{"version"}, exitOK, "protocol 1.0", ""},
+		{"version", []string{"version"}, exitOK, "protocol " + harness.ProtocolVersion, ""},
 		{"unknown command", []string{"bogus"}, exitUsage, "", "unknown command"},
 		{"bad flag", []string{"eval", "--seeds", "x"}, exitUsage, "", "invalid argument"},
 		{"seeds out of range", []string{"eval", "--task", "a.py", "--kernel", "b.py", "--seeds", "0"}, exitUsage, "", "seeds must be in 1..100"},

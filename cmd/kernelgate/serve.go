@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/episode"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/gateway"
 	"github.com/kernelgate/kernelgate/worker"
@@ -18,14 +20,19 @@ import (
 
 func newServeCmd(g *globals) *cobra.Command {
 	var addr, dataDir, device string
+	var taskDirs []string
+	var episodeIdle time.Duration
 	cmd := &cobra.Command{
-		Use:   "serve [--addr HOST:PORT] [--data DIR]",
+		Use:   "serve [--addr HOST:PORT] [--data DIR] [--tasks DIR,...]",
 		Short: "Run the reward gateway: HTTP API, embedded queue, workers and the Parquet log",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.config(device)
 			if err != nil {
 				return err
+			}
+			if episodeIdle <= 0 {
+				return usageError{fmt.Errorf("--episode-idle must be positive, got %s", episodeIdle)}
 			}
 			log, err := g.logger()
 			if err != nil {
@@ -37,6 +44,14 @@ func newServeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer b.Close()
+			reg, err := openTasks(ctx, b, taskDirs, log)
+			if err != nil {
+				return err
+			}
+			eps, err := episode.Open(ctx, b, episode.Config{Idle: episodeIdle})
+			if err != nil {
+				return err
+			}
 			sup, err := g.startSupervisor(ctx, cfg)
 			if err != nil {
 				return err
@@ -48,6 +63,7 @@ func newServeCmd(g *globals) *cobra.Command {
 			}
 			srv := gateway.New(gateway.Config{Addr: addr}, gateway.Deps{
 				Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode, Log: log,
+				Tasks: reg, Episodes: eps,
 			})
 
 			// Workers and the sink outlive the HTTP server's drain (its
@@ -71,6 +87,8 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&addr, "addr", gateway.DefaultAddr, "HTTP listen address")
 	cmd.Flags().StringVar(&dataDir, "data", "./data", "data directory (queue store, Parquet log)")
 	cmd.Flags().StringVar(&device, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $KERNELGATE_DEVICE)")
+	cmd.Flags().StringSliceVar(&taskDirs, "tasks", nil, "task suite directories, repeatable or comma-separated; ids are DIRNAME/STEM (default: the suites under datasets/ next to the working dir or the binary)")
+	cmd.Flags().DurationVar(&episodeIdle, "episode-idle", episode.DefaultIdle, "an episode without a step for this long expires")
 	return cmd
 }
 

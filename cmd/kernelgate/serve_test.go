@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,7 +62,8 @@ func TestServeReadyAndShutdown(t *testing.T) {
 	var stdout, stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", addr, "--data", data, "--device", "cpu"}, &stdout, &stderr)
+		done <- run(ctx, []string{"serve", "--addr", addr, "--data", data, "--device", "cpu",
+			"--tasks", "../../datasets/ci", "--tasks", "../../datasets/level2"}, &stdout, &stderr)
 	}()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -84,6 +86,17 @@ func TestServeReadyAndShutdown(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(data, "nats")); err != nil {
 		t.Errorf("queue store: %v", err)
 	}
+	// Both suites are loaded, ids DIRNAME/STEM.
+	for _, id := range []string{"ci/1_add_relu", "level2/1_gemm_bias_relu"} {
+		resp, err := http.Get(fmt.Sprintf("http://%s/v1/tasks/%s", addr, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET /v1/tasks/%s: %d", id, resp.StatusCode)
+		}
+	}
 	cancel()
 	select {
 	case code := <-done:
@@ -92,5 +105,30 @@ func TestServeReadyAndShutdown(t *testing.T) {
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("serve did not shut down")
+	}
+}
+
+// A broken --tasks or --episode-idle is a usage error, found before any
+// zygote starts.
+func TestServeBadTaskFlags(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing suite", []string{"--tasks", "no/such/dir"}, "no such file"},
+		{"one suite name twice", []string{"--tasks", "../../datasets/ci," + t.TempDir() + "/ci"}, `both suite "ci"`},
+		{"zero idle", []string{"--episode-idle", "0s"}, "--episode-idle must be positive"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr syncBuffer
+			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--device", "cpu"}, tt.args...)
+			if code := run(t.Context(), args, &stdout, &stderr); code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr %s", code, exitUsage, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), tt.want)
+			}
+		})
 	}
 }

@@ -14,7 +14,7 @@ import torch
 
 from . import correctness as C
 from . import feedback, guards, loader, screen, timing
-from .verdict import add_flag, finalize, new_verdict
+from .verdict import add_flag, finalize, name_task_failure, new_verdict
 
 _DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
              "timing_budget_ms": 50, "min_iters": 10, "max_iters": 500,
@@ -62,7 +62,10 @@ def evaluate(job, ctx):
         if run is not None:
             run.close()
         v["stage_ms"]["total"] = round((time.monotonic() - t0) * 1e3, 3)
-        return finalize(v)
+        finalize(v)
+        if run is not None and run.task_check:
+            name_task_failure(v)
+        return v
     except BaseException as e:  # noqa: BLE001
         v["status"] = "harness_error"
         v["feedback"] = f"internal harness error while finalizing: {type(e).__name__}"
@@ -73,6 +76,8 @@ def evaluate(job, ctx):
 class _Run:
     def __init__(self, job, ctx, v):
         self.job, self.ctx, self.v = job or {}, ctx, v
+        # A task check (protocol 1.1) runs only the reference stage: is the task valid?
+        self.task_check = bool(self.job.get("task_check"))
         self.dev = ctx.device if ctx.mode == "gpu" else "cpu"
         self.gpu = ctx.mode == "gpu"
         self.rng = random.Random()  # call counts and timing checks must not be predictable
@@ -140,6 +145,9 @@ class _Run:
             # Children share the GPU: one that allocates everything must fail alone.
             torch.cuda.set_per_process_memory_fraction(
                 min(max(float(self.opts["gpu_memory_fraction"]), 0.01), 1.0), 0)
+        if self.task_check:
+            self.check_task(task)
+            return
         code = job.get("code")
         try:
             loader.validate_submission(code, self.opts["max_code_bytes"])
@@ -160,6 +168,15 @@ class _Run:
             self.time_candidate()
         self.stage("checks")
         self.final_checks()
+
+    def check_task(self, task):
+        """The reference stage alone; reaching its end means the task is valid (PROTOCOL.md)."""
+        self.stage("reference")
+        self.reference(task)
+        self.v["status"] = "correct"
+        held = f" and {len(self.held)} held-out input set(s)" if self.held else ""
+        self.v["feedback"] = (f"task check passed: the reference loads, runs on {self.opts['seeds']} "
+                              f"seeds{held}, and its outputs are deterministic, finite and not constant")
 
     def reference(self, task):
         label = task.get("path") or task.get("name") or "<task>"
@@ -220,7 +237,7 @@ class _Run:
         for i, leaves in enumerate(per_seed):
             self.vault.put(f"trial{i}", leaves, owned)
         del per_seed, leaves
-        if self.gpu and self.opts["timing"]:
+        if self.gpu and self.opts["timing"] and not self.task_check:
             self.flusher = timing.Flusher(self.dev)
             with self.ctx.timing_lock():
                 self.bandwidth = timing.bandwidth_bytes_per_ms(self.dev)

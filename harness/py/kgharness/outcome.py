@@ -10,7 +10,7 @@ import os
 import signal
 
 from . import sandbox
-from .verdict import STATUSES, add_flag, finalize, new_verdict
+from .verdict import STATUSES, add_flag, finalize, name_task_failure, new_verdict
 
 OUTPUT_TAIL_BYTES = 2048
 
@@ -68,7 +68,10 @@ class Outcomes:
         for key, seconds in child.lock_stats.items():   # where the GPU lock's time went
             v["stage_ms"][f"lock_{key}"] = round(seconds * 1000.0, 3)
         v["output_tail"] = tail
-        return finalize(v)
+        v = finalize(v)
+        if isinstance(child.job, dict) and child.job.get("task_check"):
+            name_task_failure(v)
+        return v
 
     def fallback(self, job, status, feedback, flag=None, tail=""):
         v = new_verdict(self.mode, self.device)
@@ -82,4 +85,5 @@ class Outcomes:
         if flag:
             add_flag(v, flag)
         return finalize(v)
+
 

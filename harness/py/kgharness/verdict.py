@@ -96,3 +96,16 @@ def finalize(verdict):
     verdict["feedback"] = truncate(verdict.get("feedback") or "", FEEDBACK_LIMIT)
     verdict["output_tail"] = truncate(verdict.get("output_tail") or "", OUTPUT_TAIL_LIMIT)
     return verdict
+
+
+def name_task_failure(v):
+    """A task check's verdict says why the task failed, whatever ended the child.
+
+    The evaluator fills task_error itself for a reference that raises or is
+    degenerate; a child killed for time or memory, or one that crashed, gets it
+    here from the status and the first line of the feedback (PROTOCOL.md).
+    """
+    if v["status"] == "correct" or v.get("task_error"):
+        return
+    lines = (v.get("feedback") or "").strip().splitlines()
+    v["task_error"] = f"the reference failed the task check ({v['status']}): {lines[0] if lines else ''}"[:500]

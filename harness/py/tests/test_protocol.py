@@ -14,7 +14,12 @@ FIXTURES = sorted(GOLDEN.glob("*.json"))
 
 def test_fixtures_exist():
     names = {p.stem for p in FIXTURES}
-    assert {"hello", "eval", "started", "result", "error", "shutdown"} <= names
+    assert {"hello", "eval", "eval.task_check", "started", "result", "error", "shutdown"} <= names
+
+
+def _type_of(path):
+    """eval.json and eval.task_check.json both hold an eval: the name up to the first dot."""
+    return path.name.split(".")[0]
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
@@ -22,17 +27,24 @@ def test_golden_round_trip(path):
     raw = path.read_text().strip()
     rec = protocol.decode(raw)
     assert rec["v"] == protocol.MAJOR == PROTOCOL_MAJOR
-    assert rec["type"] == path.stem
+    assert rec["type"] == _type_of(path)
     line = protocol.encode(rec)
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert json.loads(line) == json.loads(raw)
     assert line.decode().strip() == raw        # compact, same key order: byte-identical
 
 
-@pytest.mark.parametrize("name", ["eval", "shutdown"])
+@pytest.mark.parametrize("name", ["eval", "eval.task_check", "shutdown"])
 def test_golden_inbound_accepted(name):
     rec = protocol.decode_inbound((GOLDEN / f"{name}.json").read_bytes())
-    assert rec["type"] == name
+    assert rec["type"] == name.split(".")[0]
+
+
+def test_golden_task_check_flag():
+    plain = protocol.decode_inbound((GOLDEN / "eval.json").read_bytes())
+    check = protocol.decode_inbound((GOLDEN / "eval.task_check.json").read_bytes())
+    assert "task_check" not in plain["job"]          # Go omits it when false
+    assert check["job"]["task_check"] is True and check["job"]["code"] == ""
 
 
 def test_builders_match_golden():

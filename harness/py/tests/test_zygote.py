@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kgharness import PROTOCOL
 from zygote_client import ZygoteClient
 
 TESTS = str(Path(__file__).resolve().parent)
@@ -39,7 +40,7 @@ def poll_until(pred, timeout, every=0.05):
 
 def test_hello(z):
     h = z.hello
-    assert h["v"] == 1 and h["protocol"] == "1.0" and h["mode"] == "cpu_interpreter"
+    assert h["v"] == 1 and h["protocol"] == PROTOCOL and h["mode"] == "cpu_interpreter"
     assert h["device"] == "cpu" and h["torch"] and h["triton"] and h["python"]
     assert set(h["sandbox"]) >= {"netns", "landlock", "rlimits", "level", "detail"}
     assert h["sandbox"]["level"] in ("full", "partial")
@@ -120,6 +121,20 @@ def test_hang_times_out_and_next_job_works(z):
     assert "during stage timing" in v["feedback"]
     assert 1.5 <= took < 1.5 + 1.0, took
     assert z.evaluate(TASK, "ok")["status"] == "correct"
+
+
+def test_task_check_killed_child_names_the_task_failure(z):
+    # A reference that hangs in a task check (protocol 1.1): the zygote's timeout
+    # verdict carries a task_error, as every failed task check does.
+    z.send({"v": 1, "type": "eval", "id": "taskcheck-1", "job": {
+        "task": z.make_task(TASK), "code": "hang reference", "options": {"timeout_s": 1},
+        "task_check": True}})
+    v = z.wait("taskcheck-1", 20)
+    assert v["status"] == "timeout", v
+    assert v["task_error"].startswith("the reference failed the task check (timeout): "), v["task_error"]
+    assert "stage reference" in v["task_error"]
+    plain = z.evaluate(TASK, "hang reference", {"timeout_s": 1}, timeout=20)
+    assert plain["status"] == "timeout" and plain["task_error"] == ""
 
 
 def test_printing_gigabytes_is_capped(z):

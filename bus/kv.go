@@ -1,0 +1,104 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Errors of Bucket writes with a precondition.
+var (
+	// ErrKeyExists: Create found the key already there.
+	ErrKeyExists = errors.New("bus: key exists")
+	// ErrRevision: Update's revision is no longer the key's latest (someone
+	// wrote it in between).
+	ErrRevision = errors.New("bus: key revision changed")
+)
+
+// Bucket is a JetStream key-value bucket holding state that must outlive a
+// restart and be shared by every gateway on the cluster (registered tasks,
+// episodes). Values are the caller's bytes; only the latest revision of a
+// key is kept. Keys are letters, digits and - _ = / . (not starting or
+// ending with a dot).
+type Bucket struct {
+	kv jetstream.KeyValue
+}
+
+// Bucket creates or updates the bucket name and returns it. ttl bounds how
+// long a key lives after its last write (0: forever); a changed ttl applies
+// to the existing bucket.
+func (b *Bus) Bucket(ctx context.Context, name, description string, ttl time.Duration) (*Bucket, error) {
+	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      name,
+		Description: description,
+		TTL:         ttl,
+		History:     1,
+		Storage:     jetstream.FileStorage,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bus.Bucket %s: %w", name, err)
+	}
+	return &Bucket{kv: kv}, nil
+}
+
+// Get returns key's value and revision, or ok false when there is none
+// (never written, deleted, or expired).
+func (k *Bucket) Get(ctx context.Context, key string) (value []byte, rev uint64, ok bool, err error) {
+	e, err := k.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, 0, false, nil
+	}
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("bus.Bucket.Get %s: %w", key, err)
+	}
+	return e.Value(), e.Revision(), true, nil
+}
+
+// Create writes key only if it holds no value; otherwise ErrKeyExists.
+func (k *Bucket) Create(ctx context.Context, key string, value []byte) (uint64, error) {
+	rev, err := k.kv.Create(ctx, key, value)
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return 0, ErrKeyExists
+	}
+	if err != nil {
+		return 0, fmt.Errorf("bus.Bucket.Create %s: %w", key, err)
+	}
+	return rev, nil
+}
+
+// Update writes key only if rev is still its latest revision; otherwise
+// ErrRevision.
+func (k *Bucket) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	next, err := k.kv.Update(ctx, key, value, rev)
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+		return 0, ErrRevision
+	}
+	if err != nil {
+		return 0, fmt.Errorf("bus.Bucket.Update %s: %w", key, err)
+	}
+	return next, nil
+}
+
+// Put writes key unconditionally.
+func (k *Bucket) Put(ctx context.Context, key string, value []byte) (uint64, error) {
+	rev, err := k.kv.Put(ctx, key, value)
+	if err != nil {
+		return 0, fmt.Errorf("bus.Bucket.Put %s: %w", key, err)
+	}
+	return rev, nil
+}
+
+// Keys lists the keys that hold a value, in no particular order.
+func (k *Bucket) Keys(ctx context.Context) ([]string, error) {
+	keys, err := k.kv.Keys(ctx, jetstream.IgnoreDeletes())
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bus.Bucket.Keys: %w", err)
+	}
+	return keys, nil
+}

@@ -1,0 +1,319 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/kernelgate/kernelgate/episode"
+	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/tasks"
+)
+
+func (s *Server) episodeRoutes(r *gin.Engine) {
+	r.POST("/v1/episodes", s.startEpisode)
+	r.GET("/v1/episodes/:id", s.getEpisode)
+	r.POST("/v1/episodes/:id/step", s.stepEpisode)
+}
+
+// episodeRequest is the body of POST /v1/episodes (schema EpisodeRequest).
+type episodeRequest struct {
+	TaskID    *string         `json:"task_id"`
+	Reference *string         `json:"reference"`
+	MaxTurns  *int            `json:"max_turns"`
+	RewardFn  string          `json:"reward_fn"`
+	Options   json.RawMessage `json:"options"`
+}
+
+// episodeStart is the 201 body of POST /v1/episodes (schema EpisodeStart).
+type episodeStart struct {
+	EpisodeID   string            `json:"episode_id"`
+	TaskID      string            `json:"task_id,omitempty"`
+	Observation promptObservation `json:"observation"`
+	Turn        int               `json:"turn"`
+	MaxTurns    int               `json:"max_turns"`
+	ExpiresAt   time.Time         `json:"expires_at"`
+}
+
+type promptObservation struct {
+	Prompt string `json:"prompt"`
+}
+
+// stepObservation is what the policy sees after a step.
+type stepObservation struct {
+	Feedback string          `json:"feedback"`
+	Verdict  harness.Verdict `json:"verdict"`
+}
+
+// stepResponse is the 200 body of POST /v1/episodes/{id}/step (schema StepResponse).
+type stepResponse struct {
+	EpisodeID   string          `json:"episode_id"`
+	Observation stepObservation `json:"observation"`
+	Reward      float64         `json:"reward"`
+	Done        bool            `json:"done"`
+	DoneReason  string          `json:"done_reason,omitempty"`
+	Turn        int             `json:"turn"`
+	MaxTurns    int             `json:"max_turns"`
+	EvalID      string          `json:"eval_id"`
+	ExpiresAt   time.Time       `json:"expires_at"`
+}
+
+// stepView is one turn of GET /v1/episodes/{id} (schema EpisodeStep).
+type stepView struct {
+	Turn        int             `json:"turn"`
+	Completion  string          `json:"completion"`
+	Observation stepObservation `json:"observation"`
+	Reward      float64         `json:"reward"`
+	Done        bool            `json:"done"`
+	EvalID      string          `json:"eval_id"`
+	At          time.Time       `json:"at"`
+}
+
+// episodeView is the 200 body of GET /v1/episodes/{id} (schema Episode).
+type episodeView struct {
+	EpisodeID  string        `json:"episode_id"`
+	TaskID     string        `json:"task_id,omitempty"`
+	TaskName   string        `json:"task_name"`
+	TaskHash   string        `json:"task_hash"`
+	State      episode.State `json:"state"`
+	Turn       int           `json:"turn"`
+	MaxTurns   int           `json:"max_turns"`
+	Done       bool          `json:"done"`
+	DoneReason string        `json:"done_reason,omitempty"`
+	RewardFn   string        `json:"reward_fn"`
+	Prompt     string        `json:"prompt"`
+	CreatedAt  time.Time     `json:"created_at"`
+	UpdatedAt  time.Time     `json:"updated_at"`
+	ExpiresAt  time.Time     `json:"expires_at"`
+	History    []stepView    `json:"history"`
+}
+
+// episodes is the store, or the 503 that says there is none.
+func (s *Server) episodes() (*episode.Store, *apiError) {
+	if s.deps.Episodes == nil {
+		return nil, newError(CodeNotReady, "", "episodes are not available on this gateway (no episode store)")
+	}
+	return s.deps.Episodes, nil
+}
+
+func (s *Server) startEpisode(c *gin.Context) {
+	store, aerr := s.episodes()
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	e, aerr := s.parseEpisode(c)
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	e, err := store.Start(c.Request.Context(), e)
+	if err != nil {
+		s.log.Error("starting an episode failed", "err", err)
+		abort(c, newError(CodeInternal, "", "the episode store is unavailable"))
+		return
+	}
+	c.JSON(http.StatusCreated, episodeStart{
+		EpisodeID: e.ID, TaskID: e.TaskID, Observation: promptObservation{Prompt: e.Prompt},
+		MaxTurns: e.MaxTurns, ExpiresAt: e.ExpiresAt,
+	})
+}
+
+// parseEpisode validates a start request into an episode to store.
+func (s *Server) parseEpisode(c *gin.Context) (episode.Episode, *apiError) {
+	var e episode.Episode
+	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
+	if aerr != nil {
+		return e, aerr
+	}
+	var req episodeRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return e, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err)
+	}
+	switch {
+	case req.TaskID != nil && req.Reference != nil:
+		return e, newError(CodeInvalidRequest, "task_id", "give task_id or reference, not both")
+	case req.TaskID != nil:
+		t, err := s.deps.Tasks.Get(c.Request.Context(), *req.TaskID)
+		if err != nil {
+			return e, s.taskError(err, *req.TaskID, "task_id")
+		}
+		e.TaskID, e.TaskName, e.TaskHash, e.Reference, e.Prompt = t.ID, t.Name, t.TaskHash, t.Source, t.Prompt()
+	case req.Reference == nil || strings.TrimSpace(*req.Reference) == "":
+		return e, newError(CodeInvalidRequest, "reference", "a task is required: give task_id or reference (KernelBench-format source)")
+	case len(*req.Reference) > tasks.MaxSourceBytes:
+		return e, newError(CodeBodyTooLarge, "reference", "reference is %d bytes; at most %d", len(*req.Reference), tasks.MaxSourceBytes)
+	default:
+		t := inlineTask(*req.Reference)
+		e.TaskName, e.TaskHash, e.Reference, e.Prompt = t.Name, harness.HashSource(t.Source), t.Source, tasks.Prompt(t.Source)
+	}
+	e.MaxTurns = episode.DefaultMaxTurns
+	if req.MaxTurns != nil {
+		if *req.MaxTurns < 1 || *req.MaxTurns > episode.MaxTurns {
+			return e, newError(CodeInvalidRequest, "max_turns", "max_turns must be in 1..%d, got %d", episode.MaxTurns, *req.MaxTurns)
+		}
+		e.MaxTurns = *req.MaxTurns
+	}
+	if e.RewardFn, aerr = parseRewardFn(req.RewardFn); aerr != nil {
+		return e, aerr
+	}
+	e.Options, aerr = parseOptions(req.Options)
+	return e, aerr
+}
+
+// loadEpisode loads the episode of the request path.
+func (s *Server) loadEpisode(ctx context.Context, store *episode.Store, id string) (episode.Episode, *apiError) {
+	e, err := store.Load(ctx, id)
+	switch {
+	case errors.Is(err, episode.ErrNotFound):
+		return e, newError(CodeEpisodeNotFound, "", "episode %q not found: it never existed, or it expired more than %s ago and was dropped",
+			id, episode.Retention)
+	case err != nil:
+		s.log.Error("loading an episode failed", "episode", id, "err", err)
+		return e, newError(CodeInternal, "", "the episode store is unavailable")
+	}
+	return e, nil
+}
+
+func (s *Server) getEpisode(c *gin.Context) {
+	store, aerr := s.episodes()
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	ctx := c.Request.Context()
+	e, aerr := s.loadEpisode(ctx, store, c.Param("id"))
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	hist, err := store.History(ctx, e)
+	if err != nil {
+		s.log.Error("reading an episode's history failed", "episode", e.ID, "err", err)
+		abort(c, newError(CodeInternal, "", "the episode store is unavailable"))
+		return
+	}
+	v := episodeView{
+		EpisodeID: e.ID, TaskID: e.TaskID, TaskName: e.TaskName, TaskHash: e.TaskHash, State: store.State(e),
+		Turn: e.Turn, MaxTurns: e.MaxTurns, Done: e.Done, DoneReason: e.DoneReason, RewardFn: e.RewardFn,
+		Prompt: e.Prompt, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, ExpiresAt: e.ExpiresAt,
+		History: make([]stepView, 0, len(hist)),
+	}
+	for _, st := range hist {
+		v.History = append(v.History, stepView{
+			Turn: st.Turn, Completion: st.Completion, Reward: st.Reward, Done: st.Done, EvalID: st.EvalID, At: st.At,
+			Observation: stepObservation{Feedback: st.Observation, Verdict: st.Verdict},
+		})
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+// stepRequest is the body of POST /v1/episodes/{id}/step.
+type stepRequest struct {
+	Completion *string `json:"completion"`
+}
+
+// maxCompletionBytes bounds a step's completion: it is stored in the
+// episode's KV bucket, whose values must stay under NATS's 1 MiB.
+const maxCompletionBytes = 512 << 10
+
+// stepEpisode evaluates a completion through runBatch (the /v1/rewards
+// path: queue, workers, evaluations log), records the turn and logs it on
+// events.episode_step.
+func (s *Server) stepEpisode(c *gin.Context) {
+	store, aerr := s.episodes()
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	var req stepRequest
+	if err := decodeStrict(body, &req); err != nil {
+		abort(c, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err))
+		return
+	}
+	switch {
+	case req.Completion == nil:
+		abort(c, newError(CodeInvalidRequest, "completion", "completion is required: the policy's raw text (the last ```python block is the code)"))
+		return
+	case len(*req.Completion) > maxCompletionBytes:
+		abort(c, newError(CodeBodyTooLarge, "completion", "completion is %d bytes; at most %d", len(*req.Completion), maxCompletionBytes))
+		return
+	}
+	ctx := c.Request.Context()
+	e, aerr := s.loadEpisode(ctx, store, c.Param("id"))
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	switch store.State(e) {
+	case episode.StateDone:
+		abort(c, newError(CodeEpisodeDone, "", "episode %s is done (%s at turn %d); start a new one", e.ID, e.DoneReason, e.Turn))
+		return
+	case episode.StateExpired:
+		abort(c, newError(CodeEpisodeExpired, "", "episode %s expired at %s after %s without a step; start a new one",
+			e.ID, e.ExpiresAt.Format(time.RFC3339), store.Idle()))
+		return
+	}
+	resp, aerr := s.runBatch(ctx, batchSpec{
+		taskID: e.TaskID, task: e.Harness(), items: []string{*req.Completion}, fromText: true,
+		rewardFn: e.RewardFn, options: e.Options, wait: s.cfg.DefaultWait,
+	})
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	v, reward := *resp.Results[0], *resp.Rewards[0]
+	turn := e.Turn + 1
+	done, reason := episode.Outcome(v, turn, e.MaxTurns)
+	st := episode.Step{
+		Turn: turn, Completion: *req.Completion, Observation: episode.Observation(v, turn, e.MaxTurns, reason),
+		Verdict: v, Reward: reward, Done: done, DoneReason: reason, EvalID: evalID(resp.BatchID, 0),
+	}
+	next, err := store.Commit(ctx, e, st)
+	if errors.Is(err, episode.ErrConflict) {
+		abort(c, newError(CodeStepConflict, "", "turn %d of episode %s was taken by a concurrent step; GET the episode for its state", turn, e.ID))
+		return
+	}
+	if err != nil {
+		s.log.Error("recording a step failed", "episode", e.ID, "err", err)
+		abort(c, newError(CodeInternal, "", "the episode store is unavailable"))
+		return
+	}
+	e, st.At = next, next.UpdatedAt
+	s.logStep(ctx, e, st)
+	c.JSON(http.StatusOK, stepResponse{
+		EpisodeID: e.ID, Observation: stepObservation{Feedback: st.Observation, Verdict: v},
+		Reward: reward, Done: done, DoneReason: reason, Turn: turn, MaxTurns: e.MaxTurns, EvalID: st.EvalID, ExpiresAt: e.ExpiresAt,
+	})
+}
+
+// logStep publishes the step on events.episode_step (table episode_steps).
+// The step is already recorded, so a failure is logged, not answered.
+func (s *Server) logStep(ctx context.Context, e episode.Episode, st episode.Step) {
+	id := e.ID + "-" + strconv.Itoa(st.Turn)
+	ev := export.EpisodeStepEvent{
+		EventID: id, Time: st.At, EpisodeID: e.ID, Turn: st.Turn,
+		TaskID: cmp.Or(e.TaskID, e.TaskHash), Completion: st.Completion, Observation: st.Observation,
+		Reward: st.Reward, Done: st.Done, EvalID: st.EvalID, Status: string(st.Verdict.Status), Speedup: st.Verdict.Speedup,
+	}
+	data, err := json.Marshal(ev)
+	if err == nil {
+		err = s.deps.Bus.PublishEvent(ctx, export.SubjectEpisodeStep, id, data)
+	}
+	if err != nil {
+		s.log.Error("logging an episode step failed", "episode", e.ID, "turn", st.Turn, "err", err)
+	}
+}

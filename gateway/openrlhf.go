@@ -1,0 +1,195 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/tasks"
+)
+
+// openRLHFRequest is OpenRLHF's remote reward model request (its
+// remote_rm_url client posts query, prompts and labels). reward_fn and
+// options are ours, optional; the stock client can pass ?reward_fn= in the URL.
+type openRLHFRequest struct {
+	Query    []string        `json:"query"`   // prompt + response, as the trainer decoded them
+	Prompts  []string        `json:"prompts"` // stripped from query when a prefix
+	Labels   []string        `json:"labels"`  // a task id, or the reference's source
+	RewardFn string          `json:"reward_fn"`
+	Options  json.RawMessage `json:"options"`
+}
+
+// openRLHFResponse is the shape OpenRLHF reads: rewards for the advantage,
+// scores (0..1) for dynamic filtering, extra_logs (one number per sample and
+// key) for its logger.
+type openRLHFResponse struct {
+	Rewards   []float64            `json:"rewards"`
+	Scores    []float64            `json:"scores"`
+	ExtraLogs map[string][]float64 `json:"extra_logs"`
+}
+
+// openRLHF answers POST /openrlhf/reward: items are grouped by label and
+// each group goes through runBatch, the /v1/rewards path; answers come back
+// in request order. scores is 1 for a correct kernel, else 0.
+func (s *Server) openRLHF(c *gin.Context) {
+	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	var req openRLHFRequest
+	if err := decodeStrict(body, &req); err != nil {
+		abort(c, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err))
+		return
+	}
+	groups, aerr := s.parseOpenRLHF(c, req)
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	resp, aerr := s.runGroups(c.Request.Context(), groups, len(req.Query))
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	c.JSON(http.StatusOK, resp)
+}
+
+// labelGroup is the items of one label: one batch.
+type labelGroup struct {
+	spec    batchSpec
+	indices []int // positions in the request
+}
+
+func (s *Server) parseOpenRLHF(c *gin.Context, req openRLHFRequest) ([]*labelGroup, *apiError) {
+	n := len(req.Query)
+	switch {
+	case n == 0:
+		return nil, newError(CodeInvalidRequest, "query", "query is required: one prompt+response text per sample")
+	case n > s.cfg.MaxItems:
+		return nil, newError(CodeTooManyItems, "query", "%d items in one request; at most %d", n, s.cfg.MaxItems)
+	case req.Prompts != nil && len(req.Prompts) != n:
+		return nil, newError(CodeInvalidRequest, "prompts", "%d prompts for %d queries; give one per query or none", len(req.Prompts), n)
+	case req.Labels == nil:
+		return nil, newError(CodeInvalidRequest, "labels", "labels are required: each names a registered task id or carries the reference source (OpenRLHF --label_key)")
+	case len(req.Labels) != n:
+		return nil, newError(CodeInvalidRequest, "labels", "%d labels for %d queries; give one per query", len(req.Labels), n)
+	}
+	fn := req.RewardFn
+	if q := c.Query("reward_fn"); q != "" {
+		if fn != "" && fn != q {
+			return nil, newError(CodeInvalidRequest, "reward_fn", "reward_fn %q in the URL and %q in the body differ", q, fn)
+		}
+		fn = q
+	}
+	rewardFn, aerr := parseRewardFn(fn)
+	if aerr != nil {
+		return nil, aerr
+	}
+	opts, aerr := parseOptions(req.Options)
+	if aerr != nil {
+		return nil, aerr
+	}
+	var groups []*labelGroup
+	byLabel := map[string]*labelGroup{}
+	for i, label := range req.Labels {
+		g := byLabel[label]
+		if g == nil {
+			field := fmt.Sprintf("labels[%d]", i)
+			taskID, task, aerr := s.taskOfLabel(c.Request.Context(), label, field)
+			if aerr != nil {
+				return nil, aerr
+			}
+			g = &labelGroup{spec: batchSpec{taskID: taskID, task: task, fromText: true, rewardFn: rewardFn, options: opts, wait: s.cfg.DefaultWait}}
+			byLabel[label] = g
+			groups = append(groups, g)
+		}
+		response := req.Query[i]
+		if req.Prompts != nil {
+			response = strings.TrimPrefix(response, req.Prompts[i])
+		}
+		g.spec.items = append(g.spec.items, response)
+		g.indices = append(g.indices, i)
+	}
+	return groups, nil
+}
+
+// taskOfLabel resolves a label: a registered task id, else a reference's
+// source (it defines Model).
+func (s *Server) taskOfLabel(ctx context.Context, label, field string) (string, harness.Task, *apiError) {
+	if strings.TrimSpace(label) == "" {
+		return "", harness.Task{}, newError(CodeInvalidRequest, field, "empty label: give a task id or the reference source")
+	}
+	if tasks.ValidID(label) == nil {
+		t, err := s.deps.Tasks.Get(ctx, label)
+		if err == nil {
+			return t.ID, t.Harness(), nil
+		}
+		if !errors.Is(err, tasks.ErrNotFound) {
+			return "", harness.Task{}, s.taskError(err, label, field)
+		}
+	}
+	if strings.Contains(label, "class Model") {
+		return "", inlineTask(label), nil
+	}
+	return "", harness.Task{}, newError(CodeTaskNotFound, field,
+		"label %.80q is neither a registered task id (GET /v1/tasks) nor a reference source (class Model ...)", label)
+}
+
+// runGroups runs every group's batch at once and puts the answers back in
+// request order. The first error wins (the other batches still run and are
+// logged).
+func (s *Server) runGroups(ctx context.Context, groups []*labelGroup, n int) (openRLHFResponse, *apiError) {
+	out := openRLHFResponse{
+		Rewards: make([]float64, n), Scores: make([]float64, n),
+		ExtraLogs: map[string][]float64{
+			"correct": make([]float64, n), "compiled": make([]float64, n),
+			"speedup": make([]float64, n), "reward_hack": make([]float64, n),
+		},
+	}
+	var (
+		mu    sync.Mutex
+		first *apiError
+		wg    sync.WaitGroup
+	)
+	for _, g := range groups {
+		wg.Go(func() {
+			resp, aerr := s.runBatch(ctx, g.spec)
+			mu.Lock()
+			defer mu.Unlock()
+			if aerr != nil {
+				if first == nil {
+					first = aerr
+				}
+				return
+			}
+			for j, i := range g.indices {
+				v := resp.Results[j]
+				out.Rewards[i] = *resp.Rewards[j]
+				out.ExtraLogs["correct"][i] = bit(v.Correct)
+				out.ExtraLogs["compiled"][i] = bit(v.Compiled)
+				out.ExtraLogs["reward_hack"][i] = bit(v.Status == harness.StatusRewardHack)
+				if v.Speedup != nil {
+					out.ExtraLogs["speedup"][i] = *v.Speedup
+				}
+				out.Scores[i] = bit(v.Correct)
+			}
+		})
+	}
+	wg.Wait()
+	return out, first
+}
+
+func bit(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,92 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/worker"
+)
+
+// checkTask runs t's reference once in the sandbox (a task check,
+// PROTOCOL.md) and returns the verdict: status correct means the task is
+// valid.
+//
+// The check goes through the job queue like every evaluation, not to a
+// supervisor of this process: a gateway may run where no zygote does
+// (`kernelgate worker` on the GPU hosts), a full queue answers 429 here too,
+// and the reference is judged by the same workers, on the same devices, as
+// the evaluations that will use it. It does not go through runBatch: a task
+// check has no code to extract, no reward and no cache entry, and is not
+// logged as an evaluation.
+func (s *Server) checkTask(ctx context.Context, t harness.Task) (harness.Verdict, *apiError) {
+	batchID := "tc_" + rand.Text()
+	sub, err := s.deps.Bus.Subscribe(ctx, worker.ResultsSubject(batchID))
+	if err != nil {
+		s.log.Error("subscribe failed", "batch", batchID, "err", err)
+		return harness.Verdict{}, newError(CodeInternal, "", "the queue is unavailable")
+	}
+	defer sub.Unsubscribe()
+	opts := harness.DefaultOptions()
+	opts.Timing = false
+	job := worker.Job{
+		ID: evalID(batchID, 0), BatchID: batchID, Task: t, Options: opts,
+		TaskCheck: true, EnqueuedAt: time.Now().UTC(),
+	}
+	data, err := json.Marshal(job)
+	if err != nil {
+		return harness.Verdict{}, newError(CodeInternal, "", "encoding the task check: %v", err)
+	}
+	if err := s.deps.Bus.PublishJob(ctx, worker.Subject, job.ID, data); err != nil {
+		if errors.Is(err, bus.ErrQueueFull) {
+			return harness.Verdict{}, newError(CodeQueueFull, "", "the evaluation queue is full; retry after %d s", RetryAfter)
+		}
+		s.log.Error("publish failed", "batch", batchID, "err", err)
+		return harness.Verdict{}, newError(CodeInternal, "", "the queue is unavailable")
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.cfg.DefaultWait)
+	defer cancel()
+	for {
+		data, err := sub.Next(wctx)
+		switch {
+		case ctx.Err() != nil:
+			return harness.Verdict{}, newError(CodeInternal, "", "request cancelled")
+		case wctx.Err() != nil:
+			return harness.Verdict{}, newError(CodeWaitTimeout, "", "the task check did not finish within %gs", s.cfg.DefaultWait.Seconds())
+		case err != nil:
+			s.log.Error("receiving the task check failed", "batch", batchID, "err", err)
+			return harness.Verdict{}, newError(CodeInternal, "", "receiving the task check failed")
+		}
+		var r worker.Result
+		if err := json.Unmarshal(data, &r); err != nil {
+			s.log.Error("bad result notification", "batch", batchID, "err", err)
+			continue
+		}
+		v := r.Verdict
+		if v.Status != harness.StatusCorrect && v.TaskError == "" {
+			// The check could not run at all (no zygote, a worker's last
+			// delivery failed): not the task's fault.
+			return v, newError(CodeNotReady, "", "the task check could not run: %s", firstLine(v.Feedback))
+		}
+		return v, nil
+	}
+}
+
+// taskCheckReason is why a task check refused a task, for the 422 message.
+func taskCheckReason(v harness.Verdict) string {
+	if v.TaskError != "" {
+		return v.TaskError
+	}
+	return fmt.Sprintf("%s: %s", v.Status, firstLine(v.Feedback))
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}

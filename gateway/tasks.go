@@ -1,0 +1,194 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/tasks"
+)
+
+// Task ids contain '/' (ci/1_add_relu), so GET /v1/tasks/*id is a wildcard
+// route: the id is the rest of the path, sent as is (an escaped %2F works too).
+func (s *Server) taskRoutes(r *gin.Engine) {
+	r.GET("/v1/tasks", s.listTasks)
+	r.POST("/v1/tasks", s.registerTask)
+	r.GET("/v1/tasks/*id", s.getTask)
+}
+
+// taskView is a task in answers: schema TaskSummary (list) or Task (with
+// source and prompt).
+type taskView struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Origin    string    `json:"origin"`
+	TaskHash  string    `json:"task_hash"`
+	CreatedAt time.Time `json:"created_at"`
+	Source    string    `json:"source,omitempty"`
+	Prompt    string    `json:"prompt,omitempty"`
+}
+
+func viewOf(t tasks.Task, full bool) taskView {
+	v := taskView{ID: t.ID, Name: t.Name, Origin: string(t.Origin), TaskHash: t.TaskHash, CreatedAt: t.CreatedAt}
+	if full {
+		v.Source, v.Prompt = t.Source, t.Prompt()
+	}
+	return v
+}
+
+// taskList is the 200 body of GET /v1/tasks (schema TaskList).
+type taskList struct {
+	Tasks []taskView `json:"tasks"`
+	Next  string     `json:"next,omitempty"` // pass as ?after= for the next page
+}
+
+// maxTaskPage bounds ?limit=.
+const maxTaskPage = 1000
+
+func (s *Server) listTasks(c *gin.Context) {
+	origin := c.Query("origin")
+	if origin != "" && origin != string(tasks.OriginSuite) && origin != string(tasks.OriginAPI) {
+		abort(c, newError(CodeInvalidRequest, "origin", "origin must be suite or api, got %q", origin))
+		return
+	}
+	limit := maxTaskPage
+	if l := c.Query("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > maxTaskPage {
+			abort(c, newError(CodeInvalidRequest, "limit", "limit must be an integer in 1..%d, got %q", maxTaskPage, l))
+			return
+		}
+		limit = n
+	}
+	after := c.Query("after")
+	all, err := s.deps.Tasks.List(c.Request.Context())
+	if err != nil {
+		s.log.Error("listing tasks failed", "err", err)
+		abort(c, newError(CodeInternal, "", "the task registry is unavailable"))
+		return
+	}
+	out := taskList{Tasks: []taskView{}}
+	for _, t := range all { // sorted by id
+		if (origin != "" && string(t.Origin) != origin) || (after != "" && t.ID <= after) {
+			continue
+		}
+		if len(out.Tasks) == limit {
+			out.Next = out.Tasks[limit-1].ID
+			break
+		}
+		out.Tasks = append(out.Tasks, viewOf(t, false))
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) getTask(c *gin.Context) {
+	id := strings.TrimPrefix(c.Param("id"), "/")
+	t, err := s.deps.Tasks.Get(c.Request.Context(), id)
+	if err != nil {
+		abort(c, s.taskError(err, id, ""))
+		return
+	}
+	c.JSON(http.StatusOK, viewOf(t, true))
+}
+
+// taskByID resolves a request's task id; field names it in errors.
+func (s *Server) taskByID(ctx context.Context, id, field string) (harness.Task, *apiError) {
+	t, err := s.deps.Tasks.Get(ctx, id)
+	if err != nil {
+		return harness.Task{}, s.taskError(err, id, field)
+	}
+	return t.Harness(), nil
+}
+
+func (s *Server) taskError(err error, id, field string) *apiError {
+	if errors.Is(err, tasks.ErrNotFound) {
+		return newError(CodeTaskNotFound, field, "task %q not found; GET /v1/tasks lists the registered ids, or pass the task source as reference", id)
+	}
+	s.log.Error("task lookup failed", "task", id, "err", err)
+	return newError(CodeInternal, field, "the task registry is unavailable")
+}
+
+// taskRequest is the body of POST /v1/tasks (schema TaskRequest).
+type taskRequest struct {
+	ID     *string `json:"id"`
+	Source *string `json:"source"`
+}
+
+// registerTask validates the source by running it once in the sandbox (a
+// task check, never in this process: it is untrusted code) and registers
+// it: 201 when new, 200 when the id already holds this very source.
+func (s *Server) registerTask(c *gin.Context) {
+	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	var req taskRequest
+	if err := decodeStrict(body, &req); err != nil {
+		abort(c, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err))
+		return
+	}
+	switch {
+	case req.Source == nil || strings.TrimSpace(*req.Source) == "":
+		abort(c, newError(CodeInvalidRequest, "source", "source is required: the task's KernelBench-format Python source (class Model, get_inputs, get_init_inputs)"))
+		return
+	case len(*req.Source) > tasks.MaxSourceBytes:
+		abort(c, newError(CodeBodyTooLarge, "source", "source is %d bytes; at most %d", len(*req.Source), tasks.MaxSourceBytes))
+		return
+	}
+	id := tasks.DefaultID(*req.Source)
+	if req.ID != nil {
+		if err := tasks.ValidID(*req.ID); err != nil {
+			abort(c, newError(CodeInvalidRequest, "id", "%v", err))
+			return
+		}
+		id = *req.ID
+	}
+	ctx := c.Request.Context()
+	if prev, err := s.deps.Tasks.Get(ctx, id); err == nil {
+		s.answerRegistered(c, prev, *req.Source, false)
+		return
+	} else if !errors.Is(err, tasks.ErrNotFound) {
+		abort(c, s.taskError(err, id, "id"))
+		return
+	}
+	t := tasks.New(id, *req.Source, tasks.OriginAPI, time.Now())
+	v, aerr := s.checkTask(ctx, t.Harness())
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	if v.Status != harness.StatusCorrect {
+		abort(c, newError(CodeTaskInvalid, "source", "task %s refused: %s", id, taskCheckReason(v)))
+		return
+	}
+	t, created, err := s.deps.Tasks.Register(ctx, id, *req.Source)
+	switch {
+	case errors.Is(err, tasks.ErrExists):
+		abort(c, newError(CodeTaskExists, "id", "task %s already exists with another source; choose another id", id))
+	case err != nil:
+		s.log.Error("registering a task failed", "task", id, "err", err)
+		abort(c, newError(CodeInternal, "", "the task registry is unavailable"))
+	default:
+		s.log.Info("task registered", "task", id, "task_hash", t.TaskHash, "created", created)
+		s.answerRegistered(c, t, *req.Source, created)
+	}
+}
+
+// answerRegistered answers a registration under an id that holds prev.
+func (s *Server) answerRegistered(c *gin.Context, prev tasks.Task, source string, created bool) {
+	switch {
+	case created:
+		c.JSON(http.StatusCreated, viewOf(prev, true))
+	case prev.TaskHash == harness.HashSource(source):
+		c.JSON(http.StatusOK, viewOf(prev, true))
+	default:
+		abort(c, newError(CodeTaskExists, "id", "task %s already exists (%s) with another source; choose another id", prev.ID, prev.Origin))
+	}
+}

@@ -1,0 +1,90 @@
+"""Task checks (protocol 1.1, job.task_check): the reference stage alone says whether a task is valid."""
+
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported anywhere
+
+import pytest  # noqa: E402
+from _evalhelp import task  # noqa: E402
+
+from kgharness.context import LocalContext  # noqa: E402
+from kgharness.evaluate import evaluate  # noqa: E402
+from kgharness.verdict import name_task_failure, new_verdict  # noqa: E402
+
+GOOD = task("task_add_relu.py")
+
+
+def check(tmp_path, t, code="", **options):
+    ctx = LocalContext(mode="cpu_interpreter", device="cpu", tmpdir=str(tmp_path))
+    job = {"task": t, "code": code, "options": dict({"seeds": 3}, **options), "task_check": True}
+    return evaluate(job, ctx)
+
+
+def edited(find, replace):
+    assert find in GOOD["source"], find
+    return dict(GOOD, source=GOOD["source"].replace(find, replace, 1))
+
+
+def test_valid_task_is_correct_without_a_candidate(tmp_path):
+    v = check(tmp_path, GOOD)
+    assert v["status"] == "correct" and v["correct"], v["feedback"]
+    assert not v["compiled"] and v["trials_total"] == 0 and v["task_error"] == ""
+    assert "task check passed" in v["feedback"] and "3 seeds" in v["feedback"]
+    assert "reference" in v["stage_ms"] and "correctness" not in v["stage_ms"]
+    assert v["tolerance"]["dtype"] == "float32"
+
+
+def test_code_is_ignored(tmp_path):
+    v = check(tmp_path, GOOD, code="this is not python at all (")
+    assert v["status"] == "correct", v["feedback"]
+
+
+def test_held_out_sets_are_run(tmp_path):
+    t = dict(GOOD, source=GOOD["source"] + "\n\ndef get_held_out_inputs():\n"
+             "    return [[torch.randn(7, 3), torch.randn(7, 3)]]\n")
+    v = check(tmp_path, t)
+    assert v["status"] == "correct" and "1 held-out" in v["feedback"], v["feedback"]
+    broken = dict(GOOD, source=GOOD["source"] + "\n\ndef get_held_out_inputs():\n"
+                  "    return [[torch.randn(7, 3), torch.randn(8, 3)]]\n")
+    v = check(tmp_path, broken)
+    assert v["status"] == "harness_error" and "reference raised" in v["task_error"], v
+
+
+COUNTER = '''
+_calls = [0]
+
+
+def get_inputs():
+    _calls[0] += 1
+    return [torch.randn(64, 128) + _calls[0], torch.randn(64, 128)]
+'''
+
+
+@pytest.mark.parametrize("name,find,replace,reason", [
+    ("syntax error", "def forward(self, x, y):", "def forward(self, x, y)", "syntax error at line"),
+    ("import raises", "import torch.nn as nn", "import torch.nn as nn\nraise ImportError('no cuda here')",
+     "importing the task raised ImportError: no cuda here"),
+    ("forward raises", "return torch.relu(x + y)", "raise RuntimeError('boom')", "reference raised RuntimeError: boom"),
+    ("constant output", "return torch.relu(x + y)", "return torch.zeros_like(x)", "degenerate reference"),
+    ("nan output", "return torch.relu(x + y)", "return x * float('nan')", "NaN/Inf"),
+    ("no Model", "class Model(", "class Other(", "does not define Model"),
+    ("nondeterministic inputs", "def get_inputs():\n    return [torch.randn(64, 128), torch.randn(64, 128)]\n",
+     COUNTER, "not deterministic"),
+])
+def test_invalid_tasks_name_the_reason(tmp_path, name, find, replace, reason):
+    v = check(tmp_path, edited(find, replace))
+    assert v["status"] == "harness_error", (name, v["status"], v["feedback"])
+    assert reason in v["task_error"], (name, v["task_error"])
+    assert not v["correct"]
+
+
+def test_failure_without_task_error_gets_one():
+    v = new_verdict()
+    v["status"], v["feedback"] = "timeout", "the evaluation timed out during stage reference\nmore"
+    name_task_failure(v)
+    assert v["task_error"] == ("the reference failed the task check (timeout): "
+                               "the evaluation timed out during stage reference")
+    ok = new_verdict()
+    ok["status"] = "correct"
+    name_task_failure(ok)
+    assert ok["task_error"] == ""

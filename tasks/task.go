@@ -1,0 +1,83 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/kernelgate/kernelgate/harness"
+)
+
+// Origin says where a task came from.
+type Origin string
+
+const (
+	OriginSuite Origin = "suite" // a file of a suite loaded at start
+	OriginAPI   Origin = "api"   // registered with POST /v1/tasks
+)
+
+// Task is one reference problem (KernelBench format).
+type Task struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"` // the id's last segment
+	Origin    Origin    `json:"origin"`
+	Source    string    `json:"source"`
+	TaskHash  string    `json:"task_hash"` // harness.HashSource(Source), as verdicts carry it
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Harness is the task as a harness job carries it. The path is a label
+// (it names the task in task_error feedback), not a file on this host: no
+// server path reaches an LLM prompt.
+func (t Task) Harness() harness.Task {
+	return harness.Task{Name: t.Name, Path: "/tasks/" + t.ID + ".py", Source: t.Source}
+}
+
+// Prompt is the task's prompt text (see Prompt).
+func (t Task) Prompt() string { return Prompt(t.Source) }
+
+// MaxSourceBytes bounds a task's source: it travels in every job of the
+// queue and in the KV bucket, whose values must stay under NATS's 1 MiB.
+const MaxSourceBytes = 256 << 10
+
+// MaxIDLen bounds an id.
+const MaxIDLen = 128
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*(/[A-Za-z0-9][A-Za-z0-9_-]*)*$`)
+
+// ValidID reports why id cannot name a task: segments of letters, digits,
+// '_' and '-' (not starting with '_' or '-'), separated by '/', at most
+// MaxIDLen bytes. Such an id is a valid KV key and needs no URL escaping.
+func ValidID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("empty task id")
+	case len(id) > MaxIDLen:
+		return fmt.Errorf("task id is %d bytes; at most %d", len(id), MaxIDLen)
+	case !idPattern.MatchString(id):
+		return fmt.Errorf("task id %q: want segments of letters, digits, '_' and '-' separated by '/' (e.g. ci/1_add_relu)", id)
+	}
+	return nil
+}
+
+// DefaultID is the id of an API task registered without one: content
+// addressed, so registering the same source twice names the same task.
+func DefaultID(source string) string {
+	h := strings.TrimPrefix(harness.HashSource(source), "sha256:")
+	return "api/" + h[:16]
+}
+
+// nameOf is the last segment of id.
+func nameOf(id string) string {
+	return id[strings.LastIndexByte(id, '/')+1:]
+}
+
+// New builds a task, filling the name and the hash.
+func New(id, source string, origin Origin, created time.Time) Task {
+	return Task{
+		ID: id, Name: nameOf(id), Origin: origin, Source: source,
+		TaskHash: harness.HashSource(source), CreatedAt: created.UTC(),
+	}
+}
