@@ -1,7 +1,9 @@
 // Package gateway is kernelgate's HTTP API (openapi.yaml): health, readiness
 // and POST /v1/rewards, which queues one job per completion on the bus and
-// answers the verdicts in request order. It is the only package that imports
-// gin. Every error answer comes from the table in errors.go.
+// answers the verdicts in request order; GET /v1/gpus and /metrics for
+// operators. Every route passes API-key auth (auth.go: the route → scope
+// table) and a per-key rate limit (ratelimit.go). It is the only package
+// that imports gin. Every error answer comes from the table in errors.go.
 //
 // Imported by cmd/kernelgate.
 package gateway
