@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -161,6 +162,9 @@ func IsLoopback(addr string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
+// ErrNoKeys is CheckKeys's refusal of an address beyond loopback without keys.
+var ErrNoKeys = errors.New("no API keys")
+
 // CheckKeys refuses to serve on addr when that would expose the API without
 // keys: beyond loopback, at least one key must exist. A key file that
 // cannot be read is refused on any address.
@@ -170,8 +174,8 @@ func CheckKeys(addr string, keys *apikey.Keyring) error {
 		return fmt.Errorf("gateway: %w", err)
 	}
 	if n == 0 && !IsLoopback(addr) {
-		return fmt.Errorf("gateway: refusing to listen on %s without API keys (anyone reaching it could run code on this machine); "+
-			"create one with `kernelgate keys create --scopes reward`, or listen on 127.0.0.1", addr)
+		return fmt.Errorf("gateway: refusing to listen on %s with %w (anyone reaching it could run code on this machine): "+
+			"create one with `kernelgate keys create --scopes reward`, or listen on 127.0.0.1", addr, ErrNoKeys)
 	}
 	return nil
 }

@@ -184,9 +184,9 @@ func TestCheckKeys(t *testing.T) {
 		{"127.0.0.1:8080", nil, ""},
 		{"localhost:8080", empty, ""},
 		{"[::1]:8080", empty, ""},
-		{"0.0.0.0:8080", empty, "refusing to listen on 0.0.0.0:8080 without API keys"},
-		{":8080", nil, "without API keys"},
-		{"10.1.2.3:8080", empty, "without API keys"},
+		{"0.0.0.0:8080", empty, "refusing to listen on 0.0.0.0:8080 with no API keys"},
+		{":8080", nil, "no API keys"},
+		{"10.1.2.3:8080", empty, "no API keys"},
 		{"0.0.0.0:8080", some, ""},
 		{"127.0.0.1:8080", apikey.NewKeyring(broken), "malformed key file"},
 	}
@@ -210,7 +210,7 @@ func TestServeRefusesOpenNonLoopback(t *testing.T) {
 	srv := New(Config{}, Deps{Bus: startBus(t, bus.Options{}), Log: kgtest.Logger(t)})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	if err := srv.Serve(ctx, ln); err == nil || !strings.Contains(err.Error(), "without API keys") {
+	if err := srv.Serve(ctx, ln); err == nil || !strings.Contains(err.Error(), "no API keys") {
 		t.Fatalf("Serve: %v", err)
 	}
 }
