@@ -69,7 +69,7 @@ func TestServeDrains(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--addr", strings.TrimPrefix(url, "http://"), "--data", data, "--device", "cpu",
-			"--drain-delay", "200ms", "--shutdown-timeout", "60s"}, &stdout, &stderr)
+			"--drain-delay", "1s", "--shutdown-timeout", "60s"}, &stdout, &stderr)
 	}()
 	kgtest.CheckFor(t, 90*time.Second, 100*time.Millisecond, func() error {
 		select {
