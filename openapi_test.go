@@ -124,3 +124,37 @@ func TestGoldenVerdictValidates(t *testing.T) {
 		}
 	}
 }
+
+// Every operation needs a bearer key except the health probes, and every
+// one that does declares the answers the auth middleware gives: 401, 403
+// and 429 (gateway/auth.go, gateway/ratelimit.go).
+func TestAuthResponsesDeclared(t *testing.T) {
+	doc := loadSpec(t)
+	if doc.Components.SecuritySchemes["bearer"] == nil || len(doc.Security) != 1 || doc.Security[0]["bearer"] == nil {
+		t.Fatal("no global bearer security")
+	}
+	open := map[string]bool{"GET /healthz": true, "GET /readyz": true}
+	want := map[int]string{
+		401: "#/components/responses/Unauthorized",
+		403: "#/components/responses/Forbidden",
+		429: "#/components/responses/TooMany",
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			name := method + " " + path
+			isOpen := op.Security != nil && len(*op.Security) == 0
+			if isOpen != open[name] {
+				t.Errorf("%s: open %v, want %v", name, isOpen, open[name])
+			}
+			if isOpen {
+				continue
+			}
+			for code, ref := range want {
+				r := op.Responses.Status(code)
+				if r == nil || r.Ref != ref {
+					t.Errorf("%s: %d should be %s", name, code, ref)
+				}
+			}
+		}
+	}
+}

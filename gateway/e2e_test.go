@@ -42,6 +42,12 @@ func realPython(t *testing.T) string {
 // real Supervisor (CPU mode, real zygote), worker, Parquet sink, gateway.
 func startStack(t *testing.T, dataDir string) http.Handler {
 	t.Helper()
+	return startServer(t, dataDir).Handler()
+}
+
+// startServer is startStack's gateway itself, for tests that Serve it.
+func startServer(t *testing.T, dataDir string) *Server {
+	t.Helper()
 	py := realPython(t)
 	log := kgtest.Logger(t)
 	b, err := bus.Open(t.Context(), bus.Options{DataDir: dataDir}, log)
@@ -75,8 +81,8 @@ func startStack(t *testing.T, dataDir string) http.Handler {
 		b.Close()
 	})
 	reg, eps := stackDeps(t, b) // e2e_tasks_test.go
-	srv := New(Config{}, Deps{Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode, Log: log, Tasks: reg, Episodes: eps})
-	return srv.Handler()
+	return New(Config{}, Deps{Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode,
+		GPUs: sup, Log: log, Tasks: reg, Episodes: eps})
 }
 
 func readFile(t *testing.T, path string) string {

@@ -22,6 +22,9 @@ const (
 	CodeNotFound         Code = "not_found"
 	CodeMethodNotAllowed Code = "method_not_allowed"
 	CodeQueueFull        Code = "queue_full"
+	CodeUnauthorized     Code = "unauthorized"
+	CodeForbidden        Code = "forbidden"
+	CodeRateLimited      Code = "rate_limited"
 	CodeNotReady         Code = "not_ready"
 	CodeWaitTimeout      Code = "wait_timeout"
 	CodeInternal         Code = "internal"
@@ -47,6 +50,9 @@ var errorTable = map[Code]int{
 	CodeNotFound:         http.StatusNotFound,
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeQueueFull:        http.StatusTooManyRequests,
+	CodeUnauthorized:     http.StatusUnauthorized,
+	CodeForbidden:        http.StatusForbidden,
+	CodeRateLimited:      http.StatusTooManyRequests,
 	CodeNotReady:         http.StatusServiceUnavailable,
 	CodeInternal:         http.StatusInternalServerError,
 	CodeWaitTimeout:      http.StatusGatewayTimeout,
@@ -68,7 +74,8 @@ type apiError struct {
 	Message string `json:"message"`
 	Field   string `json:"field,omitempty"`
 
-	status int
+	status     int
+	retryAfter int // seconds; sent as Retry-After when positive
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
@@ -84,8 +91,11 @@ func newError(code Code, field, format string, args ...any) *apiError {
 }
 
 func abort(c *gin.Context, e *apiError) {
-	if e.Code == CodeQueueFull {
-		c.Header("Retry-After", strconv.Itoa(RetryAfter))
+	if e.Code == CodeQueueFull && e.retryAfter == 0 {
+		e.retryAfter = RetryAfter
+	}
+	if e.retryAfter > 0 {
+		c.Header("Retry-After", strconv.Itoa(e.retryAfter))
 	}
 	c.AbortWithStatusJSON(e.status, e)
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -50,6 +51,17 @@ func checkSpec(t *testing.T, method, path string, rec *httptest.ResponseRecorder
 	resp := item.GetOperation(method).Responses.Status(rec.Code)
 	if resp == nil || resp.Value == nil {
 		t.Fatalf("%s %s: status %d is not declared in openapi.yaml (body %s)", method, path, rec.Code, rec.Body)
+	}
+	for name := range resp.Value.Headers {
+		if rec.Header().Get(name) == "" {
+			t.Errorf("%s %s %d: header %s missing", method, path, rec.Code, name)
+		}
+	}
+	if ct := rec.Header().Get("Content-Type"); strings.HasPrefix(ct, "text/plain") {
+		if resp.Value.Content.Get("text/plain") == nil {
+			t.Errorf("%s %s %d: text/plain is not declared", method, path, rec.Code)
+		}
+		return
 	}
 	media := resp.Value.Content.Get("application/json")
 	if media == nil || media.Schema == nil {

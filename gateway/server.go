@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/episode"
+	"github.com/kernelgate/kernelgate/gateway/apikey"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
@@ -32,6 +34,9 @@ type Config struct {
 	MaxItems        int           // completions or codes per request; past it 400
 	DefaultWait     time.Duration // wait_s when the request gives none
 	ShutdownTimeout time.Duration // how long Run lets requests finish after ctx ends
+	DrainDelay      time.Duration // after ctx ends, how long /readyz says 503 before the listener closes (0: none)
+	RateLimit       float64       // requests/s per API key (0: no limit; the serve flag defaults to DefaultRateLimit)
+	RateBurst       int           // token bucket size per key (below 1: max(1, RateLimit))
 }
 
 func (c Config) withDefaults() Config {
@@ -61,11 +66,15 @@ type Deps struct {
 	// TimingMode is the harness's timing mode, for the verdicts the gateway
 	// makes itself (invalid_submission).
 	TimingMode func() string
-	Log        *slog.Logger
 	// Tasks resolves task ids (nil: no suites, API tasks kept in memory).
 	Tasks *tasks.Registry
 	// Episodes keeps episodes (nil: the episode endpoints answer 503).
 	Episodes *episode.Store
+	// Keys are the API keys (auth.go says when they are enforced); nil: none.
+	Keys *apikey.Keyring
+	// GPUs is the local harness, for /v1/gpus and the worker metrics; nil: none.
+	GPUs GPUSource
+	Log  *slog.Logger
 }
 
 // Server is the HTTP API.
@@ -74,6 +83,11 @@ type Server struct {
 	deps    Deps
 	log     *slog.Logger
 	handler http.Handler
+
+	limiter     *limiter // nil: no rate limit
+	metrics     *metrics
+	requireKeys atomic.Bool // listening beyond loopback: keys enforced even when none exist
+	draining    atomic.Bool // shutting down: /readyz answers 503
 }
 
 // New builds the server; Run serves it.
@@ -91,6 +105,9 @@ func New(cfg Config, deps Deps) *Server {
 		deps.Tasks, _ = tasks.NewRegistry(nil, nil) // no suite: cannot fail
 	}
 	s := &Server{cfg: cfg.withDefaults(), deps: deps, log: deps.Log.With("component", "gateway")}
+	s.limiter = newLimiter(s.cfg.RateLimit, s.cfg.RateBurst, time.Now)
+	s.requireKeys.Store(!IsLoopback(s.cfg.Addr))
+	s.metrics = newMetrics(s)
 	s.handler = s.routes()
 	return s
 }
@@ -102,10 +119,10 @@ func (s *Server) routes() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(s.logRequests, gin.CustomRecovery(func(c *gin.Context, rec any) {
+	r.Use(s.logRequests, s.metrics.instrument, gin.CustomRecovery(func(c *gin.Context, rec any) {
 		s.log.Error("panic in handler", "path", c.Request.URL.Path, "panic", rec)
 		abort(c, newError(CodeInternal, "", "internal error"))
-	}))
+	}), s.authenticate, s.rateLimit)
 	r.NoRoute(func(c *gin.Context) {
 		abort(c, newError(CodeNotFound, "", "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
 	})
@@ -118,6 +135,8 @@ func (s *Server) routes() http.Handler {
 	s.taskRoutes(r)    // tasks.go
 	s.episodeRoutes(r) // episodes.go
 	r.POST("/openrlhf/reward", s.openRLHF)
+	r.GET("/v1/gpus", s.gpus)
+	r.GET("/metrics", s.metrics.handler())
 	return r
 }
 
@@ -127,7 +146,7 @@ type health struct {
 }
 
 func (s *Server) readyz(c *gin.Context) {
-	if err := s.deps.Ready(); err != nil {
+	if err := s.ready(); err != nil {
 		abort(c, newError(CodeNotReady, "", "not ready: %v", err))
 		return
 	}
@@ -142,8 +161,8 @@ func (s *Server) logRequests(c *gin.Context) {
 }
 
 // Run listens on cfg.Addr and serves until ctx ends, then shuts down
-// gracefully (in-flight requests get ShutdownTimeout to finish). It returns
-// nil after a clean shutdown.
+// gracefully (shutdown.go: /readyz 503, DrainDelay, in-flight requests get
+// ShutdownTimeout to finish). It returns nil after a shutdown.
 func (s *Server) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
@@ -152,8 +171,23 @@ func (s *Server) Run(ctx context.Context) error {
 	return s.Serve(ctx, ln)
 }
 
-// Serve is Run on a listener the caller opened.
+// Serve is Run on a listener the caller opened. It refuses (and closes ln)
+// when ln is beyond loopback and there are no API keys.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := CheckKeys(ln.Addr().String(), s.deps.Keys); err != nil {
+		ln.Close()
+		return err
+	}
+	if !IsLoopback(ln.Addr().String()) {
+		s.requireKeys.Store(true)
+	}
+	// Evaluations are counted while the drain lets requests finish.
+	stopObserving, err := s.observeResults(context.WithoutCancel(ctx))
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("gateway.Serve: %w", err)
+	}
+	defer stopObserving()
 	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
 	s.log.Info("listening", "addr", ln.Addr().String())
 	errc := make(chan error, 1)
@@ -163,13 +197,5 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("gateway.Serve: %w", err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("gateway.Serve: shutdown: %w", err)
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("gateway.Serve: %w", err)
-	}
-	return nil
+	return s.shutdown(srv, errc)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/kernelgate/kernelgate/episode"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/gateway"
+	"github.com/kernelgate/kernelgate/gateway/apikey"
 	"github.com/kernelgate/kernelgate/worker"
 )
 
@@ -22,11 +24,21 @@ func newServeCmd(g *globals) *cobra.Command {
 	var addr, dataDir, device string
 	var taskDirs []string
 	var episodeIdle time.Duration
+	var gcfg gateway.Config
 	cmd := &cobra.Command{
 		Use:   "serve [--addr HOST:PORT] [--data DIR] [--tasks DIR,...]",
 		Short: "Run the reward gateway: HTTP API, embedded queue, workers and the Parquet log",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := gcfg.Validate(); err != nil {
+				return usageError{err}
+			}
+			keys := apikey.NewKeyring(apikey.NewFile(dataDir))
+			if err := gateway.CheckKeys(addr, keys); errors.Is(err, gateway.ErrNoKeys) {
+				return usageError{err}
+			} else if err != nil {
+				return err
+			}
 			cfg, err := g.config(device)
 			if err != nil {
 				return err
@@ -61,24 +73,35 @@ func newServeCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv := gateway.New(gateway.Config{Addr: addr}, gateway.Deps{
-				Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode, Log: log,
-				Tasks: reg, Episodes: eps,
+			gcfg.Addr = addr
+			srv := gateway.New(gcfg, gateway.Deps{
+				Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode,
+				Tasks: reg, Episodes: eps, Keys: keys, GPUs: sup, Log: log,
 			})
 
-			// Workers and the sink outlive the HTTP server's drain (its
-			// in-flight requests wait on them); they stop after it returns.
-			bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
-			defer stopBG()
+			// Shutdown order: the HTTP server drains first (its in-flight
+			// requests wait on the workers); then the workers stop (a job
+			// cut short goes back to the queue); then the sink writes what
+			// they logged (bounded) and stops.
+			bg := context.WithoutCancel(ctx)
+			wctx, stopWorkers := context.WithCancel(bg)
+			defer stopWorkers()
+			sctx, stopSink := context.WithCancel(bg)
+			defer stopSink()
 			eg, gctx := errgroup.WithContext(bg)
-			eg.Go(func() error { return worker.Run(gctx, b, sup, log) })
-			eg.Go(func() error { return sink.Run(gctx, b) })
+			workersDone, sinkDone := make(chan struct{}), make(chan struct{})
+			eg.Go(func() error { defer close(workersDone); return worker.Run(wctx, b, sup, log) })
+			eg.Go(func() error { defer close(sinkDone); return sink.Run(sctx, b) })
 			eg.Go(func() error {
-				defer stopBG()
-				hctx, stop := context.WithCancel(gctx)
+				hctx, stop := context.WithCancel(gctx) // a failed worker or sink stops the server too
 				defer stop()
 				defer context.AfterFunc(ctx, stop)()
-				return srv.Run(hctx)
+				err := srv.Run(hctx)
+				stopWorkers()
+				<-workersDone
+				waitSinkFlushed(b, sinkDone, log, sinkFlushTimeout)
+				stopSink()
+				return err
 			})
 			fmt.Fprintf(g.stderr, "kernelgate: serving on http://%s (data %s, %s)\n", addr, dataDir, sup.Mode())
 			return eg.Wait()
@@ -89,6 +112,10 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&device, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $KERNELGATE_DEVICE)")
 	cmd.Flags().StringSliceVar(&taskDirs, "tasks", nil, "task suite directories, repeatable or comma-separated; ids are DIRNAME/STEM (default: the suites under datasets/ next to the working dir or the binary)")
 	cmd.Flags().DurationVar(&episodeIdle, "episode-idle", episode.DefaultIdle, "an episode without a step for this long expires")
+	cmd.Flags().Float64Var(&gcfg.RateLimit, "rate-limit", gateway.DefaultRateLimit, "requests/s per API key (0: no limit)")
+	cmd.Flags().IntVar(&gcfg.RateBurst, "rate-burst", gateway.DefaultRateBurst, "requests a key may send at once before --rate-limit applies")
+	cmd.Flags().DurationVar(&gcfg.DrainDelay, "drain-delay", 0, "on SIGTERM, how long /readyz answers 503 before the listener closes (e.g. 5s behind a load balancer)")
+	cmd.Flags().DurationVar(&gcfg.ShutdownTimeout, "shutdown-timeout", gateway.DefaultShutdownTimeout, "on SIGTERM, how long requests in flight get to finish")
 	return cmd
 }
 

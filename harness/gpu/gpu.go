@@ -15,6 +15,11 @@ type Device struct {
 	MemoryTotal uint64 `json:"memory_total_bytes"`
 	// SMClock reads the current SM clock in MHz; nil when unavailable.
 	SMClock func() (int, error) `json:"-"`
+	// Utilization reads the share of the last sample period (NVML: 1/6 s to
+	// 1 s) in which a kernel ran, in percent; nil when unavailable.
+	Utilization func() (int, error) `json:"-"`
+	// MemoryUsed reads the device memory in use, in bytes; nil when unavailable.
+	MemoryUsed func() (uint64, error) `json:"-"`
 }
 
 // Info is the result of discovery.

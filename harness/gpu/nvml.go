@@ -77,5 +77,13 @@ func (r realNVML) Device(i int) (Device, error) {
 		mhz, ret := h.GetClockInfo(nvml.CLOCK_SM)
 		return int(mhz), nvmlErr(ret)
 	}
+	d.Utilization = func() (int, error) {
+		u, ret := h.GetUtilizationRates()
+		return int(u.Gpu), nvmlErr(ret)
+	}
+	d.MemoryUsed = func() (uint64, error) {
+		mem, ret := h.GetMemoryInfo()
+		return mem.Used, nvmlErr(ret)
+	}
 	return d, nil
 }

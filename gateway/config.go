@@ -1,0 +1,24 @@
+package gateway
+
+import (
+	"fmt"
+	"math"
+)
+
+// Validate reports the first field out of range. Zero values are valid (they
+// take the defaults, or switch a feature off: see Config).
+func (c Config) Validate() error {
+	switch {
+	case c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0):
+		return fmt.Errorf("rate limit %g: want a finite number of requests/s, 0 for no limit", c.RateLimit)
+	case c.RateBurst < 0:
+		return fmt.Errorf("rate burst %d: want 0 or more", c.RateBurst)
+	case c.DrainDelay < 0:
+		return fmt.Errorf("drain delay %s: want 0 or more", c.DrainDelay)
+	case c.ShutdownTimeout < 0:
+		return fmt.Errorf("shutdown timeout %s: want 0 or more", c.ShutdownTimeout)
+	case c.MaxBodyBytes < 0 || c.MaxItems < 0 || c.DefaultWait < 0:
+		return fmt.Errorf("max body bytes, max items and default wait must be 0 or more")
+	}
+	return nil
+}

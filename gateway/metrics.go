@@ -1,0 +1,185 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/worker"
+)
+
+// latencyBuckets (seconds) reach 10 minutes: a reward request may wait for
+// its batch that long, and a GPU evaluation's stages run from milliseconds
+// (fork) to minutes (a slow compile).
+var latencyBuckets = []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+
+// metrics is the gateway's Prometheus registry: its own, not the global
+// default, so that embedding the gateway (tests, other binaries) registers
+// nothing twice. The names are listed in README.md ("Operations").
+type metrics struct {
+	reg          *prometheus.Registry
+	httpRequests *prometheus.CounterVec
+	httpDuration *prometheus.HistogramVec
+	httpInFlight prometheus.Gauge
+	evaluations  *prometheus.CounterVec
+	stages       *prometheus.HistogramVec
+	queueWait    prometheus.Histogram
+	exec         prometheus.Histogram
+
+	mu         sync.Mutex
+	stageNames map[string]bool // stage labels seen, bounded by maxStages
+}
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kernelgate_http_requests_total", Help: "HTTP requests answered, by method, route pattern and status code.",
+		}, []string{"method", "route", "code"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "kernelgate_http_request_duration_seconds", Help: "HTTP request latency, by method and route pattern.", Buckets: latencyBuckets,
+		}, []string{"method", "route"}),
+		httpInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kernelgate_http_requests_in_flight", Help: "HTTP requests being served.",
+		}),
+		evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kernelgate_evaluations_total", Help: "Verdicts announced on the bus, by status (each counted by one gateway).",
+		}, []string{"status"}),
+		stages: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "kernelgate_evaluation_stage_seconds", Help: "Time per evaluation stage (the verdict's stage_ms).", Buckets: latencyBuckets,
+		}, []string{"stage"}),
+		queueWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "kernelgate_evaluation_queue_wait_seconds", Help: "Time a job waited in the queue before a worker took it.", Buckets: latencyBuckets,
+		}),
+		exec: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "kernelgate_evaluation_exec_seconds", Help: "Time a worker spent on a job.", Buckets: latencyBuckets,
+		}),
+		stageNames: map[string]bool{},
+	}
+	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.httpInFlight, m.evaluations, m.stages, m.queueWait, m.exec,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		&stateCollector{s: s})
+	for _, st := range harness.Statuses {
+		m.evaluations.WithLabelValues(string(st)) // every status shows, at 0 until it happens
+	}
+	return m
+}
+
+// handler serves the registry in the Prometheus text format. A collector
+// that fails leaves its series out rather than failing the scrape.
+func (m *metrics) handler() gin.HandlerFunc {
+	return gin.WrapH(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+}
+
+var knownMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+	http.MethodPatch, http.MethodDelete, http.MethodOptions}
+
+// instrument counts and times every request. It runs outside the panic
+// recovery, so a panic is counted as the 500 it becomes. Labels are bounded:
+// the route is gin's pattern ("unmatched" for a 404) and odd methods are "other".
+func (m *metrics) instrument(c *gin.Context) {
+	start := time.Now()
+	m.httpInFlight.Inc()
+	defer m.httpInFlight.Dec()
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	method := c.Request.Method
+	if !slices.Contains(knownMethods, method) {
+		method = "other"
+	}
+	m.httpRequests.WithLabelValues(method, route, strconv.Itoa(c.Writer.Status())).Inc()
+	m.httpDuration.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
+}
+
+// maxStages bounds the stage label's values: the verdict is written by the
+// sandboxed child, which candidate code shares.
+const maxStages = 32
+
+var stageName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+
+func (m *metrics) stageLabel(name string) string {
+	if !stageName.MatchString(name) {
+		return "other"
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.stageNames[name] {
+		if len(m.stageNames) >= maxStages {
+			return "other"
+		}
+		m.stageNames[name] = true
+	}
+	return name
+}
+
+// observe records one announced result.
+func (m *metrics) observe(r worker.Result) {
+	status := string(r.Verdict.Status)
+	if !slices.Contains(harness.Statuses, r.Verdict.Status) {
+		status = "unknown"
+	}
+	m.evaluations.WithLabelValues(status).Inc()
+	for name, ms := range r.Verdict.StageMS {
+		if ms >= 0 && !math.IsInf(ms, 0) && !math.IsNaN(ms) {
+			m.stages.WithLabelValues(m.stageLabel(name)).Observe(ms / 1000)
+		}
+	}
+	if r.ExecMS > 0 { // 0: a verdict the gateway made itself, with no queue or run
+		m.queueWait.Observe(math.Max(r.QueueWaitMS, 0) / 1000)
+		m.exec.Observe(r.ExecMS / 1000)
+	}
+}
+
+// metricsQueue is the queue group of the gateways' result observers: each
+// announced result is counted by one gateway, so sums over them are right.
+const metricsQueue = "kernelgate-metrics"
+
+// observeResults counts every result announced on the bus (workers' and the
+// gateway's own) until stop is called; stop waits for the goroutine.
+func (s *Server) observeResults(ctx context.Context) (stop func(), err error) {
+	if s.deps.Bus == nil {
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	sub, err := s.deps.Bus.Observe(ctx, worker.ResultsSubject(">"), metricsQueue)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer sub.Unsubscribe()
+		for {
+			data, err := sub.Next(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Warn("result observer stopped; evaluation metrics stop counting", "err", err)
+				}
+				return
+			}
+			var r worker.Result
+			if err := json.Unmarshal(data, &r); err != nil {
+				s.log.Warn("undecodable result notification", "err", err)
+				continue
+			}
+			s.metrics.observe(r)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}

@@ -1,0 +1,93 @@
+package gateway
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// stateCollector reads the gauges that describe now at scrape time: the
+// queue, readiness, the local workers and their GPUs. Without GPUs the
+// kernelgate_gpu_* series are absent, not zero.
+type stateCollector struct{ s *Server }
+
+var (
+	descQueueDepth = prometheus.NewDesc("kernelgate_queue_depth",
+		"Jobs in the JOBS stream: queued plus delivered and not yet acked.", nil, nil)
+	descReady = prometheus.NewDesc("kernelgate_ready",
+		"1 when /readyz answers 200.", nil, nil)
+	descWorkerUp = prometheus.NewDesc("kernelgate_worker_up",
+		"1 when the zygote of a local worker (device gpu<N> or cpu) is up.", []string{"device"}, nil)
+	descWorkerInFlight = prometheus.NewDesc("kernelgate_worker_in_flight",
+		"Evaluations a local worker is running.", []string{"device"}, nil)
+	descWorkerSlots = prometheus.NewDesc("kernelgate_worker_slots",
+		"Evaluations a local worker runs at once (its concurrency).", []string{"device"}, nil)
+	descWorkerBusy = prometheus.NewDesc("kernelgate_worker_busy_ratio",
+		"in_flight / slots of a local worker: its busy share.", []string{"device"}, nil)
+	descGPUClock = prometheus.NewDesc("kernelgate_gpu_sm_clock_mhz",
+		"Current SM clock (NVML).", []string{"gpu"}, nil)
+	descGPUUtil = prometheus.NewDesc("kernelgate_gpu_utilization_ratio",
+		"Share of the last NVML sample period in which a kernel ran.", []string{"gpu"}, nil)
+	descGPUMemUsed = prometheus.NewDesc("kernelgate_gpu_memory_used_bytes",
+		"Device memory in use (NVML).", []string{"gpu"}, nil)
+	descGPUMemTotal = prometheus.NewDesc("kernelgate_gpu_memory_total_bytes",
+		"Device memory (NVML).", []string{"gpu"}, nil)
+)
+
+func (sc *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descQueueDepth, descReady, descWorkerUp, descWorkerInFlight,
+		descWorkerSlots, descWorkerBusy, descGPUClock, descGPUUtil, descGPUMemUsed, descGPUMemTotal} {
+		ch <- d
+	}
+}
+
+func (sc *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	s := sc.s
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	if s.deps.Bus != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		depth, err := s.deps.Bus.QueueDepth(ctx)
+		cancel()
+		if err != nil {
+			s.log.Warn("metrics: queue depth unavailable", "err", err)
+		} else {
+			gauge(descQueueDepth, float64(depth))
+		}
+	}
+	gauge(descReady, boolValue(s.ready() == nil))
+	if s.deps.GPUs == nil {
+		return
+	}
+	for _, st := range s.deps.GPUs.Stats() {
+		gauge(descWorkerUp, boolValue(st.Up), st.Label)
+		gauge(descWorkerInFlight, float64(st.InFlight), st.Label)
+		gauge(descWorkerSlots, float64(st.Concurrency), st.Label)
+		if st.Concurrency > 0 {
+			gauge(descWorkerBusy, float64(st.InFlight)/float64(st.Concurrency), st.Label)
+		}
+	}
+	for _, g := range sampleGPUs(s.deps.GPUs).GPUs {
+		idx := strconv.Itoa(g.Index)
+		gauge(descGPUMemTotal, float64(g.MemoryTotalBytes), idx)
+		if g.SMClockMHz != nil {
+			gauge(descGPUClock, float64(*g.SMClockMHz), idx)
+		}
+		if g.UtilizationPercent != nil {
+			gauge(descGPUUtil, float64(*g.UtilizationPercent)/100, idx)
+		}
+		if g.MemoryUsedBytes != nil {
+			gauge(descGPUMemUsed, float64(*g.MemoryUsedBytes), idx)
+		}
+	}
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,52 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// errShuttingDown is why /readyz answers 503 once shutdown has begun.
+var errShuttingDown = errors.New("shutting down")
+
+// ready is /readyz's answer: nil when a worker can take jobs and the server
+// is not shutting down.
+func (s *Server) ready() error {
+	if s.draining.Load() {
+		return errShuttingDown
+	}
+	return s.deps.Ready()
+}
+
+// shutdown drains srv once Serve's ctx has ended. /readyz answers 503 at
+// once; for DrainDelay requests are still served, so that a load balancer
+// polling /readyz stops sending new ones; then the listener closes and the
+// requests in flight get ShutdownTimeout to finish. Past it their
+// connections are closed (their contexts end) and shutdown returns nil all
+// the same: a bounded drain that ran out is not a failure of the server.
+// errc receives srv.Serve's result.
+func (s *Server) shutdown(srv *http.Server, errc <-chan error) error {
+	s.draining.Store(true)
+	s.log.Info("shutting down: /readyz answers 503", "drain_delay", s.cfg.DrainDelay, "timeout", s.cfg.ShutdownTimeout)
+	if s.cfg.DrainDelay > 0 {
+		select {
+		case <-time.After(s.cfg.DrainDelay):
+		case err := <-errc: // the server failed meanwhile
+			return fmt.Errorf("gateway.Serve: %w", err)
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		s.log.Warn("requests still running after the shutdown timeout; closing their connections",
+			"timeout", s.cfg.ShutdownTimeout, "err", err)
+		_ = srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("gateway.Serve: %w", err)
+	}
+	s.log.Info("HTTP server stopped")
+	return nil
+}
