@@ -22,6 +22,7 @@ import (
 
 func newServeCmd(g *globals) *cobra.Command {
 	var addr, dataDir, device string
+	var maxQueued int64
 	var taskDirs []string
 	var episodeIdle time.Duration
 	var gcfg gateway.Config
@@ -32,6 +33,9 @@ func newServeCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := gcfg.Validate(); err != nil {
 				return usageError{err}
+			}
+			if maxQueued < 1 {
+				return usageError{fmt.Errorf("--max-queued must be at least 1, got %d", maxQueued)}
 			}
 			keys := apikey.NewKeyring(apikey.NewFile(dataDir))
 			if err := gateway.CheckKeys(addr, keys); errors.Is(err, gateway.ErrNoKeys) {
@@ -51,7 +55,7 @@ func newServeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			b, err := bus.Open(ctx, bus.Options{DataDir: dataDir}, log)
+			b, err := bus.Open(ctx, bus.Options{DataDir: dataDir, MaxQueuedJobs: maxQueued}, log)
 			if err != nil {
 				return err
 			}
@@ -109,6 +113,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&addr, "addr", gateway.DefaultAddr, "HTTP listen address")
 	cmd.Flags().StringVar(&dataDir, "data", "./data", "data directory (queue store, Parquet log)")
+	cmd.Flags().Int64Var(&maxQueued, "max-queued", bus.DefaultMaxQueuedJobs, "evaluations queued or running at once; past it requests get 429 queue_full")
 	cmd.Flags().StringVar(&device, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $KERNELGATE_DEVICE)")
 	cmd.Flags().StringSliceVar(&taskDirs, "tasks", nil, "task suite directories, repeatable or comma-separated; ids are DIRNAME/STEM (default: the suites under datasets/ next to the working dir or the binary)")
 	cmd.Flags().DurationVar(&episodeIdle, "episode-idle", episode.DefaultIdle, "an episode without a step for this long expires")

@@ -29,11 +29,12 @@ def free_port():
 class Serve:
     """One `kernelgate serve` process over a data directory that outlives restarts."""
 
-    def __init__(self, data, log_dir, port=None, env=None):
+    def __init__(self, data, log_dir, port=None, env=None, args=(), host="127.0.0.1"):
         self.data, self.log_dir = Path(data), Path(log_dir)
         self.port = port or free_port()
+        self.host, self.args = host, list(args)
         self.url = f"http://127.0.0.1:{self.port}"
-        self.env = dict(os.environ, KERNELGATE_CONCURRENCY="2", **(env or {}))
+        self.env = {**os.environ, "KERNELGATE_CONCURRENCY": "2", **(env or {})}
         self.proc, self.starts = None, 0
 
     def start(self, timeout_s=120):
@@ -42,7 +43,7 @@ class Serve:
         self.starts += 1
         log = open(self.log_dir / f"serve-{self.starts}.log", "wb")
         self.proc = subprocess.Popen(
-            [str(BIN), "serve", "--addr", f"127.0.0.1:{self.port}", "--data", str(self.data)],
+            [str(BIN), "serve", "--addr", f"{self.host}:{self.port}", "--data", str(self.data), *self.args],
             env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -80,16 +81,20 @@ class Serve:
             os.killpg(self.proc.pid, signal.SIGKILL)
             pytest.fail(f"serve did not stop within {timeout_s} s:\n{self.log()}")
 
-    def request(self, method, path, body=None, timeout_s=300, headers=None):
+    def request(self, method, path, body=None, timeout_s=300, headers=None, key=None):
+        if key:
+            headers = dict(headers or {}, Authorization=f"Bearer {key}")
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.url + path, data=data, method=method,
                                      headers={"Content-Type": "application/json", **(headers or {})})
         try:
             with urllib.request.urlopen(req, timeout=timeout_s) as r:
                 raw = r.read()
+                self.last_headers = r.headers
                 return r.status, (json.loads(raw) if raw and r.headers.get_content_type() == "application/json" else raw)
         except urllib.error.HTTPError as e:
             raw = e.read()
+            self.last_headers = e.headers
             try:
                 return e.code, json.loads(raw)
             except ValueError:
