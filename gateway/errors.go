@@ -19,11 +19,12 @@ const (
 	CodeInvalidOptions   Code = "invalid_options"
 	CodeBodyTooLarge     Code = "body_too_large"
 	CodeTaskNotFound     Code = "task_not_found"
+	CodeBatchNotFound    Code = "batch_not_found"
+	CodeEvalNotFound     Code = "evaluation_not_found"
 	CodeNotFound         Code = "not_found"
 	CodeMethodNotAllowed Code = "method_not_allowed"
 	CodeQueueFull        Code = "queue_full"
 	CodeNotReady         Code = "not_ready"
-	CodeWaitTimeout      Code = "wait_timeout"
 	CodeInternal         Code = "internal"
 )
 
@@ -36,12 +37,13 @@ var errorTable = map[Code]int{
 	CodeInvalidOptions:   http.StatusBadRequest,
 	CodeBodyTooLarge:     http.StatusRequestEntityTooLarge,
 	CodeTaskNotFound:     http.StatusNotFound,
+	CodeBatchNotFound:    http.StatusNotFound,
+	CodeEvalNotFound:     http.StatusNotFound,
 	CodeNotFound:         http.StatusNotFound,
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeQueueFull:        http.StatusTooManyRequests,
 	CodeNotReady:         http.StatusServiceUnavailable,
 	CodeInternal:         http.StatusInternalServerError,
-	CodeWaitTimeout:      http.StatusGatewayTimeout,
 }
 
 // RetryAfter is the Retry-After (seconds) sent with queue_full.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -21,6 +22,7 @@ const (
 	DefaultMaxItems        = 4096
 	DefaultWait            = 600 * time.Second
 	DefaultShutdownTimeout = 30 * time.Second
+	DefaultResultPoll      = 10 * time.Second
 )
 
 // Config configures the server. Zero values take the defaults above.
@@ -30,6 +32,10 @@ type Config struct {
 	MaxItems        int           // completions or codes per request; past it 400
 	DefaultWait     time.Duration // wait_s when the request gives none
 	ShutdownTimeout time.Duration // how long Run lets requests finish after ctx ends
+	// ResultPoll: how long a waiting request goes without a result
+	// notification before it re-reads the stored results (a notification
+	// lost in a reconnect then costs this much, not the wait).
+	ResultPoll time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -47,6 +53,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.ResultPoll <= 0 {
+		c.ResultPoll = DefaultResultPoll
 	}
 	return c
 }
@@ -68,6 +77,11 @@ type Server struct {
 	deps    Deps
 	log     *slog.Logger
 	handler http.Handler
+
+	// stopping is closed when shutdown starts: waiting requests answer 202
+	// and streams end, so the drain does not wait for batches to finish.
+	stopping chan struct{}
+	stopOnce sync.Once
 }
 
 // New builds the server; Run serves it.
@@ -81,7 +95,7 @@ func New(cfg Config, deps Deps) *Server {
 	if deps.TimingMode == nil {
 		deps.TimingMode = func() string { return "" }
 	}
-	s := &Server{cfg: cfg.withDefaults(), deps: deps, log: deps.Log.With("component", "gateway")}
+	s := &Server{cfg: cfg.withDefaults(), deps: deps, log: deps.Log.With("component", "gateway"), stopping: make(chan struct{})}
 	s.handler = s.routes()
 	return s
 }
@@ -106,6 +120,8 @@ func (s *Server) routes() http.Handler {
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, health{Status: "ok"}) })
 	r.GET("/readyz", s.readyz)
 	r.POST("/v1/rewards", s.rewards)
+	r.GET("/v1/batches/:id", s.getBatch)
+	r.GET("/v1/batches/:id/stream", s.streamBatch)
 	return r
 }
 
@@ -143,6 +159,7 @@ func (s *Server) Run(ctx context.Context) error {
 // Serve is Run on a listener the caller opened.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(s.stop)
 	s.log.Info("listening", "addr", ln.Addr().String())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }() // returns once Shutdown is called below
