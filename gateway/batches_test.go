@@ -157,6 +157,8 @@ func TestRewardsAnswer202OnShutdown(t *testing.T) {
 
 func TestBatchNotFound(t *testing.T) {
 	srv, _, _ := startFake(t, Config{})
+	rec := post(t, srv.Handler(), "/v1/rewards", map[string]any{"reference": ref, "codes": []string{"ok", "ok 2"}, "wait_s": 10})
+	pair := decodeBatch(t, rec).BatchID
 	for _, tt := range []struct {
 		path, spec string
 		code       Code
@@ -165,6 +167,8 @@ func TestBatchNotFound(t *testing.T) {
 		{"/v1/batches/b.x", "/v1/batches/{id}", CodeBatchNotFound},
 		{"/v1/batches/%2A", "/v1/batches/{id}", CodeBatchNotFound},
 		{"/v1/batches/b_NOPE/stream", "/v1/batches/{id}/stream", CodeBatchNotFound},
+		{"/v1/evaluations/e_NOPE", "/v1/evaluations/{id}", CodeEvalNotFound},
+		{"/v1/evaluations/" + pair, "/v1/evaluations/{id}", CodeEvalNotFound},
 	} {
 		t.Run(tt.path, func(t *testing.T) {
 			rec := do(t, srv.Handler(), http.MethodGet, tt.path, nil)

@@ -1,7 +1,10 @@
-// Package gateway is kernelgate's HTTP API (openapi.yaml): health, readiness
-// and POST /v1/rewards, which queues one job per completion on the bus and
-// answers the verdicts in request order. It is the only package that imports
-// gin. Every error answer comes from the table in errors.go.
+// Package gateway is kernelgate's HTTP API (openapi.yaml): health, readiness,
+// POST /v1/rewards, which queues one job per completion on the bus (or
+// answers it from the result cache) and answers the verdicts in request
+// order, or 202 when wait_s runs out; GET /v1/batches/{id} and its NDJSON
+// stream, which read the results the workers store on the bus; and
+// /v1/evaluations, a batch of one. It is the only package that imports gin.
+// Every error answer comes from the table in errors.go.
 //
 // Imported by cmd/kernelgate.
 package gateway

@@ -122,6 +122,8 @@ func (s *Server) routes() http.Handler {
 	r.POST("/v1/rewards", s.rewards)
 	r.GET("/v1/batches/:id", s.getBatch)
 	r.GET("/v1/batches/:id/stream", s.streamBatch)
+	r.POST("/v1/evaluations", s.evaluate)
+	r.GET("/v1/evaluations/:id", s.getEvaluation)
 	return r
 }
 
