@@ -19,7 +19,8 @@ import (
 const (
 	JobsStream   = "JOBS"
 	EventsStream = "EVENTS"
-	ResultBucket = "results"
+	CacheBucket  = "cache"   // sha256(task, code, options) -> verdict
+	BatchBucket  = "batches" // batch records and their results (results.go)
 )
 
 // Bus is a connection to NATS JetStream with the kernelgate streams set up.
@@ -28,18 +29,20 @@ type Bus struct {
 	opts Options
 	log  *slog.Logger
 
-	srv  *server.Server // nil with an external URL
-	nc   *nats.Conn
-	js   jetstream.JetStream
-	jobs jetstream.Stream
-	kv   jetstream.KeyValue
+	srv     *server.Server // nil with an external URL
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	jobs    jetstream.Stream
+	kv      jetstream.KeyValue // the result cache
+	batches jetstream.KeyValue
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed by the nats ClosedHandler
 }
 
 // Open connects to NATS (starting an embedded server when opts.URL is empty)
-// and creates or updates the JOBS and EVENTS streams and the results bucket.
+// and creates or updates the JOBS and EVENTS streams and the cache and
+// batches buckets.
 func Open(ctx context.Context, opts Options, log *slog.Logger) (*Bus, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -131,7 +134,7 @@ func startEmbedded(o Options, log *slog.Logger, timeout time.Duration) (*server.
 	return srv, nil
 }
 
-// setup creates or updates the streams and the bucket. Update keeps stored
+// setup creates or updates the streams and the buckets. Update keeps stored
 // messages, so a changed bound or TTL applies on the next Open.
 func (b *Bus) setup(ctx context.Context) error {
 	jobs, err := b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
@@ -161,15 +164,25 @@ func (b *Bus) setup(ctx context.Context) error {
 		return fmt.Errorf("bus.setup: stream %s: %w", EventsStream, err)
 	}
 	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      ResultBucket,
+		Bucket:      CacheBucket,
 		Description: "kernelgate result cache: sha256(task, code, options) -> verdict JSON",
 		TTL:         b.opts.CacheTTL,
 		Storage:     jetstream.FileStorage,
 	})
 	if err != nil {
-		return fmt.Errorf("bus.setup: bucket %s: %w", ResultBucket, err)
+		return fmt.Errorf("bus.setup: bucket %s: %w", CacheBucket, err)
 	}
 	b.kv = kv
+	batches, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      BatchBucket,
+		Description: "kernelgate batches: <batch> -> record, <batch>.<index> -> result",
+		TTL:         b.opts.ResultTTL,
+		Storage:     jetstream.FileStorage,
+	})
+	if err != nil {
+		return fmt.Errorf("bus.setup: bucket %s: %w", BatchBucket, err)
+	}
+	b.batches = batches
 	return nil
 }
 

@@ -9,12 +9,14 @@
 //     so a worker that dies mid-job loses nothing.
 //   - EVENTS, a durable log (subjects events.>), deduplicated by event id;
 //     the Parquet sink pulls it in batches and acks after its rename.
-//   - results, a KV bucket used as the result cache.
+//   - cache, a KV bucket used as the result cache.
+//   - batches, a KV bucket: each batch's record and its items' results, kept
+//     ResultTTL so a client can read them after its request is gone.
 //   - named KV buckets (Bucket) for state that must survive a restart and be
 //     shared by every gateway: registered tasks, episodes.
 //   - notifications (Notify/Subscribe): core NATS, not persisted, for
-//     results.<batch_id>; a missed one costs a wait, since the verdict's
-//     durable record is its event.
+//     results.<batch_id>; a missed one costs a wait, not data, since every
+//     result is stored in batches (and logged as an event) first.
 //
 // Imported by the gateway and the workers (and cmd/kernelgate to wire them).
 package bus

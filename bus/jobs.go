@@ -94,7 +94,8 @@ const pullWait = 5 * time.Second
 // after AckWait. Workers sharing a durable share the queue.
 //
 // Jobs returns nil when ctx is cancelled, after the running handlers return;
-// their ctx is cancelled too and a job they fail is handed back at once.
+// their ctx is cancelled too and a job they fail is handed back (after
+// pullWait, see runJob) rather than after AckWait.
 func (b *Bus) Jobs(ctx context.Context, durable string, handle func(ctx context.Context, j Job) error, opts ...JobsOption) error {
 	cfg := jobsConfig{concurrency: 1}
 	for _, o := range opts {
@@ -182,8 +183,11 @@ func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, han
 	case herr == nil:
 		aerr = m.Ack()
 	case ctx.Err() != nil:
-		// Shutting down: hand the job back now rather than after AckWait.
-		aerr = m.Nak()
+		// Shutting down: hand the job back rather than leave it for
+		// AckWait. Not at once: the server would deliver it to this
+		// consumer's last pull request, still open for up to pullWait but
+		// no longer read, and it would then sit unacked until AckWait.
+		aerr = m.NakWithDelay(pullWait)
 	case j.Final:
 		log.Error("job failed on its last delivery; dropping it", "job", j.ID, "deliveries", j.NumDelivered, "err", herr)
 		aerr = m.Term() // on a work queue, Term removes it

@@ -123,6 +123,48 @@ func TestJobRedeliveredAfterWorkerDies(t *testing.T) {
 	wantDepth(t, b, 0)
 }
 
+// A worker that shuts down hands its running job back; the next worker gets
+// it within a pull's wait, not after AckWait (10 min here). Handed back at
+// once, the job would go to the stopping worker's own pull request, still
+// open on the server, and sit there unacked until AckWait.
+func TestJobHandedBackOnShutdown(t *testing.T) {
+	b := startTestBus(t, Options{})
+	started := make(chan struct{}, 1)
+	stopFirst := runInBackground(t, func(ctx context.Context) error {
+		return b.Jobs(ctx, "workers", func(ctx context.Context, _ Job) error {
+			started <- struct{}{}
+			<-ctx.Done() // the evaluation is killed with the worker
+			return ctx.Err()
+		}, WithConcurrency(2))
+	})
+	if err := b.PublishJob(t.Context(), "jobs.gpu", "job-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("first worker never got the job")
+	}
+	stopFirst()
+
+	second := make(chan Job, 1)
+	runInBackground(t, func(ctx context.Context) error {
+		return b.Jobs(ctx, "workers", func(_ context.Context, j Job) error {
+			second <- j
+			return nil
+		})
+	})
+	select {
+	case j := <-second:
+		if j.ID != "job-1" {
+			t.Fatalf("got %s", j.ID)
+		}
+	case <-time.After(3 * pullWait):
+		t.Fatal("the job was not handed to the next worker")
+	}
+	wantDepth(t, b, 0)
+}
+
 // A handler that runs past AckWait keeps its job: no redelivery meanwhile.
 func TestJobKeptAliveWhileRunning(t *testing.T) {
 	b := startTestBus(t, Options{JobAckWait: time.Second})

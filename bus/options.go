@@ -18,6 +18,7 @@ const (
 	DefaultMaxDeliver   = 3
 	DefaultNakDelay     = time.Second
 	DefaultCacheTTL     = 24 * time.Hour
+	DefaultResultTTL    = 24 * time.Hour
 	DefaultDedupWindow  = 2 * time.Minute
 	DefaultEventAckWait = 20 * time.Second // the sink keeps a batch alive every 10 s while it writes
 	// EVENTS is a limits stream so several readers (the sink, replays) can
@@ -49,6 +50,9 @@ type Options struct {
 
 	// CacheTTL: lifetime of a result-cache entry.
 	CacheTTL time.Duration
+	// ResultTTL: how long a batch's record and results stay readable
+	// (GET /v1/batches/{id}) after they are written.
+	ResultTTL time.Duration
 	// DedupWindow: publishes with the same id within it are stored once.
 	DedupWindow time.Duration
 	// EventAckWait: how long a delivered event batch may go unacked (the
@@ -81,6 +85,7 @@ func (o Options) Validate() error {
 		{"JobAckWait", o.JobAckWait},
 		{"NakDelay", o.NakDelay},
 		{"CacheTTL", o.CacheTTL},
+		{"ResultTTL", o.ResultTTL},
 		{"DedupWindow", o.DedupWindow},
 		{"EventAckWait", o.EventAckWait},
 		{"EventMaxAge", o.EventMaxAge},
@@ -121,6 +126,7 @@ func (o Options) withDefaults() Options {
 	set(&o.JobAckWait, DefaultJobAckWait)
 	set(&o.NakDelay, DefaultNakDelay)
 	set(&o.CacheTTL, DefaultCacheTTL)
+	set(&o.ResultTTL, DefaultResultTTL)
 	set(&o.DedupWindow, DefaultDedupWindow)
 	set(&o.EventAckWait, DefaultEventAckWait)
 	set(&o.EventMaxAge, DefaultEventMaxAge)

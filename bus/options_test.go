@@ -20,6 +20,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative queue", Options{DataDir: "d", MaxQueuedJobs: -1}, "MaxQueuedJobs"},
 		{"negative deliver", Options{DataDir: "d", MaxDeliver: -2}, "MaxDeliver"},
 		{"negative ttl", Options{DataDir: "d", CacheTTL: -time.Second}, "CacheTTL"},
+		{"negative result ttl", Options{DataDir: "d", ResultTTL: -time.Second}, "ResultTTL"},
 		{"short ackwait", Options{DataDir: "d", JobAckWait: 100 * time.Millisecond}, "at least 1s"},
 		{"full", Options{DataDir: "d", MaxQueuedJobs: 5, JobAckWait: time.Minute, MaxDeliver: 5, CacheTTL: time.Hour}, ""},
 	}
@@ -38,7 +39,7 @@ func TestOptionsValidate(t *testing.T) {
 
 func TestOptionsDefaults(t *testing.T) {
 	o := Options{DataDir: "d"}.withDefaults()
-	if o.MaxQueuedJobs != 10000 || o.JobAckWait != time.Minute || o.MaxDeliver != 3 || o.CacheTTL != 24*time.Hour {
+	if o.MaxQueuedJobs != 10000 || o.JobAckWait != time.Minute || o.MaxDeliver != 3 || o.CacheTTL != 24*time.Hour || o.ResultTTL != 24*time.Hour {
 		t.Fatalf("defaults: %+v", o)
 	}
 }

@@ -1,10 +1,13 @@
 // Package gateway is kernelgate's HTTP API (openapi.yaml): health, readiness,
-// POST /v1/rewards, which queues one job per completion on the bus and
-// answers the verdicts in request order, and on top of that path the task
-// registry (tasks.go, taskcheck.go), multi-turn episodes (episodes.go) and
-// OpenRLHF's remote reward model shape (openrlhf.go); GET /v1/gpus and
-// /metrics for operators. Every route passes API-key auth (auth.go: the route
-// → scope table) and a per-key rate limit (ratelimit.go). It is the only package
+// POST /v1/rewards, which queues one job per completion on the bus (or
+// answers it from the result cache) and answers the verdicts in request
+// order, or 202 when wait_s runs out; GET /v1/batches/{id} and its NDJSON
+// stream, which read the results the workers store on the bus;
+// /v1/evaluations, a batch of one; on top of that path the task registry
+// (tasks.go, taskcheck.go), multi-turn episodes (episodes.go) and OpenRLHF's
+// remote reward model shape (openrlhf.go); GET /v1/gpus and /metrics for
+// operators. Every route passes API-key auth (auth.go: the route → scope
+// table) and a per-key rate limit (ratelimit.go). It is the only package
 // that imports gin. Every error answer comes from the table in errors.go.
 //
 // Imported by cmd/kernelgate.

@@ -107,7 +107,7 @@ func TestEndToEndTasksEpisodes(t *testing.T) {
 	})
 
 	t.Run("rewards by task_id", func(t *testing.T) {
-		var resp rewardResponse
+		var resp batchResponse
 		rec := call(t, h, http.MethodPost, "/v1/rewards", "/v1/rewards", map[string]any{
 			"task_id": "mine/mul_relu", "completions": []string{fence(mulKernel), fence(honest)},
 			"reward_fn": "binary", "options": fast,

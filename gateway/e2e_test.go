@@ -141,7 +141,7 @@ func TestEndToEndRewards(t *testing.T) {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
 	checkSpec(t, http.MethodPost, "/v1/rewards", rec)
-	var got rewardResponse
+	var got batchResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}

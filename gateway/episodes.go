@@ -267,7 +267,7 @@ func (s *Server) stepEpisode(c *gin.Context) {
 			e.ID, e.ExpiresAt.Format(time.RFC3339), store.Idle()))
 		return
 	}
-	resp, aerr := s.runBatch(ctx, batchSpec{
+	resp, aerr := s.runBatchToEnd(ctx, batchSpec{
 		taskID: e.TaskID, task: e.Harness(), items: []string{*req.Completion}, fromText: true,
 		rewardFn: e.RewardFn, options: e.Options, wait: s.cfg.DefaultWait,
 	})

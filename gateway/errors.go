@@ -19,6 +19,8 @@ const (
 	CodeInvalidOptions   Code = "invalid_options"
 	CodeBodyTooLarge     Code = "body_too_large"
 	CodeTaskNotFound     Code = "task_not_found"
+	CodeBatchNotFound    Code = "batch_not_found"
+	CodeEvalNotFound     Code = "evaluation_not_found"
 	CodeNotFound         Code = "not_found"
 	CodeMethodNotAllowed Code = "method_not_allowed"
 	CodeQueueFull        Code = "queue_full"
@@ -26,8 +28,8 @@ const (
 	CodeForbidden        Code = "forbidden"
 	CodeRateLimited      Code = "rate_limited"
 	CodeNotReady         Code = "not_ready"
-	CodeWaitTimeout      Code = "wait_timeout"
 	CodeInternal         Code = "internal"
+	CodeWaitTimeout      Code = "wait_timeout" // a task check, episode step or OpenRLHF call that outlived its wait
 
 	// Tasks and episodes (tasks.go, episodes.go).
 	CodeTaskExists      Code = "task_exists"
@@ -47,6 +49,8 @@ var errorTable = map[Code]int{
 	CodeInvalidOptions:   http.StatusBadRequest,
 	CodeBodyTooLarge:     http.StatusRequestEntityTooLarge,
 	CodeTaskNotFound:     http.StatusNotFound,
+	CodeBatchNotFound:    http.StatusNotFound,
+	CodeEvalNotFound:     http.StatusNotFound,
 	CodeNotFound:         http.StatusNotFound,
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeQueueFull:        http.StatusTooManyRequests,

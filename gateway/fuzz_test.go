@@ -32,3 +32,27 @@ func FuzzParseRewardRequest(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseEvaluationRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"reference":"x","code":"a"}`,
+		`{"reference":"x","completion":"a","options":{"seeds":2},"wait_s":0,"cache":false}`,
+		`{"reference":"x","code":"a","completion":"b"}`,
+		`{"reference":"x"}`, `{`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	cfg := Config{}.withDefaults()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		spec, aerr := parseEvaluationRequest(body, cfg)
+		if aerr != nil {
+			if _, ok := errorTable[aerr.Code]; !ok || aerr.Code == CodeInternal || aerr.Message == "" {
+				t.Fatalf("error outside the table: %+v", aerr)
+			}
+			return
+		}
+		if len(spec.items) != 1 || spec.options.Validate() != nil || spec.wait < 0 || spec.task.Source == "" {
+			t.Fatalf("accepted an invalid request: %+v", spec)
+		}
+	})
+}

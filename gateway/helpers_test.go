@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -39,8 +39,9 @@ func loadSpec(t *testing.T) *openapi3.T {
 	return spec
 }
 
-// checkSpec fails t unless the answer (status, body, Retry-After) is one
-// openapi.yaml declares for method path.
+// checkSpec fails t unless the answer (status, content type, body, headers
+// such as Retry-After and Location) is one openapi.yaml declares for method
+// path. An NDJSON body is checked line by line.
 func checkSpec(t *testing.T, method, path string, rec *httptest.ResponseRecorder) {
 	t.Helper()
 	doc := loadSpec(t)
@@ -57,27 +58,43 @@ func checkSpec(t *testing.T, method, path string, rec *httptest.ResponseRecorder
 			t.Errorf("%s %s %d: header %s missing", method, path, rec.Code, name)
 		}
 	}
-	if ct := rec.Header().Get("Content-Type"); strings.HasPrefix(ct, "text/plain") {
+	ct, _, err := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+	if err != nil {
+		t.Fatalf("%s %s %d: Content-Type %q: %v", method, path, rec.Code, rec.Header().Get("Content-Type"), err)
+	}
+	if ct == "text/plain" {
 		if resp.Value.Content.Get("text/plain") == nil {
 			t.Errorf("%s %s %d: text/plain is not declared", method, path, rec.Code)
 		}
 		return
 	}
-	media := resp.Value.Content.Get("application/json")
+	media := resp.Value.Content.Get(ct)
 	if media == nil || media.Schema == nil {
-		t.Fatalf("%s %s %d: no JSON schema", method, path, rec.Code)
+		t.Fatalf("%s %s %d: no schema for %s in openapi.yaml", method, path, rec.Code, ct)
 	}
-	var body any
-	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
-		t.Fatalf("%s %s %d: body is not JSON: %v: %s", method, path, rec.Code, err, rec.Body)
+	docs := [][]byte{rec.Body.Bytes()}
+	if ct == "application/x-ndjson" {
+		docs = bytes.Split(bytes.TrimSuffix(rec.Body.Bytes(), []byte("\n")), []byte("\n"))
+		if rec.Body.Len() == 0 {
+			docs = nil
+		}
 	}
-	if err := media.Schema.Value.VisitJSON(body); err != nil {
-		t.Errorf("%s %s %d: body does not match openapi.yaml: %v\nbody: %.2000s", method, path, rec.Code, err, rec.Body)
+	for _, doc := range docs {
+		var body any
+		if err := json.Unmarshal(doc, &body); err != nil {
+			t.Fatalf("%s %s %d: body is not JSON: %v: %s", method, path, rec.Code, err, doc)
+		}
+		if err := media.Schema.Value.VisitJSON(body); err != nil {
+			t.Errorf("%s %s %d: body does not match openapi.yaml: %v\nbody: %.2000s", method, path, rec.Code, err, doc)
+		}
 	}
 	if h := resp.Value.Headers["Retry-After"]; h != nil {
 		if _, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil {
 			t.Errorf("%s %s %d: Retry-After %q is not an integer", method, path, rec.Code, rec.Header().Get("Retry-After"))
 		}
+	}
+	if h := resp.Value.Headers["Location"]; h != nil && rec.Header().Get("Location") == "" {
+		t.Errorf("%s %s %d: no Location header", method, path, rec.Code)
 	}
 }
 

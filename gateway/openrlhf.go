@@ -161,7 +161,7 @@ func (s *Server) runGroups(ctx context.Context, groups []*labelGroup, n int) (op
 	)
 	for _, g := range groups {
 		wg.Go(func() {
-			resp, aerr := s.runBatch(ctx, g.spec)
+			resp, aerr := s.runBatchToEnd(ctx, g.spec)
 			mu.Lock()
 			defer mu.Unlock()
 			if aerr != nil {

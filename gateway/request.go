@@ -22,6 +22,7 @@ type rewardRequest struct {
 	RewardFn    string          `json:"reward_fn"`
 	Options     json.RawMessage `json:"options"`
 	WaitS       *float64        `json:"wait_s"`
+	Cache       *bool           `json:"cache"` // nil: true
 }
 
 // batchSpec is a validated request.
@@ -32,7 +33,8 @@ type batchSpec struct {
 	fromText bool
 	rewardFn string
 	options  harness.Options
-	wait     time.Duration
+	wait     time.Duration // 0: answer 202 at once
+	cache    bool          // answer from the result cache when it holds the answer
 }
 
 // readBody reads at most limit bytes of r's body.
@@ -53,6 +55,11 @@ func parseRewardRequest(body []byte, cfg Config) (batchSpec, *apiError) {
 	if err := decodeStrict(body, &req); err != nil {
 		return batchSpec{}, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err)
 	}
+	return validateRewardRequest(req, cfg)
+}
+
+// validateRewardRequest turns a decoded request into a batch spec.
+func validateRewardRequest(req rewardRequest, cfg Config) (batchSpec, *apiError) {
 	var spec batchSpec
 	switch {
 	case req.TaskID != nil && req.Reference != nil:
@@ -101,6 +108,7 @@ func parseRewardRequest(body []byte, cfg Config) (batchSpec, *apiError) {
 		}
 		spec.wait = time.Duration(*req.WaitS * float64(time.Second))
 	}
+	spec.cache = req.Cache == nil || *req.Cache
 	return spec, nil
 }
 

@@ -133,29 +133,38 @@ func TestQueueFull(t *testing.T) {
 	}
 }
 
-// Past wait_s with no worker, the answer is 504 wait_timeout. openapi.yaml
-// has no 504 (it specifies 202 + GET /v1/batches/{id}, not built yet), so the
-// body is held to the Error schema only.
-func TestWaitTimeout(t *testing.T) {
+// Past wait_s with no worker, the answer is 202 with where to look, and the
+// batch reads back as running with every slot null.
+func TestWaitRunsOut(t *testing.T) {
 	b := startBus(t, bus.Options{})
 	srv := New(Config{}, Deps{Bus: b, Log: kgtest.Logger(t)})
 	start := time.Now()
-	rec := do(t, srv.Handler(), http.MethodPost, "/v1/rewards", body(t, map[string]any{"reference": ref, "codes": []string{"a"}, "wait_s": 0.2}))
-	if rec.Code != http.StatusGatewayTimeout {
+	rec := do(t, srv.Handler(), http.MethodPost, "/v1/rewards", body(t, map[string]any{"reference": ref, "codes": []string{"a", "b"}, "wait_s": 0.2}))
+	if rec.Code != http.StatusAccepted {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %s for wait_s 0.2", d)
 	}
-	var v any
-	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+	checkSpec(t, http.MethodPost, "/v1/rewards", rec)
+	var ref batchRef
+	if err := json.Unmarshal(rec.Body.Bytes(), &ref); err != nil {
 		t.Fatal(err)
 	}
-	if err := loadSpec(t).Components.Schemas["Error"].Value.VisitJSON(v); err != nil {
-		t.Errorf("body: %v", err)
+	if ref.Status != "running" || ref.Done != 0 || ref.Total != 2 || ref.Location != "/v1/batches/"+ref.BatchID || rec.Header().Get("Location") != ref.Location {
+		t.Fatalf("202 %+v, Location %q", ref, rec.Header().Get("Location"))
 	}
-	if e := decodeError(t, rec); e.Code != CodeWaitTimeout || !strings.Contains(e.Message, "1 of 1") {
-		t.Errorf("error %+v", e)
+	rec = do(t, srv.Handler(), http.MethodGet, ref.Location, nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", ref.Location, rec.Code, rec.Body)
+	}
+	checkSpec(t, http.MethodGet, "/v1/batches/{id}", rec)
+	var got batchResponse
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != "running" || got.Done != 0 || got.Total != 2 || len(got.Results) != 2 || got.Results[0] != nil || got.Cached[1] != nil {
+		t.Errorf("batch %s", rec.Body)
 	}
 }
 
@@ -170,7 +179,7 @@ func TestCompletionsWithoutCode(t *testing.T) {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
 	checkSpec(t, http.MethodPost, "/v1/rewards", rec)
-	var got rewardResponse
+	var got batchResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}

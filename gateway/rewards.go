@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,13 +17,8 @@ import (
 	"github.com/kernelgate/kernelgate/worker"
 )
 
-// rewardResponse is the 200 body of POST /v1/rewards (schema RewardResponse).
-type rewardResponse struct {
-	BatchID string             `json:"batch_id"`
-	Rewards []*float64         `json:"rewards"`
-	Results []*harness.Verdict `json:"results"`
-}
-
+// rewards is POST /v1/rewards: 200 with the batch when every verdict is in
+// within wait_s, else 202 with where to find it.
 func (s *Server) rewards(c *gin.Context) {
 	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
 	if aerr != nil {
@@ -39,36 +33,89 @@ func (s *Server) rewards(c *gin.Context) {
 		abort(c, aerr)
 		return
 	}
-	resp, aerr := s.runBatch(c.Request.Context(), spec)
-	if aerr != nil {
+	ctx := c.Request.Context()
+	resp, aerr := s.runBatch(ctx, newID("b_"), spec)
+	switch {
+	case aerr != nil:
 		abort(c, aerr)
-		return
+	case ctx.Err() != nil: // the client is gone; the batch runs on
+	case resp.complete():
+		c.JSON(http.StatusOK, resp)
+	default:
+		ref := resp.ref()
+		c.Header("Location", ref.Location)
+		c.JSON(http.StatusAccepted, ref)
 	}
-	c.JSON(http.StatusOK, resp)
 }
 
-// runBatch queues one job per item (items without code are answered here with
-// invalid_submission) and waits up to spec.wait for every result.
-func (s *Server) runBatch(ctx context.Context, spec batchSpec) (rewardResponse, *apiError) {
-	batchID := "b_" + rand.Text()
-	log := s.log.With("batch", batchID)
-	resp := rewardResponse{
-		BatchID: batchID,
-		Rewards: make([]*float64, len(spec.items)),
-		Results: make([]*harness.Verdict, len(spec.items)),
-	}
-	// Subscribe first: a result published before we listen would be lost.
-	sub, err := s.deps.Bus.Subscribe(ctx, worker.ResultsSubject(batchID))
+// runBatch accepts spec as batch id and waits up to spec.wait (less if the
+// client leaves or the server shuts down) for its results. Once the batch
+// is accepted it is never an error: what is not in yet is read later.
+func (s *Server) runBatch(ctx context.Context, id string, spec batchSpec) (*batchResponse, *apiError) {
+	log := s.log.With("batch", id)
+	// Subscribe first: a result announced before we listen would be missed.
+	// Nothing is stored under a fresh id yet, so there is nothing to load.
+	f, err := s.follow(ctx, id, len(spec.items))
 	if err != nil {
 		log.Error("subscribe failed", "err", err)
-		return resp, newError(CodeInternal, "", "the queue is unavailable")
+		return nil, newError(CodeInternal, "", "the queue is unavailable")
 	}
-	defer sub.Unsubscribe()
+	defer f.close()
+	rec, aerr := s.accept(ctx, id, spec)
+	if aerr != nil {
+		return nil, aerr
+	}
+	resp := newBatchResponse(rec)
+	if spec.wait == 0 {
+		return resp, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, spec.wait)
+	defer cancel()
+	wctx, cancelStop := s.untilStopping(wctx)
+	defer cancelStop()
+	for !resp.complete() {
+		r, err := f.next(wctx)
+		if err != nil {
+			if wctx.Err() == nil {
+				log.Error("receiving results failed; answering 202", "err", err)
+			}
+			break
+		}
+		resp.add(r)
+	}
+	return resp, nil
+}
 
+// runBatchToEnd is runBatch for callers that need every verdict to answer at
+// all (an episode step, OpenRLHF's shape): a batch not complete within
+// spec.wait is a wait_timeout error naming the batch, whose results stay
+// readable at GET /v1/batches/{id}.
+func (s *Server) runBatchToEnd(ctx context.Context, spec batchSpec) (*batchResponse, *apiError) {
+	resp, aerr := s.runBatch(ctx, newID("b_"), spec)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if !resp.complete() {
+		return nil, newError(CodeWaitTimeout, "", "batch %s: %d of %d verdicts not in after %gs; they stay readable at GET /v1/batches/%s",
+			resp.BatchID, resp.Total-resp.Done, resp.Total, spec.wait.Seconds(), resp.BatchID)
+	}
+	return resp, nil
+}
+
+// accept queues one job per item (items without code are answered here with
+// invalid_submission, items in the result cache from it) and then stores the
+// batch record, which makes the batch visible. A client that leaves meanwhile
+// does not stop it halfway: the bus bounds each step.
+func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRecord, *apiError) {
+	ctx = context.WithoutCancel(ctx)
+	log := s.log.With("batch", id)
 	now := time.Now().UTC()
+	rec := batchRecord{ID: id, Total: len(spec.items), CreatedAt: now, TaskName: spec.task.Name,
+		TaskHash: harness.HashSource(spec.task.Source), RewardFn: spec.rewardFn}
+	unavailable := newError(CodeInternal, "", "the queue is unavailable")
 	for i, item := range spec.items {
 		job := worker.Job{
-			ID: evalID(batchID, i), BatchID: batchID, Index: i, Task: spec.task, TaskID: spec.taskID,
+			ID: evalID(id, i), BatchID: id, Index: i, Task: spec.task, TaskID: spec.taskID,
 			Code: item, Options: spec.options, RewardFn: spec.rewardFn, EnqueuedAt: now,
 		}
 		if spec.fromText {
@@ -79,26 +126,43 @@ func (s *Server) runBatch(ctx context.Context, spec batchSpec) (rewardResponse, 
 				job.Code = ""
 				if err := s.answerInvalid(ctx, job, xerr); err != nil {
 					log.Error("publishing an invalid_submission verdict failed", "err", err)
-					return resp, newError(CodeInternal, "", "the queue is unavailable")
+					return rec, unavailable
 				}
 				continue
 			}
 			job.Code = code
 		}
+		if spec.cache {
+			if r, ok := s.fromCache(ctx, job); ok {
+				if err := worker.PublishResult(ctx, s.deps.Bus, job, r); err != nil {
+					log.Error("publishing a cached verdict failed", "err", err)
+					return rec, unavailable
+				}
+				continue
+			}
+		}
 		data, err := json.Marshal(job)
 		if err != nil {
-			return resp, newError(CodeInternal, "", "encoding job %d: %v", i, err)
+			return rec, newError(CodeInternal, "", "encoding job %d: %v", i, err)
 		}
 		if err := s.deps.Bus.PublishJob(ctx, worker.Subject, job.ID, data); err != nil {
 			if errors.Is(err, bus.ErrQueueFull) {
 				// Jobs queued before this one still run and are logged.
-				return resp, newError(CodeQueueFull, "", "the evaluation queue is full (%d of %d items queued); retry after %d s", i, len(spec.items), RetryAfter)
+				return rec, newError(CodeQueueFull, "", "the evaluation queue is full (%d of %d items queued); retry after %d s", i, len(spec.items), RetryAfter)
 			}
 			log.Error("publish failed", "err", err)
-			return resp, newError(CodeInternal, "", "the queue is unavailable")
+			return rec, unavailable
 		}
 	}
-	return resp, s.collect(ctx, sub, spec, &resp)
+	data, err := json.Marshal(rec)
+	if err == nil {
+		err = s.deps.Bus.PutBatch(ctx, id, data)
+	}
+	if err != nil {
+		log.Error("storing the batch record failed", "err", err)
+		return rec, newError(CodeInternal, "", "the result store is unavailable")
+	}
+	return rec, nil
 }
 
 // evalID is the id of item i of a batch: its job, its event, its eval_id.
@@ -112,7 +176,7 @@ func (s *Server) answerInvalid(ctx context.Context, job worker.Job, xerr error) 
 	return worker.PublishResult(ctx, s.deps.Bus, job, resultOf(job, v))
 }
 
-// resultOf scores a verdict the gateway made itself (no queue wait, no run).
+// resultOf scores a verdict the gateway made or found itself (no queue wait, no run).
 func resultOf(job worker.Job, v harness.Verdict) worker.Result {
 	r := worker.Result{Index: job.Index, ID: job.ID, Verdict: v}
 	if f, err := reward.Lookup(job.RewardFn); err == nil {
@@ -120,36 +184,4 @@ func resultOf(job worker.Job, v harness.Verdict) worker.Result {
 		r.Reward, r.Valid, r.Note = res.Reward, res.Valid, res.Note
 	}
 	return r
-}
-
-// collect fills resp from the batch's results until all are in.
-func (s *Server) collect(ctx context.Context, sub *bus.Subscription, spec batchSpec, resp *rewardResponse) *apiError {
-	wctx, cancel := context.WithTimeout(ctx, spec.wait)
-	defer cancel()
-	for left := len(spec.items); left > 0; {
-		data, err := sub.Next(wctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return newError(CodeInternal, "", "request cancelled")
-			}
-			if wctx.Err() != nil {
-				return newError(CodeWaitTimeout, "wait_s", "batch %s: %d of %d results not in after wait_s=%gs; their verdicts are still logged",
-					resp.BatchID, left, len(spec.items), spec.wait.Seconds())
-			}
-			s.log.Error("receiving results failed", "batch", resp.BatchID, "err", err)
-			return newError(CodeInternal, "", "receiving results failed")
-		}
-		var r worker.Result
-		if err := json.Unmarshal(data, &r); err != nil || r.Index < 0 || r.Index >= len(spec.items) {
-			s.log.Error("bad result notification", "batch", resp.BatchID, "err", err)
-			continue
-		}
-		if resp.Results[r.Index] != nil {
-			continue // a redelivered job answered twice
-		}
-		rew, v := r.Reward, r.Verdict
-		resp.Rewards[r.Index], resp.Results[r.Index] = &rew, &v
-		left--
-	}
-	return nil
 }

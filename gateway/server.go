@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,6 +26,7 @@ const (
 	DefaultMaxItems        = 4096
 	DefaultWait            = 600 * time.Second
 	DefaultShutdownTimeout = 30 * time.Second
+	DefaultResultPoll      = 10 * time.Second
 )
 
 // Config configures the server. Zero values take the defaults above.
@@ -37,6 +39,10 @@ type Config struct {
 	DrainDelay      time.Duration // after ctx ends, how long /readyz says 503 before the listener closes (0: none)
 	RateLimit       float64       // requests/s per API key (0: no limit; the serve flag defaults to DefaultRateLimit)
 	RateBurst       int           // token bucket size per key (below 1: max(1, RateLimit))
+	// ResultPoll: how long a waiting request goes without a result
+	// notification before it re-reads the stored results (a notification
+	// lost in a reconnect then costs this much, not the wait).
+	ResultPoll time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -54,6 +60,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.ResultPoll <= 0 {
+		c.ResultPoll = DefaultResultPoll
 	}
 	return c
 }
@@ -88,6 +97,10 @@ type Server struct {
 	metrics     *metrics
 	requireKeys atomic.Bool // listening beyond loopback: keys enforced even when none exist
 	draining    atomic.Bool // shutting down: /readyz answers 503
+	// stopping is closed when shutdown starts: waiting requests answer 202
+	// and streams end, so the drain does not wait for batches to finish.
+	stopping chan struct{}
+	stopOnce sync.Once
 }
 
 // New builds the server; Run serves it.
@@ -104,7 +117,7 @@ func New(cfg Config, deps Deps) *Server {
 	if deps.Tasks == nil {
 		deps.Tasks, _ = tasks.NewRegistry(nil, nil) // no suite: cannot fail
 	}
-	s := &Server{cfg: cfg.withDefaults(), deps: deps, log: deps.Log.With("component", "gateway")}
+	s := &Server{cfg: cfg.withDefaults(), deps: deps, log: deps.Log.With("component", "gateway"), stopping: make(chan struct{})}
 	s.limiter = newLimiter(s.cfg.RateLimit, s.cfg.RateBurst, time.Now)
 	s.requireKeys.Store(!IsLoopback(s.cfg.Addr))
 	s.metrics = newMetrics(s)
@@ -137,6 +150,10 @@ func (s *Server) routes() http.Handler {
 	r.POST("/openrlhf/reward", s.openRLHF)
 	r.GET("/v1/gpus", s.gpus)
 	r.GET("/metrics", s.metrics.handler())
+	r.GET("/v1/batches/:id", s.getBatch)
+	r.GET("/v1/batches/:id/stream", s.streamBatch)
+	r.POST("/v1/evaluations", s.evaluate)
+	r.GET("/v1/evaluations/:id", s.getEvaluation)
 	return r
 }
 

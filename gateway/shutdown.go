@@ -39,6 +39,11 @@ func (s *Server) shutdown(srv *http.Server, errc <-chan error) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
+	// Requests waiting on batches get most of the drain to finish; then they
+	// answer 202 (their batches stay readable) and streams end, so the drain
+	// ends by itself instead of cutting connections.
+	late := time.AfterFunc(s.cfg.ShutdownTimeout*9/10, s.stop)
+	defer late.Stop()
 	if err := srv.Shutdown(sctx); err != nil {
 		s.log.Warn("requests still running after the shutdown timeout; closing their connections",
 			"timeout", s.cfg.ShutdownTimeout, "err", err)
@@ -49,4 +54,24 @@ func (s *Server) shutdown(srv *http.Server, errc <-chan error) error {
 	}
 	s.log.Info("HTTP server stopped")
 	return nil
+}
+
+// Batches outlive requests, so shutdown need not wait for them to the end:
+// near the drain's deadline (shutdown above), waiting requests answer 202 and
+// streams end; clients read the rest from GET /v1/batches/{id} later.
+
+// stop tells waiting requests and streams that shutdown has started.
+func (s *Server) stop() { s.stopOnce.Do(func() { close(s.stopping) }) }
+
+// untilStopping returns ctx, also cancelled when shutdown starts.
+func (s *Server) untilStopping(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-s.stopping:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }

@@ -108,7 +108,7 @@ func TestRegisterTask(t *testing.T) {
 	}
 	// The registered task is a task_id for rewards (resolved: no worker answers
 	// within wait_s here would be 504, not 404; the scripted one answers).
-	var rw rewardResponse
+	var rw batchResponse
 	rec = call(t, st.h, http.MethodPost, "/v1/rewards", "/v1/rewards", map[string]any{"task_id": "mine/relu", "codes": []string{"GOOD"}, "reward_fn": "binary"}, &rw)
 	if rec.Code != http.StatusOK || *rw.Rewards[0] != 1 || rw.Results[0].TaskHash != harness.HashSource(good) {
 		t.Fatalf("rewards by task_id: %d %s", rec.Code, rec.Body)

@@ -1,9 +1,11 @@
 // Package worker runs evaluation jobs from the bus: it pulls jobs.eval,
 // evaluates each with the harness, scores it with the named reward function,
-// logs the verdict on events.evaluation and notifies the waiting gateway on
-// results.<batch_id> (a task check, which evaluates no candidate, is only
-// announced). A job is acked only after both are published, so a
-// worker that dies mid-job loses nothing: the job is redelivered.
+// logs the verdict on events.evaluation, stores the result in the bus's
+// batches bucket and notifies the waiting gateway on results.<batch_id> (a
+// task check, which evaluates no candidate, is stored and announced only). A
+// job is acked only after all of these, so a worker that dies mid-job loses
+// nothing: the job is redelivered. Deterministic verdicts also go into the
+// result cache (cache.go), which the gateway reads before queueing a job.
 //
 // Job and Result are the wire types shared with the gateway, which imports
 // this package for them. Imported by the gateway and cmd/kernelgate.

@@ -37,8 +37,8 @@ type Job struct {
 	TaskCheck bool `json:"task_check,omitempty"`
 }
 
-// Result is the notification published on ResultsSubject(BatchID) once a
-// job's verdict is logged.
+// Result is stored in the bus's batches bucket and then published on
+// ResultsSubject(BatchID), once a job's verdict is logged.
 type Result struct {
 	Index       int             `json:"index"`
 	ID          string          `json:"id"`
@@ -46,6 +46,7 @@ type Result struct {
 	Valid       bool            `json:"valid"`
 	Note        string          `json:"note,omitempty"`
 	Verdict     harness.Verdict `json:"verdict"`
+	Cached      bool            `json:"cached"` // answered from the result cache, not run
 	QueueWaitMS float64         `json:"queue_wait_ms"`
 	ExecMS      float64         `json:"exec_ms"`
 }

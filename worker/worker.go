@@ -81,10 +81,12 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 	if err == nil {
 		v, err = w.ev.Evaluate(ctx, harness.Job{Task: job.Task, Code: job.Code, Options: job.Options, TaskCheck: job.TaskCheck})
 	}
-	if err != nil {
-		if ctx.Err() != nil || (!j.Final && ferr == nil) {
-			return fmt.Errorf("worker.handle %s: %w", job.ID, err)
-		}
+	switch {
+	case err == nil:
+		w.cache(ctx, log, job, v)
+	case ctx.Err() != nil || (!j.Final && ferr == nil):
+		return fmt.Errorf("worker.handle %s: %w", job.ID, err)
+	default:
 		log.Error("evaluation failed on its last delivery; answering harness_error", "err", err)
 		v = HarnessError(w.ev.Mode(), job, err)
 		if fn == nil {
@@ -106,17 +108,41 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 	return nil
 }
 
-// PublishResult logs r's verdict on events.evaluation (event id = job id) and
-// then announces r on the batch's results subject. The gateway uses it too,
-// for verdicts it makes itself (invalid_submission). A task check is only
-// announced: it evaluated no candidate, so it is no row of the evaluations table.
+// cache stores a deterministic verdict in the result cache, before the
+// result is announced, so a client that repeats the request on hearing of it
+// is answered from the cache. A failed store costs a rerun, not the job.
+func (w *runner) cache(ctx context.Context, log *slog.Logger, job Job, v harness.Verdict) {
+	if job.TaskCheck || !Cacheable(v) { // a task check has no code: its verdict is no answer to one
+		return
+	}
+	key, err := CacheKey(job)
+	if err == nil {
+		var data []byte
+		if data, err = json.Marshal(v); err == nil {
+			err = w.bus.CachePut(ctx, key, data)
+		}
+	}
+	if err != nil {
+		log.Warn("caching the verdict failed", "err", err)
+	}
+}
+
+// PublishResult logs r's verdict on events.evaluation (event id = job id),
+// stores r in the batch's results and then announces it on the batch's
+// results subject: whoever hears of a result can read it back. The gateway
+// uses it too, for verdicts it makes itself (invalid_submission) and for
+// answers from the cache. A task check is not logged: it evaluated no
+// candidate, so it is no row of the evaluations table.
 func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
 	if !job.TaskCheck {
 		rew, wait, exec := r.Reward, r.QueueWaitMS, r.ExecMS
 		ev := export.EvaluationEvent{
 			EventID: job.ID, Time: time.Now().UTC(), EvalID: job.ID, BatchID: job.BatchID, TaskID: job.TaskID,
 			Code: job.Code, Completion: job.Completion, RewardFn: rewardName(job.RewardFn),
-			Reward: &rew, QueueWaitMS: &wait, ExecMS: &exec, Verdict: r.Verdict,
+			Reward: &rew, Cached: r.Cached, Verdict: r.Verdict,
+		}
+		if !r.Cached { // a cached answer waited in no queue and ran nothing
+			ev.QueueWaitMS, ev.ExecMS = &wait, &exec
 		}
 		data, err := json.Marshal(ev)
 		if err != nil {
@@ -128,6 +154,10 @@ func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
 	}
 	data, err := json.Marshal(r)
 	if err != nil {
+		return fmt.Errorf("worker.PublishResult: %w", err)
+	}
+	// A redelivered job gets the first stored result back: announce that one.
+	if data, err = b.PutResult(ctx, job.BatchID, job.Index, data); err != nil {
 		return fmt.Errorf("worker.PublishResult: %w", err)
 	}
 	if err := b.Notify(ctx, ResultsSubject(job.BatchID), data); err != nil {

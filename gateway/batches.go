@@ -1,0 +1,156 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/worker"
+)
+
+// Batch statuses (schema Batch).
+const (
+	statusRunning = "running"
+	statusDone    = "done"
+)
+
+// batchRecord is stored on the bus under the batch id once every item of
+// the batch is queued (or answered); results are stored beside it.
+type batchRecord struct {
+	ID        string    `json:"id"`
+	Total     int       `json:"total"`
+	CreatedAt time.Time `json:"created_at"`
+	TaskName  string    `json:"task_name"`
+	TaskHash  string    `json:"task_hash"`
+	RewardFn  string    `json:"reward_fn"`
+}
+
+// newID names a batch: prefix (b_ for reward batches, e_ for evaluations)
+// and 26 random base32 characters, a valid bus.ValidID.
+func newID(prefix string) string { return prefix + rand.Text() }
+
+func batchLocation(id string) string { return "/v1/batches/" + id }
+
+// batchResponse is a batch's state (schema Batch): the body of GET
+// /v1/batches/{id} and the 200 of POST /v1/rewards.
+type batchResponse struct {
+	BatchID   string             `json:"batch_id"`
+	Status    string             `json:"status"`
+	Done      int                `json:"done"`
+	Total     int                `json:"total"`
+	CreatedAt time.Time          `json:"created_at"`
+	TaskName  string             `json:"task_name"`
+	RewardFn  string             `json:"reward_fn"`
+	Rewards   []*float64         `json:"rewards"`
+	Results   []*harness.Verdict `json:"results"`
+	Cached    []*bool            `json:"cached"`
+
+	items []*worker.Result // what came in, by index
+}
+
+func newBatchResponse(rec batchRecord) *batchResponse {
+	return &batchResponse{
+		BatchID: rec.ID, Status: statusRunning, Total: rec.Total, CreatedAt: rec.CreatedAt,
+		TaskName: rec.TaskName, RewardFn: rec.RewardFn,
+		Rewards: make([]*float64, rec.Total), Results: make([]*harness.Verdict, rec.Total),
+		Cached: make([]*bool, rec.Total), items: make([]*worker.Result, rec.Total),
+	}
+}
+
+// add fills r's slot, unless it is out of range or already filled.
+func (b *batchResponse) add(r worker.Result) {
+	if r.Index < 0 || r.Index >= b.Total || b.items[r.Index] != nil {
+		return
+	}
+	b.items[r.Index] = &r
+	b.Rewards[r.Index], b.Results[r.Index], b.Cached[r.Index] = &r.Reward, &r.Verdict, &r.Cached
+	b.Done++
+	if b.Done == b.Total {
+		b.Status = statusDone
+	}
+}
+
+func (b *batchResponse) complete() bool { return b.Done == b.Total }
+
+// batchRef is the 202 of POST /v1/rewards (schema BatchRef).
+type batchRef struct {
+	BatchID  string `json:"batch_id"`
+	Status   string `json:"status"`
+	Done     int    `json:"done"`
+	Total    int    `json:"total"`
+	Location string `json:"location"`
+}
+
+func (b *batchResponse) ref() batchRef {
+	return batchRef{BatchID: b.BatchID, Status: statusRunning, Done: b.Done, Total: b.Total, Location: batchLocation(b.BatchID)}
+}
+
+// decodeResult decodes a stored or announced result of a batch of total items.
+func decodeResult(data []byte, total int) (worker.Result, error) {
+	var r worker.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, fmt.Errorf("decoding a result: %w", err)
+	}
+	if r.Index < 0 || r.Index >= total {
+		return r, fmt.Errorf("result index %d outside the batch's %d items", r.Index, total)
+	}
+	return r, nil
+}
+
+// record reads batch id's record; an unknown (or malformed, or expired) id
+// is a 404 with code.
+func (s *Server) record(ctx context.Context, id string, code Code) (batchRecord, *apiError) {
+	var rec batchRecord
+	data, ok, err := s.deps.Bus.Batch(ctx, id)
+	if err != nil {
+		s.log.Error("reading a batch record failed", "batch", id, "err", err)
+		return rec, newError(CodeInternal, "", "the result store is unavailable")
+	}
+	if !ok {
+		return rec, newError(code, "id", "no batch or evaluation %q (unknown, or older than the result TTL)", id)
+	}
+	if err := json.Unmarshal(data, &rec); err != nil || rec.Total < 1 {
+		s.log.Error("malformed batch record", "batch", id, "err", err)
+		return rec, newError(CodeInternal, "", "batch %s: malformed record", id)
+	}
+	return rec, nil
+}
+
+// loadBatch reads batch id's record and every result stored so far.
+func (s *Server) loadBatch(ctx context.Context, id string, code Code) (*batchResponse, *apiError) {
+	rec, aerr := s.record(ctx, id, code)
+	if aerr != nil {
+		return nil, aerr
+	}
+	stored, err := s.deps.Bus.Results(ctx, id)
+	if err != nil {
+		s.log.Error("reading results failed", "batch", id, "err", err)
+		return nil, newError(CodeInternal, "", "the result store is unavailable")
+	}
+	resp := newBatchResponse(rec)
+	for _, data := range stored {
+		r, err := decodeResult(data, rec.Total)
+		if err != nil {
+			s.log.Error("bad stored result", "batch", id, "err", err)
+			continue
+		}
+		resp.add(r)
+	}
+	return resp, nil
+}
+
+// getBatch is GET /v1/batches/{id}.
+func (s *Server) getBatch(c *gin.Context) {
+	resp, aerr := s.loadBatch(c.Request.Context(), c.Param("id"), CodeBatchNotFound)
+	if aerr != nil {
+		abort(c, aerr)
+		return
+	}
+	c.JSON(http.StatusOK, resp)
+}

@@ -1,0 +1,165 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/internal/kgtest"
+	"github.com/kernelgate/kernelgate/reward"
+	"github.com/kernelgate/kernelgate/worker"
+)
+
+// evaluationEvents collects the events.evaluation events logged on b.
+func evaluationEvents(t *testing.T, b *bus.Bus) func() map[string]export.EvaluationEvent {
+	t.Helper()
+	var mu sync.Mutex
+	got := map[string]export.EvaluationEvent{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- b.Events(ctx, "test", 50, 500*time.Millisecond, func(_ context.Context, evs []bus.Event) error {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, e := range evs {
+				var ee export.EvaluationEvent
+				if err := json.Unmarshal(e.Data, &ee); err != nil {
+					t.Errorf("event %s: %v", e.ID, err)
+				}
+				got[e.ID] = ee
+			}
+			return nil
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("events: %v", err)
+		}
+	})
+	return func() map[string]export.EvaluationEvent {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(got)
+	}
+}
+
+func TestResultCache(t *testing.T) {
+	srv, b, ev := startFake(t, Config{})
+	events := evaluationEvents(t, b)
+	codes := []string{"ok A", "slow B", "wrong C"}
+	run := func(t *testing.T, extra map[string]any) batchResponse {
+		t.Helper()
+		req := map[string]any{"reference": ref, "codes": codes, "reward_fn": "binary", "wait_s": 10}
+		for k, v := range extra {
+			req[k] = v
+		}
+		rec := post(t, srv.Handler(), "/v1/rewards", req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+		checkSpec(t, http.MethodPost, "/v1/rewards", rec)
+		return decodeBatch(t, rec)
+	}
+	check := func(t *testing.T, got batchResponse, cached []bool, calls []int) {
+		t.Helper()
+		wantStatuses(t, got, harness.StatusCorrect, harness.StatusTimeout, harness.StatusIncorrect)
+		for i := range codes {
+			if *got.Cached[i] != cached[i] {
+				t.Errorf("item %d: cached %v, want %v", i, *got.Cached[i], cached[i])
+			}
+			if n := ev.callsOf(codes[i]); n != calls[i] {
+				t.Errorf("%q evaluated %d times, want %d", codes[i], n, calls[i])
+			}
+		}
+	}
+
+	first := run(t, nil)
+	check(t, first, []bool{false, false, false}, []int{1, 1, 1})
+	// The timeout is run again; the deterministic verdicts are not.
+	second := run(t, nil)
+	check(t, second, []bool{true, false, true}, []int{1, 2, 1})
+	if *second.Rewards[0] != 1 || second.Results[0].CodeHash != first.Results[0].CodeHash {
+		t.Errorf("cached item 0: reward %v, verdict %+v", *second.Rewards[0], second.Results[0])
+	}
+	// Another reward function scores the cached verdict afresh.
+	other := run(t, map[string]any{"reward_fn": "kernelgym_tiered"})
+	check(t, other, []bool{true, false, true}, []int{1, 3, 1})
+	if want := reward.KernelGymTiered(*other.Results[2]).Reward; *other.Rewards[2] != want {
+		t.Errorf("cached item 2 under kernelgym_tiered: reward %v, want %v", *other.Rewards[2], want)
+	}
+	// Bypassed, and other options: evaluated again.
+	check(t, run(t, map[string]any{"cache": false}), []bool{false, false, false}, []int{2, 4, 2})
+	check(t, run(t, map[string]any{"options": map[string]any{"seeds": 2}}), []bool{false, false, false}, []int{3, 5, 3})
+
+	// Cached answers are logged like the others, marked, without run times.
+	id := func(i int) string { return fmt.Sprintf("%s-%05d", second.BatchID, i) }
+	kgtest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if n := len(events()); n < 15 {
+			return fmt.Errorf("%d events, want 15", n)
+		}
+		return nil
+	})
+	got := events()
+	for i, cached := range []bool{true, false, true} {
+		e, ok := got[id(i)]
+		if !ok {
+			t.Fatalf("no event %s", id(i))
+		}
+		if e.Cached != cached || (e.QueueWaitMS == nil) != cached || e.Verdict.Status == "" || e.Reward == nil {
+			t.Errorf("event %s: cached %v queue_wait_ms %v status %s", id(i), e.Cached, e.QueueWaitMS, e.Verdict.Status)
+		}
+	}
+}
+
+// fromCache answers only with a usable entry for this gateway's hardware.
+func TestFromCache(t *testing.T) {
+	b := startBus(t, bus.Options{})
+	srv := New(Config{}, Deps{Bus: b, TimingMode: func() string { return harness.TimingGPU }, Log: kgtest.Logger(t)})
+	job := worker.Job{ID: "b_C-00000", BatchID: "b_C", Task: harness.Task{Name: "mine", Source: "src"},
+		Code: "code", Options: harness.DefaultOptions(), RewardFn: "binary"}
+	key, err := worker.CacheKey(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdict := func(status harness.Status, mode string) []byte {
+		v := worker.Verdict(mode, worker.Job{Task: harness.Task{Name: "theirs", Source: "src"}, Code: "code"}, status, "", "")
+		v.Correct = status == harness.StatusCorrect
+		data, _ := json.Marshal(v)
+		return data
+	}
+	for _, tt := range []struct {
+		name  string
+		entry []byte // nil: none
+		hit   bool
+	}{
+		{"miss", nil, false},
+		{"hit", verdict(harness.StatusCorrect, harness.TimingGPU), true},
+		{"made on the CPU", verdict(harness.StatusCorrect, harness.TimingCPUInterpreter), false},
+		{"not cacheable", verdict(harness.StatusTimeout, harness.TimingGPU), false},
+		{"malformed", []byte("{"), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.entry != nil {
+				if err := b.CachePut(t.Context(), key, tt.entry); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, ok := srv.fromCache(t.Context(), job)
+			if ok != tt.hit {
+				t.Fatalf("hit %v, want %v", ok, tt.hit)
+			}
+			if ok && (!r.Cached || r.Reward != 1 || r.Verdict.TaskName != "mine" || r.ID != job.ID) {
+				t.Errorf("result %+v", r)
+			}
+		})
+	}
+}

@@ -1,0 +1,90 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/internal/kgtest"
+	"github.com/kernelgate/kernelgate/worker"
+)
+
+// fakeEvaluator stands in for the harness behind a real bus and a real
+// worker: it answers by the code's content, as the harness would for such
+// kernels ("wrong": incorrect, "slow": timeout, else correct), and code
+// containing "hold" waits until release is closed.
+type fakeEvaluator struct {
+	release chan struct{}
+
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (f *fakeEvaluator) Evaluate(ctx context.Context, j harness.Job) (harness.Verdict, error) {
+	f.mu.Lock()
+	f.calls[j.Code]++
+	f.mu.Unlock()
+	if strings.Contains(j.Code, "hold") {
+		select {
+		case <-f.release:
+		case <-ctx.Done():
+			return harness.Verdict{}, ctx.Err()
+		}
+	}
+	status := harness.StatusCorrect
+	switch {
+	case strings.Contains(j.Code, "wrong"):
+		status = harness.StatusIncorrect
+	case strings.Contains(j.Code, "slow"):
+		status = harness.StatusTimeout
+	}
+	v := worker.Verdict(harness.TimingCPUInterpreter, worker.Job{Task: j.Task, Code: j.Code}, status, "fake verdict", "")
+	v.Compiled, v.Correct = true, status == harness.StatusCorrect
+	return v, nil
+}
+
+func (f *fakeEvaluator) Stats() []harness.ZygoteStats {
+	return []harness.ZygoteStats{{Label: "cpu", Up: true, Concurrency: 4}}
+}
+
+func (f *fakeEvaluator) Mode() string { return harness.TimingCPUInterpreter }
+
+// callsOf is how many times code was evaluated.
+func (f *fakeEvaluator) callsOf(code string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[code]
+}
+
+// startFake runs a gateway, a real worker with a fakeEvaluator and a real
+// bus; everything stops at cleanup.
+func startFake(t *testing.T, cfg Config) (*Server, *bus.Bus, *fakeEvaluator) {
+	t.Helper()
+	// A short EventAckWait: an event dropped at the edge of a fetch comes back soon.
+	b := startBus(t, bus.Options{NakDelay: 50 * time.Millisecond, EventAckWait: 2 * time.Second})
+	ev := &fakeEvaluator{release: make(chan struct{}), calls: map[string]int{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- worker.Run(ctx, b, ev, kgtest.Logger(t)) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+	srv := New(cfg, Deps{Bus: b, Ready: func() error { return nil },
+		TimingMode: func() string { return harness.TimingCPUInterpreter }, Log: kgtest.Logger(t)})
+	return srv, b, ev
+}
+
+// post sends v as JSON to path.
+func post(t *testing.T, h http.Handler, path string, v map[string]any) *httptest.ResponseRecorder {
+	t.Helper()
+	return do(t, h, http.MethodPost, path, body(t, v))
+}
