@@ -35,6 +35,7 @@ func (s *Server) fromCache(ctx context.Context, job worker.Job) (worker.Result, 
 		return worker.Result{}, false
 	}
 	v.TaskName = job.Task.Name // the key holds the task's source, not its name
+	v.QueueWaitMS, v.ExecMS = nil, nil
 	r := resultOf(job, v)
 	r.Cached = true
 	return r, true

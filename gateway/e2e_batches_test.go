@@ -105,6 +105,13 @@ func TestEndToEndBatches(t *testing.T) {
 			if want := i == 1; *b.Cached[0] != want || *b.Cached[1] != want {
 				t.Errorf("request %d: cached %v %v, want %v", i, *b.Cached[0], *b.Cached[1], want)
 			}
+			// Both deadlines' measures on every evaluated verdict; none on a cached one.
+			for j, v := range b.Results {
+				evaluated := v.ExecMS != nil && *v.ExecMS > 0 && v.QueueWaitMS != nil && *v.QueueWaitMS >= 0
+				if evaluated != (i != 1) || (i == 1 && (v.ExecMS != nil || v.QueueWaitMS != nil)) {
+					t.Errorf("request %d item %d: exec_ms %v queue_wait_ms %v", i, j, v.ExecMS, v.QueueWaitMS)
+				}
+			}
 		}
 		if warm > cold/2 {
 			t.Errorf("the cached answer took %s, the evaluated one %s", warm, cold)

@@ -149,6 +149,11 @@ type Verdict struct {
 	TaskName         string             `json:"task_name"`
 	TaskHash         string             `json:"task_hash"`
 	CodeHash         string             `json:"code_hash"`
+	// The gateway's two deadlines, measured by its worker (absent from
+	// `kernelgate eval` and from answers out of the result cache): time in the
+	// job queue, and the harness's own time for this evaluation.
+	QueueWaitMS *float64 `json:"queue_wait_ms,omitempty"`
+	ExecMS      *float64 `json:"exec_ms,omitempty"`
 }
 
 // feedbackLimit matches the Python side: feedback is meant for an LLM prompt.

@@ -97,9 +97,11 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 	}
 	exec := w.now().Sub(start)
 	res := fn(v)
+	wait, run := ms(start.Sub(job.EnqueuedAt)), ms(exec)
+	v.QueueWaitMS, v.ExecMS = &wait, &run // after caching: a cached answer ran nothing
 	r := Result{
 		Index: job.Index, ID: job.ID, Reward: res.Reward, Valid: res.Valid, Note: res.Note, Verdict: v,
-		QueueWaitMS: ms(start.Sub(job.EnqueuedAt)), ExecMS: ms(exec),
+		QueueWaitMS: wait, ExecMS: run,
 	}
 	if err := PublishResult(ctx, w.bus, job, r); err != nil {
 		return fmt.Errorf("worker.handle %s: %w", job.ID, err)
