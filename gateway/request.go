@@ -37,11 +37,20 @@ type batchSpec struct {
 	cache    bool          // answer from the result cache when it holds the answer
 }
 
+// maxDrainBytes bounds how much of an oversized body readBody discards so the
+// client can read its 413.
+const maxDrainBytes = 128 << 20
+
 // readBody reads at most limit bytes of r's body.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	orig := r.Body
+	body, err := io.ReadAll(http.MaxBytesReader(w, orig, limit))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			// A client still sending (urllib, requests: no Expect: 100-continue)
+			// would get a connection reset instead of the 413 if the server closed
+			// with its body unread; within a bound, read the rest and drop it.
+			_, _ = io.CopyN(io.Discard, orig, maxDrainBytes)
 			return nil, newError(CodeBodyTooLarge, "", "request body exceeds %d bytes", limit)
 		}
 		return nil, newError(CodeBadJSON, "", "reading the body: %v", err)

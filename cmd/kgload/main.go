@@ -7,7 +7,9 @@
 //
 // --distinct makes every request's code unique (a trailing comment), so none is
 // answered from the result cache; without it every request after the first is a
-// cache hit, which is how cached-reward throughput is measured.
+// cache hit, which is how cached-reward throughput is measured (start serve
+// with --rate-limit 0: the default limit is per key, and loopback callers
+// without keys share one bucket).
 package main
 
 import (
@@ -105,11 +107,11 @@ func post(client *http.Client, url, key, ref, code string) result {
 		Results []struct {
 			Status string   `json:"status"`
 			ExecMS *float64 `json:"exec_ms"`
-			Cached bool     `json:"cached"`
 		} `json:"results"`
+		Cached []*bool `json:"cached"`
 	}
-	if json.Unmarshal(raw, &out) == nil && len(out.Results) == 1 {
-		r.execMS, r.cached = out.Results[0].ExecMS, out.Results[0].Cached
+	if json.Unmarshal(raw, &out) == nil && len(out.Results) == 1 && len(out.Cached) == 1 {
+		r.execMS, r.cached = out.Results[0].ExecMS, out.Cached[0] != nil && *out.Cached[0]
 		r.verdicts = []string{out.Results[0].Status}
 	}
 	return r
