@@ -50,6 +50,11 @@ type batchResponse struct {
 	Rewards   []*float64         `json:"rewards"`
 	Results   []*harness.Verdict `json:"results"`
 	Cached    []*bool            `json:"cached"`
+	// Valid is false where the reward function says "not the candidate's
+	// fault: exclude this sample" (harness_error, a task error); Notes say why
+	// (reward/README.md). A trainer drops such samples from loss and baseline.
+	Valid []*bool   `json:"valid"`
+	Notes []*string `json:"notes"`
 
 	items []*worker.Result // what came in, by index
 }
@@ -59,7 +64,8 @@ func newBatchResponse(rec batchRecord) *batchResponse {
 		BatchID: rec.ID, Status: statusRunning, Total: rec.Total, CreatedAt: rec.CreatedAt,
 		TaskName: rec.TaskName, RewardFn: rec.RewardFn,
 		Rewards: make([]*float64, rec.Total), Results: make([]*harness.Verdict, rec.Total),
-		Cached: make([]*bool, rec.Total), items: make([]*worker.Result, rec.Total),
+		Cached: make([]*bool, rec.Total), Valid: make([]*bool, rec.Total), Notes: make([]*string, rec.Total),
+		items: make([]*worker.Result, rec.Total),
 	}
 }
 
@@ -70,6 +76,7 @@ func (b *batchResponse) add(r worker.Result) {
 	}
 	b.items[r.Index] = &r
 	b.Rewards[r.Index], b.Results[r.Index], b.Cached[r.Index] = &r.Reward, &r.Verdict, &r.Cached
+	b.Valid[r.Index], b.Notes[r.Index] = &r.Valid, &r.Note
 	b.Done++
 	if b.Done == b.Total {
 		b.Status = statusDone

@@ -32,6 +32,8 @@ type evaluationResponse struct {
 	Result      *harness.Verdict `json:"result"`
 	Reward      *float64         `json:"reward,omitempty"`
 	Cached      *bool            `json:"cached,omitempty"`
+	Valid       *bool            `json:"valid,omitempty"` // false: drop this sample (Batch.valid)
+	Note        string           `json:"note,omitempty"`
 	QueueWaitMS *float64         `json:"queue_wait_ms,omitempty"`
 	ExecMS      *float64         `json:"exec_ms,omitempty"`
 	Location    string           `json:"location,omitempty"`
@@ -120,6 +122,7 @@ func answerEvaluation(c *gin.Context, b *batchResponse, running int) {
 		return
 	}
 	resp.Result, resp.Reward, resp.Cached = &r.Verdict, &r.Reward, &r.Cached
+	resp.Valid, resp.Note = &r.Valid, r.Note
 	if !r.Cached {
 		resp.QueueWaitMS, resp.ExecMS = &r.QueueWaitMS, &r.ExecMS
 	}

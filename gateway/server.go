@@ -21,7 +21,7 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultAddr            = "127.0.0.1:8080"
+	DefaultAddr = "127.0.0.1:8080"
 	// A GRPO step's 512 completions of ~8 KB are 4 MiB; a 50 MB body is a mistake.
 	DefaultMaxBodyBytes    = 16 << 20
 	DefaultMaxItems        = 4096

@@ -17,6 +17,8 @@ type batchLine struct {
 	Reward float64         `json:"reward"`
 	Result harness.Verdict `json:"result"`
 	Cached bool            `json:"cached"`
+	Valid  bool            `json:"valid"`
+	Note   string          `json:"note,omitempty"`
 }
 
 // streamBatch is GET /v1/batches/{id}/stream: NDJSON, one line per finished
@@ -59,7 +61,7 @@ func (s *Server) streamBatch(c *gin.Context) {
 			}
 			return
 		}
-		if err := enc.Encode(batchLine{Index: r.Index, Reward: r.Reward, Result: r.Verdict, Cached: r.Cached}); err != nil {
+		if err := enc.Encode(batchLine{Index: r.Index, Reward: r.Reward, Result: r.Verdict, Cached: r.Cached, Valid: r.Valid, Note: r.Note}); err != nil {
 			return // the client is gone
 		}
 		c.Writer.Flush()

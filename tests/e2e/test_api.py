@@ -120,3 +120,16 @@ def test_a_completion_without_code_is_an_item_verdict_not_a_request_error(s):
                                           "reward_fn": "binary", "wait_s": 120})
     assert status == 200 and [v["status"] for v in resp["results"]] == ["invalid_submission", "correct"]
     assert "fenced" in resp["results"][0]["feedback"]
+
+
+def test_a_broken_reference_is_masked_not_scored(s):
+    """Not the candidate's fault: the trainer is told to drop the sample, not learn from a 0."""
+    broken = TASK.replace("return torch.relu(x + y)", "raise RuntimeError('reference broke')")
+    assert broken != TASK
+    status, b = s.post("/v1/rewards", {"reference": broken, "codes": [KERNEL], "wait_s": 120})
+    assert status == 200, b
+    v = b["results"][0]
+    assert v["status"] == "harness_error" and "reference broke" in v["task_error"], v
+    assert b["valid"] == [False] and "exclude" in b["notes"][0] and b["rewards"] == [0.0], b
+    status, ok = s.post("/v1/rewards", {"reference": TASK, "codes": [KERNEL + "\n# valid\n"], "wait_s": 120})
+    assert ok["valid"] == [True], ok

@@ -69,3 +69,9 @@ def test_trl_reward_function_with_chat_completions(client):
     assert fn(prompts=["p", "p"], completions=chat, task=[ADD, ADD]) == [1.0, 0.0]
     with pytest.raises(ValueError, match="task"):
         fn(prompts=["p"], completions=["x"])
+
+
+def test_trl_leaves_out_samples_the_gateway_marks_invalid(client):
+    broken = ADD.replace("return torch.relu(x + y)", "raise RuntimeError('reference broke')")
+    fn = reward_function(client=client, reward_fn="binary")
+    assert fn(prompts=["p", "p"], completions=[fenced(ADD_OK), fenced(ADD_OK)], task=[broken, ADD]) == [None, 1.0]

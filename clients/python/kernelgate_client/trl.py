@@ -3,7 +3,8 @@
 TRL calls it with the batch's `completions` (strings, or chat message lists) and every
 dataset column as a keyword list; the task comes from the column named by `task_column`
 ("task": a registered task id or the reference source). Completions of one task go to
-the gateway as one batch.
+the gateway as one batch. A sample the gateway marks invalid (a harness or task error,
+not the model's doing) gets None, which TRL leaves out of the loss.
 """
 
 from .client import Client, task_fields
@@ -25,8 +26,10 @@ def reward_function(client=None, reward_fn=None, options=None, task_column="task
         for task, idx in groups.items():
             resp = client.rewards(completions=[texts[i] for i in idx], reward_fn=reward_fn,
                                   options=options, **task_fields(task))
-            for i, r in zip(idx, resp["rewards"]):
-                rewards[i] = float(r if r is not None else 0.0)
+            for i, r, ok in zip(idx, resp["rewards"], resp.get("valid") or [True] * len(idx)):
+                # None is TRL's "not applicable": a sample the gateway marks invalid (a
+                # harness or task error, not the model's doing) is left out of the loss.
+                rewards[i] = float(r) if r is not None and ok is not False else None
         return rewards
 
     kernelgate_reward.__name__ = f"kernelgate_{reward_fn or 'adaexplore'}"
