@@ -305,7 +305,7 @@ func (s *Server) stepEpisode(c *gin.Context) {
 func (s *Server) logStep(ctx context.Context, e episode.Episode, st episode.Step) {
 	id := e.ID + "-" + strconv.Itoa(st.Turn)
 	ev := export.EpisodeStepEvent{
-		EventID: id, Time: st.At, EpisodeID: e.ID, Turn: st.Turn,
+		EventID: id, Time: st.At, EpisodeID: e.ID, Turn: st.Turn, ClientID: identityOf(ctx).clientID,
 		TaskID: cmp.Or(e.TaskID, e.TaskHash), Completion: st.Completion, Observation: st.Observation,
 		Reward: st.Reward, Done: st.Done, EvalID: st.EvalID, Status: string(st.Verdict.Status), Speedup: st.Verdict.Speedup,
 	}

@@ -109,7 +109,7 @@ func (s *Server) runBatchToEnd(ctx context.Context, spec batchSpec) (*batchRespo
 func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRecord, *apiError) {
 	ctx = context.WithoutCancel(ctx)
 	log := s.log.With("batch", id)
-	now := time.Now().UTC()
+	now, who := time.Now().UTC(), identityOf(ctx)
 	rec := batchRecord{ID: id, Total: len(spec.items), CreatedAt: now, TaskName: spec.task.Name,
 		TaskHash: harness.HashSource(spec.task.Source), RewardFn: spec.rewardFn}
 	unavailable := newError(CodeInternal, "", "the queue is unavailable")
@@ -117,6 +117,7 @@ func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRe
 		job := worker.Job{
 			ID: evalID(id, i), BatchID: id, Index: i, Task: spec.task, TaskID: spec.taskID,
 			Code: item, Options: spec.options, RewardFn: spec.rewardFn, EnqueuedAt: now,
+			RequestID: who.requestID, ClientID: who.clientID,
 		}
 		if spec.fromText {
 			text := item

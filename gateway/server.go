@@ -136,7 +136,7 @@ func (s *Server) routes() http.Handler {
 	r.Use(s.logRequests, s.metrics.instrument, gin.CustomRecovery(func(c *gin.Context, rec any) {
 		s.log.Error("panic in handler", "path", c.Request.URL.Path, "panic", rec)
 		abort(c, newError(CodeInternal, "", "internal error"))
-	}), s.authenticate, s.rateLimit)
+	}), s.authenticate, s.rateLimit, s.identify)
 	r.NoRoute(func(c *gin.Context) {
 		abort(c, newError(CodeNotFound, "", "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
 	})

@@ -28,6 +28,9 @@ type Job struct {
 	Options    harness.Options `json:"options"`
 	RewardFn   string          `json:"reward_fn,omitempty"`
 	EnqueuedAt time.Time       `json:"enqueued_at"`
+	// Who asked (logged with the verdict): the HTTP request and the API key name.
+	RequestID string `json:"request_id,omitempty"`
+	ClientID  string `json:"client_id,omitempty"`
 	// TaskID is the registry id of Task ("" for an inline reference); it
 	// goes into the evaluation's event.
 	TaskID string `json:"task_id,omitempty"`

@@ -3,6 +3,7 @@
 import subprocess
 import time
 
+import pyarrow.dataset as ds
 import pytest
 
 from conftest import BIN, REPO, Serve
@@ -56,8 +57,10 @@ def test_beyond_loopback_keys_are_required_and_scoped(tmp_path):
         assert status == 401 and err["code"] == "unauthorized", err
         status, err = s.post("/v1/rewards", body, key=admin_key)
         assert status == 403 and err["code"] == "forbidden", err
-        status, resp = s.post("/v1/rewards", body, key=reward_key)
+        status, resp = s.post("/v1/rewards", body, key=reward_key, headers={"X-Request-ID": "trainer-step-7"})
         assert status == 200 and resp["results"][0]["status"] == "invalid_submission", resp
+        assert s.last_headers["X-Request-ID"] == "trainer-step-7"
+        logged_batch = resp["batch_id"]
         assert s.get("/metrics", key=reward_key)[0] == 403
         status, text = s.get("/metrics", key=admin_key)
         assert status == 200 and b"kernelgate_" in text
@@ -66,3 +69,8 @@ def test_beyond_loopback_keys_are_required_and_scoped(tmp_path):
         assert status == 401, err
     finally:
         assert s.stop() == 0, s.log()
+    # Every row names the request and the key that asked for it.
+    rows = ds.dataset(data / "parquet" / "table=evaluations", format="parquet", partitioning="hive").to_table(
+        columns=["batch_id", "request_id", "client_id"]).to_pylist()
+    mine = [r for r in rows if r["batch_id"] == logged_batch]
+    assert mine == [{"batch_id": logged_batch, "request_id": "trainer-step-7", "client_id": "trainer"}], rows
