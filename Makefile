@@ -30,6 +30,8 @@ build:
 	$(GO) build -trimpath -o bin/kernelgate ./cmd/kernelgate
 
 vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
 test: $(PYDEP) vet test-go test-py test-e2e
