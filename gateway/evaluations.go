@@ -71,9 +71,6 @@ func (s *Server) evaluate(c *gin.Context) {
 		return
 	}
 	spec, aerr := parseEvaluationRequest(body, s.cfg)
-	if aerr == nil && spec.taskID != "" {
-		spec.task, aerr = s.taskByID(c.Request.Context(), spec.taskID, "task_id")
-	}
 	if aerr != nil {
 		abort(c, aerr)
 		return

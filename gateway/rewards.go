@@ -26,9 +26,6 @@ func (s *Server) rewards(c *gin.Context) {
 		return
 	}
 	spec, aerr := parseRewardRequest(body, s.cfg)
-	if aerr == nil && spec.taskID != "" {
-		spec.task, aerr = s.taskByID(c.Request.Context(), spec.taskID, "task_id")
-	}
 	if aerr != nil {
 		abort(c, aerr)
 		return
@@ -49,9 +46,17 @@ func (s *Server) rewards(c *gin.Context) {
 }
 
 // runBatch accepts spec as batch id and waits up to spec.wait (less if the
-// client leaves or the server shuts down) for its results. Once the batch
-// is accepted it is never an error: what is not in yet is read later.
+// client leaves or the server shuts down) for its results. A spec naming a
+// task_id without its source gets it from the registry here, whichever
+// endpoint made it. Once the batch is accepted it is never an error: what is
+// not in yet is read later.
 func (s *Server) runBatch(ctx context.Context, id string, spec batchSpec) (*batchResponse, *apiError) {
+	if spec.taskID != "" && spec.task.Source == "" {
+		var aerr *apiError
+		if spec.task, aerr = s.taskByID(ctx, spec.taskID, "task_id"); aerr != nil {
+			return nil, aerr
+		}
+	}
 	log := s.log.With("batch", id)
 	// Subscribe first: a result announced before we listen would be missed.
 	// Nothing is stored under a fresh id yet, so there is nothing to load.
