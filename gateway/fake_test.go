@@ -69,6 +69,16 @@ func startFake(t *testing.T, cfg Config) (*Server, *bus.Bus, *fakeEvaluator) {
 	// A short EventAckWait: an event dropped at the edge of a fetch comes back soon.
 	b := startBus(t, bus.Options{NakDelay: 50 * time.Millisecond, EventAckWait: 2 * time.Second})
 	ev := &fakeEvaluator{release: make(chan struct{}), calls: map[string]int{}}
+	runWorker(t, b, ev)
+	srv := New(cfg, Deps{Bus: b, Ready: func() error { return nil },
+		TimingMode: func() string { return harness.TimingCPUInterpreter }, Log: kgtest.Logger(t)})
+	return srv, b, ev
+}
+
+// runWorker runs a real worker over b with ev in place of the harness until
+// the test's cleanup.
+func runWorker(t *testing.T, b *bus.Bus, ev worker.Evaluator) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(ctx, b, ev, kgtest.Logger(t)) }()
@@ -78,9 +88,6 @@ func startFake(t *testing.T, cfg Config) (*Server, *bus.Bus, *fakeEvaluator) {
 			t.Errorf("worker: %v", err)
 		}
 	})
-	srv := New(cfg, Deps{Bus: b, Ready: func() error { return nil },
-		TimingMode: func() string { return harness.TimingCPUInterpreter }, Log: kgtest.Logger(t)})
-	return srv, b, ev
 }
 
 // post sends v as JSON to path.

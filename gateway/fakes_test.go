@@ -95,15 +95,7 @@ func startFakeStack(t *testing.T) *fakeStack {
 	t.Helper()
 	b := startBus(t, bus.Options{MaxDeliver: 1})
 	ev := &scriptedEvaluator{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- worker.Run(ctx, b, ev, kgtest.Logger(t)) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
+	runWorker(t, b, ev)
 	suite, err := tasks.LoadSuites([]string{"../datasets/ci"})
 	if err != nil {
 		t.Fatal(err)
