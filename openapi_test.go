@@ -6,12 +6,12 @@ import (
 	"os"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
 func loadSpec(t *testing.T) *openapi3.T {
@@ -24,28 +24,6 @@ func loadSpec(t *testing.T) *openapi3.T {
 		t.Fatalf("openapi.yaml is not valid OpenAPI 3: %v", err)
 	}
 	return doc
-}
-
-// jsonFields lists the JSON names of a struct's fields.
-func jsonFields(typ reflect.Type) []string {
-	var out []string
-	for f := range typ.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-func properties(s *openapi3.Schema) []string {
-	var out []string
-	for k := range s.Properties {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // The verdict is specified twice (harness.Verdict, the Verdict schema); they must
@@ -62,13 +40,7 @@ func TestVerdictSchemaMatchesHarnessTypes(t *testing.T) {
 		{"Env", reflect.TypeFor[harness.Env]()},
 		{"Options", reflect.TypeFor[harness.Options]()},
 	} {
-		ref := doc.Components.Schemas[c.schema]
-		if ref == nil {
-			t.Fatalf("no schema %s", c.schema)
-		}
-		if got, want := properties(ref.Value), jsonFields(c.typ); !slices.Equal(got, want) {
-			t.Errorf("%s: schema properties %v, Go fields %v", c.schema, got, want)
-		}
+		kgtest.SchemaMatches(t, doc, c.schema, c.typ)
 	}
 	v := doc.Components.Schemas["Verdict"].Value
 	var statuses []string
