@@ -76,6 +76,26 @@ class Client:
         raise AssertionError("unreachable")
 
 
+def rewards_by_group(client, completions, groups):
+    """Rewards of completions[i] under groups[i] = (task, reward_fn, options), one request
+    per distinct group, so that a GRPO group is evaluated as one batch. Returns (rewards,
+    valid) in input order; valid is False where the gateway says the reward is not the
+    model's doing (a harness or task error)."""
+    if len(completions) != len(groups):
+        raise ValueError(f"{len(completions)} completions, {len(groups)} groups")
+    by = {}
+    for i, (task, reward_fn, options) in enumerate(groups):
+        by.setdefault((task, reward_fn, json.dumps(options, sort_keys=True)), []).append(i)
+    rewards, valid = [0.0] * len(completions), [True] * len(completions)
+    for (task, reward_fn, options), idx in by.items():
+        resp = client.rewards(completions=[completions[i] for i in idx], reward_fn=reward_fn,
+                              options=json.loads(options), **task_fields(task))
+        for i, r, ok in zip(idx, resp["rewards"], resp.get("valid") or [True] * len(idx)):
+            rewards[i] = float(r) if r is not None else 0.0
+            valid[i] = r is not None and ok is not False
+    return rewards, valid
+
+
 def _error_body(e):
     try:
         body = json.loads(e.read())

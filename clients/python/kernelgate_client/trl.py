@@ -7,7 +7,7 @@ the gateway as one batch. A sample the gateway marks invalid (a harness or task 
 not the model's doing) gets None, which TRL leaves out of the loss.
 """
 
-from .client import Client, task_fields
+from .client import Client, rewards_by_group
 
 
 def reward_function(client=None, reward_fn=None, options=None, task_column="task"):
@@ -18,19 +18,11 @@ def reward_function(client=None, reward_fn=None, options=None, task_column="task
         if tasks is None:
             raise ValueError(f"kernelgate reward: the dataset needs a {task_column!r} column "
                              "(task id or reference source)")
-        texts = [_text(c) for c in completions]
-        groups = {}
-        for i, t in enumerate(tasks):
-            groups.setdefault(t, []).append(i)
-        rewards = [0.0] * len(texts)
-        for task, idx in groups.items():
-            resp = client.rewards(completions=[texts[i] for i in idx], reward_fn=reward_fn,
-                                  options=options, **task_fields(task))
-            for i, r, ok in zip(idx, resp["rewards"], resp.get("valid") or [True] * len(idx)):
-                # None is TRL's "not applicable": a sample the gateway marks invalid (a
-                # harness or task error, not the model's doing) is left out of the loss.
-                rewards[i] = float(r) if r is not None and ok is not False else None
-        return rewards
+        rewards, valid = rewards_by_group(client, [_text(c) for c in completions],
+                                          [(t, reward_fn, options) for t in tasks])
+        # None is TRL's "not applicable": a sample the gateway marks invalid (a harness
+        # or task error, not the model's doing) is left out of the loss.
+        return [r if ok else None for r, ok in zip(rewards, valid)]
 
     kernelgate_reward.__name__ = f"kernelgate_{reward_fn or 'adaexplore'}"
     return kernelgate_reward

@@ -7,7 +7,7 @@ NaiveRewardManager) it returns a float; called with lists (BatchRewardManager) i
 returns a list, sending one request per task so a GRPO group is one batch.
 """
 
-from .client import Client, task_fields
+from .client import Client, rewards_by_group
 
 _client = None
 
@@ -32,16 +32,6 @@ def _batch(client, solutions, truths, infos):
     if not (len(solutions) == len(truths) == len(infos)):
         raise ValueError(f"compute_score: {len(solutions)} solutions, {len(truths)} ground truths, "
                          f"{len(infos)} extra_infos")
-    groups = {}
-    for i, (truth, info) in enumerate(zip(truths, infos)):
-        info = info or {}
-        key = (truth, info.get("reward_fn"), repr(info.get("options")))
-        groups.setdefault(key, []).append(i)
-    scores = [0.0] * len(solutions)
-    for (truth, reward_fn, _), idx in groups.items():
-        info = infos[idx[0]] or {}
-        resp = client.rewards(completions=[solutions[i] for i in idx], reward_fn=reward_fn,
-                              options=info.get("options"), **task_fields(truth))
-        for i, r in zip(idx, resp["rewards"]):
-            scores[i] = float(r if r is not None else 0.0)
-    return scores
+    groups = [(truth, (info or {}).get("reward_fn"), (info or {}).get("options"))
+              for truth, info in zip(truths, infos)]
+    return rewards_by_group(client, solutions, groups)[0]
