@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"net/http"
 	"regexp"
@@ -134,7 +135,10 @@ func (m *metrics) observe(r worker.Result) {
 		status = "unknown"
 	}
 	m.evaluations.WithLabelValues(status).Inc()
-	for name, ms := range r.Verdict.StageMS {
+	// In name order: which names get their own label before the bound fills
+	// must not depend on Go's map order.
+	for _, name := range slices.Sorted(maps.Keys(r.Verdict.StageMS)) {
+		ms := r.Verdict.StageMS[name]
 		if ms >= 0 && !math.IsInf(ms, 0) && !math.IsNaN(ms) {
 			m.stages.WithLabelValues(m.stageLabel(name)).Observe(ms / 1000)
 		}
