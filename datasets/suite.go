@@ -16,7 +16,7 @@ type Task struct {
 }
 
 // Load reads a task suite: one .py file, or every .py file directly in a
-// directory (sorted by name; __init__.py and files starting with "_" are
+// directory (in natural order, 2_x before 10_x; __init__.py and files starting with "_" are
 // skipped). A directory without tasks is an error.
 func Load(path string) ([]Task, error) {
 	files, err := PyFiles(path)
@@ -63,7 +63,7 @@ func PyFiles(path string) ([]string, error) {
 		}
 		out = append(out, filepath.Join(abs, name))
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return NaturalLess(out[i], out[j]) })
 	return out, nil
 }
 

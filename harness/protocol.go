@@ -14,9 +14,11 @@ import (
 // Changelog:
 //   - 1.0 (2026-11-29): first version.
 //   - 1.1 (2026-11-29): eval.job.task_check (run only the reference: is the task valid?).
+//   - 1.2 (2026-11-30): eval.job.check (a task check's depth and limits); a task
+//     check's verdict carries task_info, and on a GPU ref_runtime.
 const (
 	ProtocolMajor   = 1
-	ProtocolVersion = "1.1"
+	ProtocolVersion = "1.2"
 )
 
 // Record types, the "type" field of every record.
@@ -104,6 +106,23 @@ type Job struct {
 	// says whether the task itself is valid (PROTOCOL.md, "Task checks").
 	// Since protocol 1.1.
 	TaskCheck bool `json:"task_check,omitempty"`
+	// Check tunes a task check (nil: the defaults). Since protocol 1.2.
+	Check *CheckOptions `json:"check,omitempty"`
+}
+
+// CheckOptions tune a task check (PROTOCOL.md, "Task checks"). Zero fields
+// take the harness's defaults.
+type CheckOptions struct {
+	// Depth is "full" (run the reference for real; the default), "shapes"
+	// (one forward call on the meta device only) or "auto" (full where the
+	// device can afford it: always on a GPU; on a CPU when one call is at most
+	// AutoMB and AutoGFLOP).
+	Depth     string  `json:"depth,omitempty"`
+	AutoGFLOP float64 `json:"auto_gflop,omitempty"`
+	AutoMB    float64 `json:"auto_mb,omitempty"`
+	// MaxMB rejects a task whose inputs, parameters and outputs of one call
+	// exceed it (default 4096).
+	MaxMB float64 `json:"max_mb,omitempty"`
 }
 
 // Eval asks the zygote to evaluate Job in a fresh child.

@@ -65,11 +65,15 @@ func TestGoldenTaskCheck(t *testing.T) {
 	if !e.Job.TaskCheck || e.Job.Code != "" || e.Job.Options != DefaultOptions() {
 		t.Errorf("golden task check %+v", e.Job)
 	}
+	want := CheckOptions{Depth: "auto", AutoGFLOP: 2, AutoMB: 256, MaxMB: 4096}
+	if e.Job.Check == nil || *e.Job.Check != want {
+		t.Errorf("golden check options %+v, want %+v", e.Job.Check, want)
+	}
 	plain, err := EncodeRecord(NewEval("job-1", Job{Options: DefaultOptions()}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(plain), "task_check") {
+	if strings.Contains(string(plain), "task_check") || strings.Contains(string(plain), `"check"`) {
 		t.Errorf("a plain eval carries task_check: %s", plain)
 	}
 }

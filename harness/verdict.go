@@ -149,11 +149,33 @@ type Verdict struct {
 	TaskName         string             `json:"task_name"`
 	TaskHash         string             `json:"task_hash"`
 	CodeHash         string             `json:"code_hash"`
+	// TaskInfo describes the task; only a task check's verdict has it.
+	TaskInfo *TaskInfo `json:"task_info,omitempty"`
 	// The gateway's two deadlines, measured by its worker (absent from
 	// `kernelgate eval` and from answers out of the result cache): time in the
 	// job queue, and the harness's own time for this evaluation.
 	QueueWaitMS *float64 `json:"queue_wait_ms,omitempty"`
 	ExecMS      *float64 `json:"exec_ms,omitempty"`
+}
+
+// TaskInfo is what a task check found out about a task without computing
+// it (one forward call on the meta device), and how deep the check went.
+type TaskInfo struct {
+	Name        string       `json:"name"` // the module docstring's first line
+	Tags        []string     `json:"tags"` // the module's literal TAGS list
+	Outputs     []OutputSpec `json:"outputs"`
+	InputBytes  *int64       `json:"input_bytes"` // nil when the meta pass failed
+	ParamBytes  *int64       `json:"param_bytes"`
+	OutputBytes *int64       `json:"output_bytes"`
+	FLOPs       *int64       `json:"flops"` // matmuls and convolutions (torch's FlopCounterMode)
+	MetaError   string       `json:"meta_error"`
+	Depth       string       `json:"depth,omitempty"` // "full" or "shapes"; empty if the check stopped before deciding
+}
+
+// OutputSpec is one output tensor's shape and dtype.
+type OutputSpec struct {
+	Shape []int64 `json:"shape"`
+	DType string  `json:"dtype"`
 }
 
 // feedbackLimit matches the Python side: feedback is meant for an LLM prompt.

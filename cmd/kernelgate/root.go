@@ -58,7 +58,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "kernelgate: %s\n", oneLine(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") ||
-		strings.HasPrefix(err.Error(), "required flag") {
+		strings.HasPrefix(err.Error(), "required flag") || strings.HasPrefix(err.Error(), "requires ") ||
+		strings.HasPrefix(err.Error(), "accepts ") {
 		return exitUsage
 	}
 	return exitFailed

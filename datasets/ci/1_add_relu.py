@@ -2,6 +2,8 @@
 import torch
 import torch.nn as nn
 
+TAGS = ["elementwise", "activation", "fp32"]
+
 
 class Model(nn.Module):
     def __init__(self):

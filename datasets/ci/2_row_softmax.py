@@ -2,6 +2,8 @@
 import torch
 import torch.nn as nn
 
+TAGS = ["softmax", "reduction", "fp32"]
+
 
 class Model(nn.Module):
     def __init__(self):

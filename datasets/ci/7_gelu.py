@@ -1,6 +1,8 @@
 """GELU with the tanh approximation on a 2-D fp32 tensor."""
 import torch
 import torch.nn as nn
+
+TAGS = ["activation", "elementwise", "fp32"]
 import torch.nn.functional as F
 
 

@@ -6,6 +6,6 @@ See harness/PROTOCOL.md for the boundary with the Go supervisor.
 """
 
 HARNESS_VERSION = "0.1.0"
-PROTOCOL = "1.1"          # MAJOR.MINOR of the process protocol (1.1: job.task_check)
+PROTOCOL = "1.2"          # MAJOR.MINOR of the process protocol (1.1: job.task_check, 1.2: job.check)
 PROTOCOL_MAJOR = 1
 SCHEMA_VERSION = "1.0"    # verdict schema

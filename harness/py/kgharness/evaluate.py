@@ -13,13 +13,16 @@ import time
 import torch
 
 from . import correctness as C
-from . import feedback, guards, loader, screen, timing
+from . import feedback, guards, loader, screen, taskinfo, timing
 from .verdict import add_flag, finalize, name_task_failure, new_verdict
 
 _DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
              "timing_budget_ms": 50, "min_iters": 10, "max_iters": 500,
              "copy_weights": False, "max_code_bytes": 262144,
              "gpu_memory_fraction": 0.25}
+
+# job.check (protocol 1.2): a task check's depth and the most a task may need.
+_CHECK_DEFAULTS = {"depth": "full", "auto_gflop": 2.0, "auto_mb": 256.0, "max_mb": 4096.0}
 
 
 REF_DRIFT = 1.05   # "after" slower than "before" by more than this: use "before"
@@ -38,6 +41,14 @@ def _options(raw):
         opts[k] = int(opts[k])
     opts["seeds"] = max(1, min(opts["seeds"], 100))
     opts["timing_budget_ms"] = float(opts["timing_budget_ms"])
+    return opts
+
+
+def _check_options(raw):
+    opts = dict(_CHECK_DEFAULTS)
+    opts.update({k: v for k, v in (raw or {}).items() if k in opts and v is not None})
+    for k in ("auto_gflop", "auto_mb", "max_mb"):
+        opts[k] = float(opts[k])
     return opts
 
 
@@ -170,13 +181,58 @@ class _Run:
         self.final_checks()
 
     def check_task(self, task):
-        """The reference stage alone; reaching its end means the task is valid (PROTOCOL.md)."""
+        """Is the task valid (PROTOCOL.md, Task checks)? A meta-device pass first, then,
+        at depth "full", the reference stage itself and, on a GPU, the reference's time."""
+        label = task.get("path") or task.get("name") or "<task>"
+        self.stage("shapes")
+        try:
+            mod = loader.load_task(task, self.ctx.tmpdir)
+        except loader.TaskError as e:
+            self.task_fail(str(e))
+        check = _check_options(self.job.get("check"))
+        info = taskinfo.describe(mod, loader.task_source(task), self.opts["seed"])
+        self.v["task_info"] = info
+        mb = taskinfo.footprint_mb(info)
+        if mb is not None and mb > check["max_mb"]:
+            self.task_fail(f"{label}: one forward call needs {mb:.0f} MiB of inputs, parameters and "
+                           f"outputs; a task may use at most {check['max_mb']:.0f} MiB")
+        info["depth"] = depth = self.depth(info, check)
+        if depth == "shapes":
+            if info["meta_error"]:
+                self.task_fail(f"{label}: too large to run here and cannot run on the meta device "
+                               f"({info['meta_error']})")
+            self.v["status"] = "correct"
+            self.v["feedback"] = ("task check passed at shape level only: the task loads and one forward "
+                                  "call runs on the meta device; determinism and degeneracy were not "
+                                  "checked (too large for this device)")
+            return
         self.stage("reference")
         self.reference(task)
+        if self.gpu and self.opts["timing"]:
+            self.stage("timing")
+            self.flusher = timing.Flusher(self.dev)
+            with self.ctx.timing_lock():
+                self.v["ref_runtime"] = self.time_ref()
         self.v["status"] = "correct"
         held = f" and {len(self.held)} held-out input set(s)" if self.held else ""
         self.v["feedback"] = (f"task check passed: the reference loads, runs on {self.opts['seeds']} "
                               f"seeds{held}, and its outputs are deterministic, finite and not constant")
+
+    def depth(self, info, check):
+        """"full" or "shapes": "auto" runs for real what this device can afford."""
+        depth = check["depth"]
+        if depth in ("full", "shapes"):
+            return depth
+        if depth != "auto":
+            self.fail("harness_error", f"unknown check_depth {depth!r}: want full, shapes or auto")
+        if self.gpu:
+            return "full"
+        mb = taskinfo.footprint_mb(info)
+        if mb is None:  # no meta pass: judge by the inputs alone
+            mb = (info["input_bytes"] or float("inf")) / (1 << 20)
+        flops = info["flops"] or 0
+        return "full" if mb <= check["auto_mb"] and flops <= check["auto_gflop"] * 1e9 \
+            else "shapes"
 
     def reference(self, task):
         label = task.get("path") or task.get("name") or "<task>"

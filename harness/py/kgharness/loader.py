@@ -101,16 +101,23 @@ def import_file(name, path):
     return module
 
 
-def load_task(task, tmpdir):
-    """Import the task's reference module; TaskError with a one-line reason on any defect."""
-    label = task.get("path") or task.get("name") or "<task>"
+def task_source(task):
+    """The task's source: inline, else read from its path; TaskError when unreadable."""
     source = task.get("source")
     if not source and task.get("path"):
+        label = task.get("path") or task.get("name") or "<task>"
         try:
             with open(task["path"], encoding="utf-8") as f:
                 source = f.read()
         except OSError as e:
             raise TaskError(f"{label}: cannot read task file: {e.strerror}")
+    return source
+
+
+def load_task(task, tmpdir):
+    """Import the task's reference module; TaskError with a one-line reason on any defect."""
+    label = task.get("path") or task.get("name") or "<task>"
+    source = task_source(task)
     if not source:
         raise TaskError(f"{label}: empty task source")
     try:

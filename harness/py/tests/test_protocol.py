@@ -45,6 +45,10 @@ def test_golden_task_check_flag():
     check = protocol.decode_inbound((GOLDEN / "eval.task_check.json").read_bytes())
     assert "task_check" not in plain["job"]          # Go omits it when false
     assert check["job"]["task_check"] is True and check["job"]["code"] == ""
+    assert "check" not in plain["job"]
+    # the same defaults as the evaluator's, so Go sending them changes nothing
+    from kgharness.evaluate import _CHECK_DEFAULTS
+    assert check["job"]["check"] == dict(_CHECK_DEFAULTS, depth="auto")
 
 
 def test_builders_match_golden():

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kernelgate/kernelgate/datasets"
+	"github.com/kernelgate/kernelgate/harness"
+)
+
+// TestTasksCheckRejectsWithReasons runs `tasks check` over the real zygote
+// (CPU): a valid task with its solution, a task with a wrong solution, one
+// that does not import, a degenerate one and one too big to run on a CPU.
+func TestTasksCheckRejectsWithReasons(t *testing.T) {
+	if _, err := harness.ResolvePython(os.Getenv(harness.EnvPython)); err != nil {
+		if os.Getenv("KERNELGATE_REQUIRE_PYTHON") == "1" {
+			t.Fatalf("KERNELGATE_REQUIRE_PYTHON=1 but no python: %v", err)
+		}
+		t.Skipf("no python with torch: %v", err)
+	}
+	good, _ := os.ReadFile("../../datasets/ci/1_add_relu.py")
+	sol, _ := os.ReadFile("../../datasets/solutions/ci/1_add_relu.py")
+	root := t.TempDir()
+	files := map[string]string{
+		"mini/1_good.py":                     string(good),
+		"mini/2_wrong_solution.py":           string(good),
+		"mini/3_no_import.py":                "import torch\nraise ImportError('needs a GPU library')\n",
+		"mini/4_constant.py":                 strings.Replace(string(good), "return torch.relu(x + y)", "return torch.zeros_like(x)", 1),
+		"mini/5_big.py":                      strings.Replace(string(good), "torch.randn(64, 128)", "torch.randn(8192, 8192)", 2),
+		"solutions/mini/1_good.py":           string(sol),
+		"solutions/mini/2_wrong_solution.py": strings.Replace(string(sol), "tl.maximum(", "tl.minimum(", 1),
+	}
+	for name, src := range files {
+		os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755)
+		if err := os.WriteFile(filepath.Join(root, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(files["mini/4_constant.py"], "zeros_like") || !strings.Contains(files["mini/5_big.py"], "8192") ||
+		!strings.Contains(files["solutions/mini/2_wrong_solution.py"], "tl.minimum(") {
+		t.Fatal("fixture edits did not apply; the ci task or its solution changed")
+	}
+	manifest := filepath.Join(root, "manifest.json")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"tasks", "check", root, "--seeds", "2", "--manifest", manifest}, &stdout, &stderr)
+	out := stdout.String()
+	if code != exitFailed || !strings.Contains(stderr.String(), "3 of 5 tasks rejected") {
+		t.Fatalf("exit %d, stderr %q\n%s", code, stderr.String(), out)
+	}
+	for _, want := range []string{
+		"2_wrong_solution.py is incorrect",
+		"importing the task raised ImportError: needs a GPU library",
+		"degenerate reference",
+		"mini/5_big  ", // valid, at shape level
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	m, err := datasets.ReadManifest(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Tasks) != 2 || m.Tasks[0].ID != "mini/1_good" || m.Tasks[1].ID != "mini/5_big" {
+		t.Fatalf("manifest tasks %+v", m.Tasks)
+	}
+	g, big := m.Tasks[0], m.Tasks[1]
+	if g.Checked != "full" || g.DType != "float32" || g.Solution != "solutions/mini/1_good.py" || len(g.Tags) == 0 || g.Name == "" {
+		t.Errorf("good entry %+v", g)
+	}
+	if big.Checked != "shapes" || big.Outputs[0].Shape[0] != 8192 || *big.MB < 700 {
+		t.Errorf("big entry %+v", big)
+	}
+}
+
+func TestTasksBadInput(t *testing.T) {
+	empty := t.TempDir()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tasks", "check", empty}, "no task files"},
+		{[]string{"tasks", "check", filepath.Join(empty, "missing")}, "no such file"},
+		{[]string{"tasks", "check", "--depth", "deep", empty}, "--depth \"deep\""},
+		{[]string{"tasks", "check"}, "requires at least 1 arg"},
+		{[]string{"tasks", "list", empty}, "no task files"},
+		{[]string{"tasks", "show", "--tasks", "../../datasets", "ci/no_such_task"}, "no task \"ci/no_such_task\""},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), tt.args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tt.args, code, stderr.String(), exitUsage, tt.want)
+		}
+	}
+}
+
+func TestTasksListAndShow(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"tasks", "list", "../../datasets/ci"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("list: exit %d %s", code, stderr.String())
+	}
+	if out := stdout.String(); !strings.Contains(out, "ci/2_row_softmax") || !strings.Contains(out, "softmax,reduction") ||
+		!strings.Contains(out, "8 tasks in 1 suites") {
+		t.Errorf("list output:\n%s", out)
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"tasks", "show", "--tasks", "../../datasets/ci", "--prompt", "ci/7_gelu"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("show: exit %d %s", code, stderr.String())
+	}
+	if out := stdout.String(); !strings.Contains(out, "class Model") || !strings.Contains(out, "ModelNew") {
+		t.Errorf("prompt:\n%s", out)
+	}
+}
