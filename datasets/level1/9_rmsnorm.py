@@ -1,4 +1,9 @@
-"""RMSNorm over bf16 rows, statistics in fp32, with a learnable bf16 weight."""
+"""RMSNorm over bf16 rows with a learnable bf16 weight, computed in fp32 and rounded once.
+
+One rounding on purpose: rounding the normalised row to bf16 before the weight multiply
+makes a 1-ulp flip of that intermediate (from any rsqrt that is not bit-identical) grow to
+~1.5% after the multiply, above the 1e-2 tolerance.
+"""
 import torch
 import torch.nn as nn
 
@@ -17,7 +22,7 @@ class Model(nn.Module):
     def forward(self, x):
         x32 = x.float()
         y = x32 * torch.rsqrt(x32.pow(2).mean(dim=-1, keepdim=True) + self.eps)
-        return y.to(x.dtype) * self.weight
+        return (y * self.weight.float()).to(x.dtype)
 
 
 def get_inputs():
