@@ -4,7 +4,7 @@ import torch.nn as nn
 
 TAGS = ["conv", "activation", "elementwise", "fused", "fp16"]
 
-N, C_IN, C_OUT, H, W = 32, 128, 64, 64, 64
+N, C_IN, C_OUT, H, W = 64, 128, 64, 64, 64
 DTYPE = torch.float16
 
 

@@ -4,7 +4,7 @@ import torch.nn as nn
 
 TAGS = ["conv", "norm", "reduction", "elementwise", "fused", "bf16"]
 
-N, C_IN, C_OUT, H, W = 32, 32, 64, 128, 128
+N, C_IN, C_OUT, H, W = 64, 32, 64, 128, 128
 DTYPE = torch.bfloat16
 
 

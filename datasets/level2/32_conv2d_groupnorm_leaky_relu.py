@@ -5,7 +5,7 @@ import torch.nn.functional as F
 
 TAGS = ["conv", "norm", "reduction", "activation", "fused", "bf16"]
 
-N, C_IN, C_OUT, H, W = 32, 32, 64, 128, 128
+N, C_IN, C_OUT, H, W = 64, 32, 64, 128, 128
 GROUPS = 8
 DTYPE = torch.bfloat16
 

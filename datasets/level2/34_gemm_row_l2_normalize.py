@@ -5,7 +5,7 @@ import torch.nn.functional as F
 
 TAGS = ["gemm", "matmul", "norm", "reduction", "fused", "compute-bound", "fp32"]
 
-M, K, N = 2048, 2048, 1024
+M, K, N = 4096, 2048, 1024
 DTYPE = torch.float32
 
 
