@@ -7,6 +7,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+TAGS = ["conv", "activation", "reduction", "fused", "bf16"]
+
 N, C_IN, C_OUT, H, W = 128, 32, 64, 128, 128
 DTYPE = torch.bfloat16
 # The output is tiny; any implementation must at least read the input once.

@@ -2,6 +2,8 @@
 import torch
 import torch.nn as nn
 
+TAGS = ["gemm", "matmul", "activation", "elementwise", "fused", "compute-bound", "bf16"]
+
 M, K, N = 8192, 4096, 4096
 DTYPE = torch.bfloat16
 

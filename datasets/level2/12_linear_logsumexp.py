@@ -2,6 +2,8 @@
 import torch
 import torch.nn as nn
 
+TAGS = ["gemm", "matmul", "reduction", "fused", "compute-bound", "fp32"]
+
 M, K, N = 4096, 2048, 1024
 DTYPE = torch.float32
 # The output is tiny; any implementation must at least read x and the weight once.

@@ -2,6 +2,8 @@
 import torch
 import torch.nn as nn
 
+TAGS = ["gemm", "matmul", "activation", "fused", "compute-bound", "fp32"]
+
 M, K, N = 2048, 2048, 2048
 DTYPE = torch.float32
 

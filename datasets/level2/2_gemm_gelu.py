@@ -3,6 +3,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+TAGS = ["gemm", "matmul", "activation", "fused", "compute-bound", "fp16"]
+
 M, K, N = 8192, 4096, 4096
 DTYPE = torch.float16
 

@@ -2,6 +2,8 @@
 import torch
 import torch.nn as nn
 
+TAGS = ["gemm", "matmul", "norm", "reduction", "fused", "compute-bound", "fp16"]
+
 M, K, N = 16384, 4096, 2048
 DTYPE = torch.float16
 

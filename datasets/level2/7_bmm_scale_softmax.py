@@ -2,6 +2,8 @@
 import torch
 import torch.nn as nn
 
+TAGS = ["matmul", "softmax", "attention", "reduction", "fused", "memory-bound", "fp16"]
+
 B, S, D = 48, 2048, 64
 DTYPE = torch.float16
 

@@ -6,6 +6,8 @@ x @ W.sum(0), a GEMV, which is a task defect rather than a clever kernel.
 import torch
 import torch.nn as nn
 
+TAGS = ["gemm", "matmul", "activation", "reduction", "fused", "compute-bound", "fp32"]
+
 M, K, N = 2048, 2048, 2048
 DTYPE = torch.float32
 # The output is tiny; any implementation must at least read x and the weight once.

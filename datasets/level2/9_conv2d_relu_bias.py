@@ -2,6 +2,8 @@
 import torch
 import torch.nn as nn
 
+TAGS = ["conv", "activation", "elementwise", "fused", "fp16"]
+
 N, C_IN, C_OUT, H, W = 64, 64, 64, 128, 128
 DTYPE = torch.float16
 
