@@ -14,5 +14,5 @@ func newTasksCmd(g *globals) *cobra.Command {
 
 // tasksSubcommands is one line per subcommand, so each lives in its own file.
 func tasksSubcommands(g *globals) []*cobra.Command {
-	return []*cobra.Command{newTasksListCmd(g), newTasksShowCmd(g), newTasksCheckCmd(g)}
+	return []*cobra.Command{newTasksListCmd(g), newTasksShowCmd(g), newTasksCheckCmd(g), newTasksSynthCmd(g)}
 }
