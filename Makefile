@@ -17,7 +17,7 @@ export KERNELGATE_PYTHON := $(PYTHON)
 # go-nvml's cgo bindings call NVML functions the 13.0 headers mark deprecated.
 export CGO_CFLAGS ?= -O2 -Wno-deprecated-declarations
 
-.PHONY: setup build test test-go test-py test-e2e vet clean
+.PHONY: setup build test test-go test-py test-e2e test-tasks vet clean
 
 setup:
 	@KERNELGATE_PYTHON='$(USERPY)' $(PYDIR)/setup-venv.sh
@@ -34,7 +34,7 @@ vet:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-test: $(PYDEP) vet test-go test-py test-e2e
+test: $(PYDEP) vet test-go test-py test-e2e test-tasks
 
 test-go: build
 	$(GO) test -race -count=1 ./...
@@ -45,6 +45,14 @@ test-py: $(PYDEP)
 # A real `kernelgate serve` driven over HTTP (tests/e2e): durability, clients.
 test-e2e: $(PYDEP) build
 	$(PYTHON) -m pytest -q tests/e2e
+
+# Every suite through `tasks check` (CPU: ci and small tasks run in full, the rest at
+# shape level), then a synthetic suite, which must pass the same check.
+test-tasks: $(PYDEP) build
+	bin/kernelgate tasks check datasets/
+	@synth=$$(mktemp -d) && trap 'rm -rf "$$synth"' EXIT && \
+	bin/kernelgate tasks synth --n 24 --seed 7 --size small --out "$$synth/synth" --quiet && \
+	bin/kernelgate tasks check "$$synth/synth"
 
 clean:
 	rm -rf bin

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -164,6 +165,30 @@ func firstLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
+	}
+	return s
+}
+
+// MarshalJSON is `tasks check --json`'s record: the task's path, not its source.
+func (r Result) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		ID           string           `json:"id"`
+		Level        int              `json:"level"`
+		Path         string           `json:"path"`
+		Solution     string           `json:"solution,omitempty"`
+		OK           bool             `json:"ok"`
+		Problems     []string         `json:"problems"`
+		Warnings     []string         `json:"warnings"`
+		Verdict      harness.Verdict  `json:"verdict"`
+		Evaluation   *harness.Verdict `json:"solution_verdict,omitempty"`
+		SolutionNote string           `json:"solution_note,omitempty"`
+	}{r.ID, r.Level, r.Task.Path, r.Target.Solution, r.OK(), nonNil(r.Problems), nonNil(r.Warnings),
+		r.Verdict, r.Solution, r.SolutionNote})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
 	}
 	return s
 }

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -124,3 +125,17 @@ func TestRunCancelled(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+func TestResultJSON(t *testing.T) {
+	res, _ := Run(context.Background(), &scripted{}, []Target{target(t, "broken", "")}, Options{})
+	b, err := json.Marshal(res[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	json.Unmarshal(b, &got)
+	if got["id"] != "s/broken" || got["ok"] != false || got["path"] != "/x/s/broken.py" || got["source"] != nil ||
+		len(got["problems"].([]any)) != 1 {
+		t.Errorf("json %s", b)
+	}
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Issue 4 on an H200: every suite through `tasks check` (reference times, solutions
+# evaluated and their speedups), a GPU-size synthetic suite, then the harness's GPU
+# tests. Builds nothing: carry bin/kernelgate. Writes under $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3}
+OUT=${OUT:-/tmp/kg-out}
+mkdir -p "$OUT"
+bin/kernelgate doctor > "$OUT/doctor.txt" 2>&1
+cp datasets/manifest.json "$OUT/manifest.json" 2>/dev/null || true
+t0=$(date +%s)
+bin/kernelgate tasks check datasets/ --manifest "$OUT/manifest.json" > "$OUT/check.txt" 2> "$OUT/check.err"
+echo "check rc=$? in $(( $(date +%s) - t0 )) s" | tee -a "$OUT/check.txt"
+bin/kernelgate tasks synth --n 24 --seed 7 --size gpu --out "$OUT/synth" --quiet
+t0=$(date +%s)
+bin/kernelgate tasks check "$OUT/synth" --json > "$OUT/synth_check.json" 2> "$OUT/synth_check.err"
+echo "synth check rc=$? in $(( $(date +%s) - t0 )) s" | tee "$OUT/synth_check.txt"
+if [ "${SKIP_PYTEST:-0}" != 1 ]; then
+  (cd harness/py && KERNELGATE_TEST_MODE=gpu timeout 300 python3 -m pytest -q -x tests/test_task_check.py tests/test_eval_gpu.py tests/test_solutions.py -k "gpu or task_check" > "$OUT/pytest.txt" 2>&1; echo "pytest rc=$?" >> "$OUT/pytest.txt")
+  tail -3 "$OUT/pytest.txt"
+fi
+grep -E "REJECTED" "$OUT/check.txt" | cut -c1-200
+tail -2 "$OUT/check.txt"
+python3 - "$OUT/synth_check.json" <<'PY'
+import json, sys
+rs = json.load(open(sys.argv[1]))
+refs = sorted(r["verdict"]["ref_runtime"]["median_ms"] for r in rs if r["verdict"].get("ref_runtime"))
+bad = [r["id"] + ": " + "; ".join(r["problems"]) for r in rs if r["problems"]]
+print(f"synth: {len(rs)} tasks, {len(bad)} rejected; ref ms min/median/max "
+      f"{refs[0] if refs else None}/{refs[len(refs)//2] if refs else None}/{refs[-1] if refs else None}")
+for b in bad: print("  " + b[:200])
+PY
