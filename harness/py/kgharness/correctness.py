@@ -253,15 +253,39 @@ def screen_reference(per_seed, tol):
 
 def _seed_independent(per_seed, tol):
     """True when a kernel that ignores its inputs and returns one fixed tensor would pass
-    every seed: the near-zero mean of many normal values, a loss that is ~2.0 for any seed."""
+    every seed: the near-zero mean of many normal values, a loss that is ~2.0 for any seed.
+
+    Memory matters: outputs can be GBs, and children share the GPU. Two seeds whose
+    outputs differ by more than two tolerances somewhere settle it (no fixed tensor is
+    within tolerance of both), chunk by chunk; only outputs that pass that test get the
+    exact check against their float32 mean.
+    """
     floats = [[t for t in leaves if isinstance(t, torch.Tensor) and t.is_floating_point()]
               for leaves in per_seed]
     if not floats[0] or any(len(f) != len(floats[0]) or any(a.shape != b.shape for a, b in zip(f, floats[0]))
-           for f in floats):
+                            for f in floats):
         return False
-    guess = [torch.stack([f[i].double() for f in floats]).mean(0).to(floats[0][i].dtype)
-             for i in range(len(floats[0]))]
+    if any(_differ(a, b, tol) for a, b in zip(floats[0], floats[1])):
+        return False
+    guess = []
+    for i in range(len(floats[0])):
+        acc = floats[0][i].float()
+        for f in floats[1:]:
+            acc += f[i].float()
+        guess.append((acc / len(floats)).to(floats[0][i].dtype))
+        del acc
     return all(compare(guess, f, tol)["ok"] for f in floats)
+
+
+def _differ(a, b, tol, chunk=1 << 24):
+    """Some element of a and b differs by more than two tolerances."""
+    a, b = a.reshape(-1), b.reshape(-1)
+    for i in range(0, a.numel(), chunk):
+        x, y = a[i:i + chunk].float(), b[i:i + chunk].float()
+        bound = 2 * (tol["atol"] + tol["rtol"] * torch.maximum(x.abs(), y.abs()))
+        if bool(((x - y).abs() > bound).any()):
+            return True
+    return False
 
 
 def poison_allocator(device, nbytes):
