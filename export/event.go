@@ -29,6 +29,7 @@ const (
 	TableEvaluations  = "evaluations"
 	TableEpisodeSteps = "episode_steps"
 	TableRejected     = "rejected"
+	TableSkills       = "skills" // skills.go: written by the skill library, not the sink
 )
 
 // EvaluationEvent is what the gateway publishes on events.evaluation, one
@@ -41,6 +42,7 @@ type EvaluationEvent struct {
 	RequestID  string    `json:"request_id,omitempty"`
 	ClientID   string    `json:"client_id,omitempty"` // API key id
 	TaskID     string    `json:"task_id,omitempty"`
+	TaskSource string    `json:"task_source,omitempty"` // the reference judged against: exports rebuild the prompt from it
 	Code       string    `json:"code"`
 	Completion *string   `json:"completion,omitempty"` // raw LLM text, when code was extracted from it
 	RewardFn   string    `json:"reward_fn,omitempty"`

@@ -74,6 +74,10 @@ type Evaluation struct {
 
 	QueueWaitMS *float64 `parquet:"queue_wait_ms,optional"`
 	ExecMS      *float64 `parquet:"exec_ms,optional"`
+
+	// TaskSource is the task's reference source (exports rebuild the
+	// prompt from it); "" in files written before the column existed.
+	TaskSource string `parquet:"task_source"`
 }
 
 // EpisodeStep is one row of the episode_steps table.
@@ -115,6 +119,7 @@ func EvaluationRow(ev EvaluationEvent) Evaluation {
 		EvalID: ev.EvalID, BatchID: ev.BatchID, RequestID: ev.RequestID, ClientID: ev.ClientID,
 		TaskID: ev.TaskID, TaskName: v.TaskName, TaskHash: v.TaskHash, CodeHash: v.CodeHash,
 		Code: ev.Code, Completion: ev.Completion, RewardFn: ev.RewardFn, Reward: ev.Reward, Cached: ev.Cached,
+		TaskSource: ev.TaskSource,
 
 		SchemaVersion: v.SchemaVersion, Status: string(v.Status), Compiled: v.Compiled, Correct: v.Correct,
 		Speedup: v.Speedup, TimingMode: v.TimingMode,

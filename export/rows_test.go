@@ -126,6 +126,7 @@ func TestSchemaGolden(t *testing.T) {
 		{"evaluations.schema.golden", Evaluation{}},
 		{"episode_steps.schema.golden", EpisodeStep{}},
 		{"rejected.schema.golden", Rejected{}},
+		{"skills.schema.golden", Skill{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -139,7 +139,7 @@ func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
 	if !job.TaskCheck {
 		rew, wait, exec := r.Reward, r.QueueWaitMS, r.ExecMS
 		ev := export.EvaluationEvent{
-			EventID: job.ID, Time: time.Now().UTC(), EvalID: job.ID, BatchID: job.BatchID, TaskID: job.TaskID,
+			EventID: job.ID, Time: time.Now().UTC(), EvalID: job.ID, BatchID: job.BatchID, TaskID: job.TaskID, TaskSource: job.Task.Source,
 			RequestID: job.RequestID, ClientID: job.ClientID,
 			Code: job.Code, Completion: job.Completion, RewardFn: rewardName(job.RewardFn),
 			Reward: &rew, Cached: r.Cached, Verdict: r.Verdict,

@@ -1,0 +1,31 @@
+package export
+
+import "time"
+
+// Skill statuses.
+const (
+	SkillActive  = "active"
+	SkillRetired = "retired"
+)
+
+// Skill is one row of the skills table: a rule learnt from failing
+// evaluations ("You cannot ..."), with the evidence it came from and the
+// versions it holds for. The skill library writes it (one row per skill
+// version); exports read it. Nothing in this package writes it.
+type Skill struct {
+	SkillID        string    `parquet:"skill_id"`
+	Version        int64     `parquet:"version"`
+	Rule           string    `parquet:"rule"` // the "You cannot ..." sentence
+	ErrorSignature string    `parquet:"error_signature"`
+	FailingCode    string    `parquet:"failing_code"`
+	ExampleEvalIDs []string  `parquet:"example_eval_ids,list"`
+	Torch          string    `parquet:"torch"`
+	Triton         string    `parquet:"triton"`
+	GPUArch        string    `parquet:"gpu_arch"`
+	FirstSeen      time.Time `parquet:"first_seen,timestamp(millisecond)"`
+	LastSeen       time.Time `parquet:"last_seen,timestamp(millisecond)"`
+	Hits           int64     `parquet:"hits"`
+	Status         string    `parquet:"status"` // SkillActive or SkillRetired
+	RetiredReason  string    `parquet:"retired_reason"`
+	SourceSearchID string    `parquet:"source_search_id"`
+}
