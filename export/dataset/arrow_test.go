@@ -1,0 +1,71 @@
+package dataset
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+)
+
+func TestArrowReadsBack(t *testing.T) {
+	dir := sampleLog(t)
+	out, m := runExport(t, dir, Request{Format: "arrow", Task: []string{"ci/a"}})
+	if m.Files["evaluations.arrow"] != 6 || m.Files["episode_steps.arrow"] != 0 || m.Files["rejected.arrow"] != 0 {
+		t.Fatalf("files %+v", m.Files)
+	}
+	if _, ok := m.Files["skills.arrow"]; ok {
+		t.Error("skills.arrow without a skills table")
+	}
+	fh, err := os.Open(filepath.Join(out, "evaluations.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	r, err := ipc.NewFileReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var n int64
+	var ids []string
+	for i := 0; i < r.NumRecords(); i++ {
+		rec, err := r.RecordBatch(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += rec.NumRows()
+		col := rec.Column(rec.Schema().FieldIndices("eval_id")[0]).(*array.String)
+		for j := 0; j < col.Len(); j++ {
+			ids = append(ids, col.Value(j))
+		}
+	}
+	if n != 6 || ids[0] != "e1" {
+		t.Errorf("rows %d ids %v", n, ids)
+	}
+	for _, c := range []struct {
+		name string
+		id   arrow.Type
+	}{{"task_source", arrow.STRING}, {"ts", arrow.TIMESTAMP}, {"speedup", arrow.FLOAT64}, {"hack_flags", arrow.LIST}, {"stage_ms", arrow.MAP}} {
+		f, ok := r.Schema().FieldsByName(c.name)
+		if !ok || f[0].Type.ID() != c.id {
+			t.Errorf("column %s: %v, want %s", c.name, f, c.id)
+		}
+	}
+	// An empty table is a valid file with the schema.
+	fe, err := os.Open(filepath.Join(out, "rejected.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fe.Close()
+	re, err := ipc.NewFileReader(fe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer re.Close()
+	if _, ok := re.Schema().FieldsByName("data"); !ok {
+		t.Errorf("rejected.arrow schema %s", re.Schema())
+	}
+}

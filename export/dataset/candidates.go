@@ -1,0 +1,89 @@
+package dataset
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/kernelgate/kernelgate/export"
+)
+
+// group is the evaluations of one task and prompt, for sft and dpo.
+type group struct {
+	taskID string
+	prompt []Message
+	rows   []export.Evaluation
+}
+
+// groups reads the evaluations that pass the filter, drops cached answers
+// (duplicates of real evaluations) and rows without a prompt (both
+// counted in the manifest), and groups the rest by task and prompt, in a
+// stable order.
+func (b *build) groups() ([]*group, error) {
+	rows, files, err := readTable(b.root, export.TableEvaluations, b.spec.Filter, b.spec.Filter.evaluation)
+	if err != nil {
+		return nil, err
+	}
+	b.logSources(files)
+	srcs := newSources(b.src.Tasks)
+	byKey := map[string]*group{}
+	var out []*group
+	for _, r := range rows {
+		if r.Cached {
+			b.m.Skipped[SkipCached]++
+			continue
+		}
+		src, ok := srcs.of(r)
+		if !ok {
+			b.m.Skipped[SkipNoPrompt]++
+			continue
+		}
+		k := promptKey(r, src)
+		g := byKey[k]
+		if g == nil {
+			g = &group{taskID: r.TaskID, prompt: userPrompt(src)}
+			byKey[k] = g
+			out = append(out, g)
+		}
+		g.rows = append(g.rows, r)
+	}
+	slices.SortStableFunc(out, func(x, y *group) int { return cmp.Compare(x.taskID, y.taskID) })
+	return out, nil
+}
+
+// byQuality orders rows best first: higher speedup (a null one last), then
+// earlier, then by eval id.
+func byQuality(x, y export.Evaluation) int {
+	return cmp.Or(cmpSpeedup(y.Speedup, x.Speedup), x.TS.Compare(y.TS), cmp.Compare(x.EvalID, y.EvalID))
+}
+
+// cmpSpeedup compares speedups, a null one below any number.
+func cmpSpeedup(a, b *float64) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	return cmp.Compare(*a, *b)
+}
+
+// distinct keeps the first row of each code hash.
+func distinct(rows []export.Evaluation) []export.Evaluation {
+	seen := map[string]bool{}
+	var out []export.Evaluation
+	for _, r := range rows {
+		k := r.CodeHash
+		if k == "" {
+			k = "code:" + r.Code
+		}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func isCorrect(r export.Evaluation) bool { return r.Correct && r.Status == "correct" }

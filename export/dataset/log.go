@@ -1,0 +1,151 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// LogDir is where the gateway's sink writes under its data directory.
+const LogDir = "parquet"
+
+// ErrNoLog: the data directory holds no log at all.
+var ErrNoLog = errors.New("no log")
+
+// logRoot is dataDir's log directory, or an error wrapping ErrNoLog.
+func logRoot(dataDir string) (string, error) {
+	root := filepath.Join(dataDir, LogDir)
+	fi, err := os.Stat(root)
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%w under %s (no %s/ directory: is it the gateway's --data directory?)", ErrNoLog, dataDir, LogDir)
+	}
+	return root, nil
+}
+
+// partFiles lists table's finished part files under root whose date
+// partition f can match, sorted. Dot files (parts being written) are skipped.
+func partFiles(root, table string, f Filter) ([]string, error) {
+	tdir := filepath.Join(root, "table="+table)
+	dates, err := os.ReadDir(tdir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	var out []string
+	for _, d := range dates {
+		date, ok := strings.CutPrefix(d.Name(), "date=")
+		if !d.IsDir() || !ok || !f.date(date) {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(tdir, d.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("dataset: %w", err)
+		}
+		for _, p := range files {
+			name := p.Name()
+			if p.Type().IsRegular() && !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".parquet") {
+				out = append(out, filepath.Join(tdir, d.Name(), name))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// tableExists reports whether root holds a table= directory for table.
+func tableExists(root, table string) bool {
+	fi, err := os.Stat(filepath.Join(root, "table="+table))
+	return err == nil && fi.IsDir()
+}
+
+// readTable reads the rows of table that keep accepts, in file order, and
+// the files read. Columns a file lacks (older schema versions) read as
+// zero values.
+func readTable[T any](root, table string, f Filter, keep func(T) bool) ([]T, []string, error) {
+	files, err := partFiles(root, table, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	var all []T
+	for _, p := range files {
+		rows, err := readFile[T](p)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range rows {
+			if keep(r) {
+				all = append(all, r)
+			}
+		}
+	}
+	return all, files, nil
+}
+
+func readFile[T any](path string) ([]T, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	pf, err := parquet.OpenFile(fh, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w", path, err)
+	}
+	r := parquet.NewGenericReader[T](pf)
+	defer r.Close()
+	rows := make([]T, r.NumRows())
+	got := 0
+	for got < len(rows) {
+		n, err := r.Read(rows[got:])
+		got += n
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("dataset: %s: %w", path, err)
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("dataset: %s: no progress at row %d of %d", path, got, len(rows))
+		}
+	}
+	return rows[:got], nil
+}
+
+// writeParquet writes rows (possibly none: the file still has the schema)
+// to path.
+func writeParquet[T any](path string, rows []T, meta map[string]string) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	opts := []parquet.WriterOption{parquet.Compression(&parquet.Zstd)}
+	for k, v := range meta {
+		opts = append(opts, parquet.KeyValueMetadata(k, v))
+	}
+	w := parquet.NewGenericWriter[T](fh, opts...)
+	if _, err := w.Write(rows); err != nil {
+		fh.Close()
+		return fmt.Errorf("dataset: write %s: %w", filepath.Base(path), err)
+	}
+	if err := w.Close(); err != nil {
+		fh.Close()
+		return fmt.Errorf("dataset: write %s: %w", filepath.Base(path), err)
+	}
+	if err := fh.Close(); err != nil {
+		return fmt.Errorf("dataset: write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}

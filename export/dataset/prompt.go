@@ -1,0 +1,56 @@
+package dataset
+
+import (
+	"strings"
+
+	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/tasks"
+)
+
+// Message is one chat message (verl's prompt, TRL's conversational layout).
+type Message struct {
+	Role    string `parquet:"role" json:"role"`
+	Content string `parquet:"content" json:"content"`
+}
+
+// userPrompt is the one-message prompt of a task: tasks.Prompt, as used
+// at inference.
+func userPrompt(source string) []Message {
+	return []Message{{Role: "user", Content: tasks.Prompt(source)}}
+}
+
+// answer is code as the assistant's reply: one fenced block, the form the
+// prompt asks for.
+func answer(code string) []Message {
+	return []Message{{Role: "assistant", Content: "```python\n" + strings.TrimRight(code, "\n") + "\n```"}}
+}
+
+// sources finds a row's task source: its task_source column, else a suite
+// task with the row's task hash (logs written before the column).
+type sources map[string]string // task hash → source
+
+func newSources(ts []tasks.Task) sources {
+	s := sources{}
+	for _, t := range ts {
+		s[t.TaskHash] = t.Source
+	}
+	return s
+}
+
+func (s sources) of(r export.Evaluation) (string, bool) {
+	if r.TaskSource != "" {
+		return r.TaskSource, true
+	}
+	src, ok := s[r.TaskHash]
+	return src, ok && r.TaskHash != ""
+}
+
+// promptKey groups rows of the same task and prompt.
+func promptKey(r export.Evaluation, source string) string {
+	h := r.TaskHash
+	if h == "" {
+		h = harness.HashSource(source)
+	}
+	return r.TaskID + "\x00" + h
+}
