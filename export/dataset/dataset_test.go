@@ -25,7 +25,7 @@ func sampleLog(t *testing.T) string {
 	writeLog(t, dir,
 		ev{id: "e1", task: "ci/a", code: "slow", status: ok, speedup: 1.0, min: 1},
 		ev{id: "e2", task: "ci/a", code: "fast", status: ok, speedup: 2.0, min: 2},
-		ev{id: "e3", task: "ci/a", code: "fast", status: ok, speedup: 2.0, min: 3},            // same code, later
+		ev{id: "e3", task: "ci/a", code: "fast", status: ok, speedup: 2.0, min: 3},                // same code, later
 		ev{id: "e4", task: "ci/a", code: "cache", status: ok, speedup: 9.0, min: 4, cached: true}, // a duplicate answer
 		ev{id: "e5", task: "ci/a", code: "wrong", status: bad, min: 5},
 		ev{id: "e6", task: "ci/a", code: "broken", status: herr, min: 6},
@@ -187,7 +187,7 @@ func TestFiltersAndEmpty(t *testing.T) {
 		rows int64
 	}{
 		{Request{Format: "arrow", Status: []string{"incorrect"}}, 1},
-		{Request{Format: "arrow", MinSpeedup: ptr(1.9)}, 4},                                          // e2 e3 e4 e9
+		{Request{Format: "arrow", MinSpeedup: ptr(1.9)}, 4},                                         // e2 e3 e4 e9
 		{Request{Format: "arrow", Since: "2026-11-29T10:05:00Z", Until: "2026-11-29T10:07:00Z"}, 2}, // e5 e6
 		{Request{Format: "arrow", Until: "2026-11-29"}, 9},
 		{Request{Format: "arrow", Since: "2026-11-30"}, 0},

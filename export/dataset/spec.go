@@ -232,7 +232,9 @@ func (f Filter) task(id string) bool {
 	return false
 }
 
-func (f Filter) status(st string) bool { return len(f.Statuses) == 0 || slices.Contains(f.Statuses, st) }
+func (f Filter) status(st string) bool {
+	return len(f.Statuses) == 0 || slices.Contains(f.Statuses, st)
+}
 
 func (f Filter) speedup(sp *float64) bool {
 	return f.MinSpeedup == nil || (sp != nil && *sp >= *f.MinSpeedup)
