@@ -1,0 +1,47 @@
+package dataset
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/kernelgate/kernelgate/tasks"
+)
+
+// DefaultSuiteNames are the suites an export reads when none are given.
+var DefaultSuiteNames = []string{"ci", "level1", "level2", "level3"}
+
+// DefaultSuites are the DefaultSuiteNames found under the datasets/ that
+// tasks.DefaultDirs finds (next to wd, else next to the binary exe).
+func DefaultSuites(wd, exe string) []string {
+	var out []string
+	for _, d := range tasks.DefaultDirs(wd, exe) {
+		if slices.Contains(DefaultSuiteNames, filepath.Base(d)) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// LoadSuites loads dirs (tasks.LoadSuites) and names each task's file, for
+// a Source.
+func LoadSuites(dirs []string) ([]tasks.Task, map[string]string, error) {
+	ts, err := tasks.LoadSuites(dirs)
+	if err != nil {
+		return nil, nil, err
+	}
+	bySuite := map[string]string{}
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, nil, fmt.Errorf("dataset.LoadSuites: %w", err)
+		}
+		bySuite[filepath.Base(abs)] = d
+	}
+	files := map[string]string{}
+	for _, t := range ts {
+		suite := t.ID[:len(t.ID)-len(t.Name)-1]
+		files[t.ID] = filepath.ToSlash(filepath.Join(bySuite[suite], t.Name+".py"))
+	}
+	return ts, files, nil
+}
