@@ -84,7 +84,9 @@ type Deps struct {
 	Keys *apikey.Keyring
 	// GPUs is the local harness, for /v1/gpus and the worker metrics; nil: none.
 	GPUs GPUSource
-	Log  *slog.Logger
+	// Exports lets POST /v1/exports write exports (exports.go); zero: 503.
+	Exports Exports
+	Log     *slog.Logger
 }
 
 // Server is the HTTP API.
@@ -155,6 +157,7 @@ func (s *Server) routes() http.Handler {
 	r.GET("/v1/batches/:id/stream", s.streamBatch)
 	r.POST("/v1/evaluations", s.evaluate)
 	r.GET("/v1/evaluations/:id", s.getEvaluation)
+	r.POST("/v1/exports", s.createExport) // exports.go
 	return r
 }
 

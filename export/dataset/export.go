@@ -31,6 +31,7 @@ type Source struct {
 	// a task without one is listed as task:<id>).
 	TaskFiles map[string]string
 	Version   string           // kernelgate's, for the manifest
+	ExportID  string           // the manifest's export_id (POST /v1/exports); "" for none
 	Now       func() time.Time // nil: time.Now
 }
 

@@ -48,7 +48,7 @@ func newManifest(spec Spec, src Source) *Manifest {
 	}
 	f := spec.Filter
 	m := &Manifest{
-		Format: spec.Format, SchemaVersion: SchemaVersion, CreatedAt: now().UTC().Truncate(time.Millisecond),
+		ExportID: src.ExportID, Format: spec.Format, SchemaVersion: SchemaVersion, CreatedAt: now().UTC().Truncate(time.Millisecond),
 		KernelgateVersion: src.Version, Sources: []string{}, Files: map[string]int64{}, Skipped: map[string]int64{},
 		Filters: ManifestFilters{Task: f.Tasks, Status: f.Statuses, MinSpeedup: f.MinSpeedup},
 	}
