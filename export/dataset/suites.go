@@ -2,8 +2,10 @@ package dataset
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/kernelgate/kernelgate/tasks"
 )
@@ -38,10 +40,15 @@ func LoadSuites(dirs []string) ([]tasks.Task, map[string]string, error) {
 		}
 		bySuite[filepath.Base(abs)] = d
 	}
+	wd, _ := os.Getwd()
 	files := map[string]string{}
 	for _, t := range ts {
 		suite := t.ID[:len(t.ID)-len(t.Name)-1]
-		files[t.ID] = filepath.ToSlash(filepath.Join(bySuite[suite], t.Name+".py"))
+		p := filepath.Join(bySuite[suite], t.Name+".py")
+		if rel, err := filepath.Rel(wd, p); err == nil && filepath.IsAbs(p) && !strings.HasPrefix(rel, "..") {
+			p = rel // the manifest names files relative to the working directory when it can
+		}
+		files[t.ID] = filepath.ToSlash(p)
 	}
 	return ts, files, nil
 }
