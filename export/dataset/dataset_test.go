@@ -31,9 +31,8 @@ func sampleLog(t *testing.T) string {
 		ev{id: "e6", task: "ci/a", code: "broken", status: herr, min: 6},
 		ev{id: "e7", task: "level2/b", code: "tie1", status: ok, speedup: 1.5, min: 7, noSource: true},
 		ev{id: "e8", task: "level2/b", code: "tie2", status: ok, speedup: 1.5, min: 8},
-		ev{id: "e9", task: "api/x", code: "orphan", status: ok, speedup: 3, min: 9, noSource: true}, // no prompt anywhere
+		ev{id: "e9", task: "api/x", code: "orphan", status: ok, speedup: 3, min: 9, noSource: true}, // srcA's hash: prompt from the suite
 	)
-	// e9's task hash is srcA's, so point it at a source no suite holds.
 	return dir
 }
 
