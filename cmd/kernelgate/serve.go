@@ -81,6 +81,7 @@ func newServeCmd(g *globals) *cobra.Command {
 			srv := gateway.New(gcfg, gateway.Deps{
 				Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode,
 				Tasks: reg, Episodes: eps, Keys: keys, GPUs: sup, Log: log,
+				Exports: gateway.Exports{DataDir: dataDir, Version: version},
 			})
 
 			// Shutdown order: the HTTP server drains first (its in-flight

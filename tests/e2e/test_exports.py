@@ -203,3 +203,20 @@ def test_empty_match_and_bad_input(tmp_path, logged):
                            capture_output=True, text=True, cwd=REPO, timeout=60)
         assert p.returncode == code and msg in p.stderr, (args, p.returncode, p.stderr)
         assert not out.exists()
+
+
+def test_post_exports_on_a_real_server(tmp_path, logged):
+    """POST /v1/exports on `kernelgate serve` writes the same dataset as the CLI."""
+    data, _ = logged
+    cli, _ = export(tmp_path, data, "sft")
+    srv = Serve(data, tmp_path).start()
+    try:
+        status, m = srv.post("/v1/exports", {"format": "sft"})
+        assert status == 201, m
+        assert m["files"] == {"sft.parquet": len(CI_IDS)} and m["export_id"], m
+        served = pq.read_table(data / "exports" / m["export_id"] / "sft.parquet")
+        assert served.sort_by("task_id").to_pylist() == pq.read_table(cli / "sft.parquet").sort_by("task_id").to_pylist()
+        status, err = srv.post("/v1/exports", {"format": "csv"})
+        assert status == 400 and "csv" in json.dumps(err), err
+    finally:
+        assert srv.stop() == 0, srv.log()
