@@ -438,8 +438,11 @@ class _Run:
         fn = lambda *x: self.model(*x)  # noqa: E731
         base = self.rng.randrange(1 << 30)
         with torch.no_grad():
-            st, _ = timing.time_model(fn, lambda k: C.make_inputs(self.get_inputs, base + k, self.dev),
-                                      flusher=self.flusher, rng=self.rng, **self._budget(share))
+            st, obs = timing.time_model(fn, lambda k: C.make_inputs(self.get_inputs, base + k, self.dev),
+                                        flusher=self.flusher, rng=self.rng, **self._budget(share))
+        # The host's own overhead: the candidate's side_stream baseline. The lower of the
+        # runs before and after the candidate's import, so its code cannot raise it.
+        self.ref_gap_ms = min(obs["gap_ms"], getattr(self, "ref_gap_ms", obs["gap_ms"]))
         return st
 
     def _budget(self, share=1.0):
@@ -462,7 +465,7 @@ class _Run:
                     st, obs = timing.time_model(
                         self.cand, lambda k: C.make_inputs(self.get_inputs, base + k, self.dev),
                         window=self.guard.window, flusher=self.flusher, rng=self.rng,
-                        recheck=recheck, **self._budget())
+                        recheck=recheck, gap_baseline_ms=self.ref_gap_ms, **self._budget())
         except _Stop:
             raise
         except BaseException as e:  # noqa: BLE001
