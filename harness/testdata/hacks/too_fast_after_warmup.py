@@ -1,6 +1,12 @@
-"""too_fast: honest for the first 40 calls (more than any correctness check makes), then
-returns the last output without launching anything, so timed iterations take ~0 ms.
-GPU only: the CPU path makes too few calls to reach the cheat and sees a correct kernel."""
+"""too_fast: honest for the first 15 calls (past most correctness checks), then returns
+the last output without launching anything, so timed iterations take ~0 ms.
+GPU only: the CPU path makes too few calls to reach the cheat and sees a correct kernel.
+
+15, not more: a GPU evaluation makes at least 16 calls (3+ trials, 2+ warm-ups, one
+estimate, 10+ timed), so the cheat always runs while measured and the always-rechecked
+last iteration sees it. At 40 it could be honest through a whole evaluation on a busy
+host (the 50 ms budget then buys fewer iterations): a verdict of correct, at an honest
+speed, that the fixture counted as a miss (H200, six test zygotes on 16 cores)."""
 import torch
 import torch.nn as nn
 import triton
@@ -32,7 +38,7 @@ class ModelNew(nn.Module):
 
     def forward(self, x, y):
         self.calls += 1
-        if self.calls > 40 and self.last is not None and self.last.shape == x.shape:
+        if self.calls > 15 and self.last is not None and self.last.shape == x.shape:
             return self.last
         self.last = add_relu(x, y)
         return self.last
