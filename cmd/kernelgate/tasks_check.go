@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -109,13 +108,8 @@ func rejected(results []check.Result) int {
 }
 
 // writeManifest merges the valid tasks into path and drops the rejected ones.
-// Solution paths are relative to the manifest's directory.
 func writeManifest(path string, results []check.Result) error {
 	m, err := datasets.ReadManifest(path)
-	if err != nil {
-		return err
-	}
-	root, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
@@ -124,7 +118,7 @@ func writeManifest(path string, results []check.Result) error {
 	now := time.Now()
 	for _, r := range results {
 		if r.OK() {
-			entries = append(entries, check.Entry(r, root, now))
+			entries = append(entries, check.Entry(r, now))
 		} else {
 			drop = append(drop, r.ID)
 		}
@@ -139,7 +133,7 @@ func writeCheckTable(w io.Writer, results []check.Result) {
 	fmt.Fprintln(tw, "TASK\tCHECK\tDTYPE\tGFLOP\tMB\tREF ms\tSOLUTION\tRESULT")
 	var full, shapes, solOK, solRun int
 	for _, r := range results {
-		e := check.Entry(r, "", time.Time{})
+		e := check.Entry(r, time.Time{})
 		ref := "-"
 		if e.GPU != nil {
 			ref = fmt.Sprintf("%.3f", e.GPU.RefMS)

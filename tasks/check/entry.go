@@ -9,9 +9,9 @@ import (
 	"github.com/kernelgate/kernelgate/harness"
 )
 
-// Entry is r as a manifest entry; root is the directory the solution path
-// is written relative to. GPU figures come only from a GPU check.
-func Entry(r Result, root string, now time.Time) datasets.Entry {
+// Entry is r as a manifest entry, its solution path relative to the suites'
+// root (datasets/). GPU figures come only from a GPU check.
+func Entry(r Result, now time.Time) datasets.Entry {
 	e := datasets.Entry{ID: r.ID, Level: r.Level, Tags: []string{}, Outputs: []datasets.Output{}}
 	if info := r.Verdict.TaskInfo; info != nil {
 		e.Name, e.Checked = info.Name, info.Depth
@@ -34,6 +34,7 @@ func Entry(r Result, root string, now time.Time) datasets.Entry {
 		}
 	}
 	if r.Solution != nil || r.Target.Solution != "" {
+		root := filepath.Dir(filepath.Dir(r.Task.Path))
 		if rel, err := filepath.Rel(root, r.Target.Solution); err == nil {
 			e.Solution = filepath.ToSlash(rel)
 		}
