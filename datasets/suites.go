@@ -84,9 +84,15 @@ func loadSuite(dir string) (Suite, error) {
 	if err != nil {
 		return Suite{}, err
 	}
-	s := Suite{Name: filepath.Base(dir), Dir: dir, Tasks: tasks}
-	if m := levelName.FindStringSubmatch(s.Name); m != nil {
-		s.Level, _ = strconv.Atoi(m[1])
+	name := filepath.Base(dir)
+	return Suite{Name: name, Dir: dir, Tasks: tasks, Level: LevelOf(name)}, nil
+}
+
+// LevelOf is the level a suite's name gives: N for "level<N>", else 0.
+func LevelOf(suite string) int {
+	if m := levelName.FindStringSubmatch(suite); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
 	}
-	return s, nil
+	return 0
 }

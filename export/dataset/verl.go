@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
+	"github.com/kernelgate/kernelgate/datasets"
 	"slices"
 	"strings"
 
@@ -28,7 +29,8 @@ type verlExtra struct {
 	Split  string `parquet:"split"` // train or test
 	Index  int64  `parquet:"index"` // position within the split
 	TaskID string `parquet:"task_id"`
-	Level  string `parquet:"level"` // the suite: the id's first segment (ci, level1, ...)
+	Suite  string `parquet:"suite"` // the id's first segment (ci, level1, ...)
+	Level  int64  `parquet:"level"` // N for suite level<N>, 0 for others (ci, api, synthetic)
 	Name   string `parquet:"name"`  // the id's last segment
 }
 
@@ -51,7 +53,7 @@ func (b *build) verl() error {
 		row := verlRow{
 			DataSource: "kernelgate/" + suite, Prompt: userPrompt(t.Source), Ability: VerlAbility,
 			RewardModel: rewardModel{Style: "rule", GroundTruth: t.ID},
-			ExtraInfo:   verlExtra{TaskID: t.ID, Level: suite, Name: t.Name},
+			ExtraInfo:   verlExtra{TaskID: t.ID, Suite: suite, Level: int64(datasets.LevelOf(suite)), Name: t.Name},
 		}
 		if test[t.ID] {
 			row.ExtraInfo.Split, row.ExtraInfo.Index = "test", int64(len(tst))

@@ -105,7 +105,7 @@ def test_verl_layout(tmp_path, logged):
         "data_source": pa.string(), "prompt": MESSAGES, "ability": pa.string(),
         "reward_model": pa.struct([("style", pa.string()), ("ground_truth", pa.string())]),
         "extra_info": pa.struct([("split", pa.string()), ("index", pa.int64()), ("task_id", pa.string()),
-                                 ("level", pa.string()), ("name", pa.string())]),
+                                 ("suite", pa.string()), ("level", pa.int64()), ("name", pa.string())]),
     }
     seen = []
     for split in ("train", "test"):
@@ -118,7 +118,7 @@ def test_verl_layout(tmp_path, logged):
             task_id = row["reward_model"]["ground_truth"]
             assert task_id in CI_IDS and row["reward_model"]["style"] == "rule"
             assert row["data_source"] == "kernelgate/ci" and row["ability"] == "triton_kernel"
-            assert row["extra_info"] == {"split": split, "index": i, "task_id": task_id, "level": "ci",
+            assert row["extra_info"] == {"split": split, "index": i, "task_id": task_id, "suite": "ci", "level": 0,
                                          "name": task_id.split("/")[1]}
             assert len(row["prompt"]) == 1 and row["prompt"][0]["role"] == "user"
             source = (REPO / "datasets" / f"{task_id}.py").read_text()
