@@ -1,5 +1,5 @@
 // Package export writes kernelgate's durable log (Parquet tables under
-// Hive-style partitions) and, later, the training-data exports; imported by
+// Hive-style partitions); imported by
 // the gateway and cmd.
 //
 // The log is one Sink reading the EVENTS stream through bus.Events. Each
@@ -17,4 +17,9 @@
 //   - evaluations: one row per verdict (events.evaluation, EvaluationEvent).
 //   - episode_steps: one row per episode step (events.episode_step).
 //   - rejected: events that could not be decoded, with their raw bytes.
+//   - skills: one row per skill version (Skill); written by the search's skill
+//     memory (issue 5), read by the skills export.
+//
+// The training-data exports built from these tables and the task suites
+// (verl, sft, dpo, skills, arrow) are in export/dataset.
 package export

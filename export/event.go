@@ -9,7 +9,10 @@ import (
 // SchemaVersion is the version (MAJOR.MINOR) of the tables written here.
 // It is stored in every file's key/value metadata under MetaSchemaVersion.
 // Within a major version columns are only added.
-const SchemaVersion = "1.0"
+//
+// Changelog: 1.0 (2026-11-29) first version; 1.1 (2026-11-30) evaluations gains
+// task_source (exports rebuild prompts from it), and the skills table is defined.
+const SchemaVersion = "1.1"
 
 // Key/value metadata keys of every file the sink writes.
 const (

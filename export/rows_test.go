@@ -106,7 +106,7 @@ func TestFileMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, want := range map[string]string{MetaSchemaVersion: "1.0", MetaTable: TableEvaluations} {
+	for k, want := range map[string]string{MetaSchemaVersion: SchemaVersion, MetaTable: TableEvaluations} {
 		if v, ok := pf.Lookup(k); !ok || v != want {
 			t.Errorf("metadata %s = %q (%v), want %q", k, v, ok, want)
 		}
