@@ -35,7 +35,7 @@ type Entry struct {
 	MB       *float64 `json:"mb"`    // inputs + parameters + outputs of one call
 	Solution string   `json:"solution,omitempty"`
 	// Checked is how deep the last check went: "full" or "shapes".
-	Checked string `json:"checked"`
+	Checked string  `json:"checked"`
 	GPU     *GPURun `json:"gpu,omitempty"`
 }
 
