@@ -2,7 +2,6 @@ package llm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -79,17 +78,17 @@ func (c *Client) Complete(ctx context.Context, req rollout.Request) (rollout.Com
 		st.Attempts++
 		var comp rollout.Completion
 		var retryAfter time.Duration
-		comp, retryAfter, err = c.attempt(ctx, oreq)
-		if ctx.Err() != nil {
-			st.Canceled = 1
-			return rollout.Completion{}, ctx.Err()
-		}
+		var retry bool
+		comp, retryAfter, retry, err = c.attempt(ctx, oreq)
 		if err == nil {
 			comp.Latency = time.Since(start)
 			return c.count(&st, req, comp), nil
 		}
-		var retry bool
-		if err, retry = classifyAttempt(err); !retry || n >= c.cfg.Retries {
+		if ctx.Err() != nil {
+			st.Canceled = 1
+			return rollout.Completion{}, ctx.Err()
+		}
+		if !retry || n >= c.cfg.Retries {
 			break
 		}
 		wait := c.backoff(n, retryAfter)
@@ -104,37 +103,22 @@ func (c *Client) Complete(ctx context.Context, req rollout.Request) (rollout.Com
 	return rollout.Completion{}, fmt.Errorf("llm %s: %d attempt(s): %w", req.Purpose, st.Attempts, err)
 }
 
-// attemptError carries a classified attempt error out of attempt.
-type attemptError struct {
-	err   error
-	retry bool
-}
-
-func (e attemptError) Error() string { return e.err.Error() }
-
-func classifyAttempt(err error) (error, bool) {
-	var ae attemptError
-	if errors.As(err, &ae) {
-		return ae.err, ae.retry
-	}
-	return err, false
-}
-
 // attempt is one HTTP request under the per-attempt timeout. It returns the
-// server's Retry-After, if any, for the backoff.
-func (c *Client) attempt(ctx context.Context, oreq openai.ChatCompletionRequest) (rollout.Completion, time.Duration, error) {
+// server's Retry-After, if any, for the backoff, and whether a failure is
+// worth retrying.
+func (c *Client) attempt(ctx context.Context, oreq openai.ChatCompletionRequest) (_ rollout.Completion, retryAfter time.Duration, retry bool, _ error) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	var retryAfter string
-	actx = context.WithValue(actx, retryAfterKey{}, &retryAfter)
+	var header string
+	actx = context.WithValue(actx, retryAfterKey{}, &header)
 	resp, err := c.api.CreateChatCompletion(actx, oreq)
-	ra := parseRetryAfter(retryAfter, time.Now())
+	retryAfter = parseRetryAfter(header, time.Now())
 	if err != nil {
-		e, retry := classify(err, actx)
-		return rollout.Completion{}, ra, attemptError{e, retry}
+		err, retry = classify(err, actx)
+		return rollout.Completion{}, retryAfter, retry, err
 	}
 	if len(resp.Choices) == 0 {
-		return rollout.Completion{}, ra, attemptError{fmt.Errorf("%w: no choices", ErrBadResponse), true}
+		return rollout.Completion{}, retryAfter, true, fmt.Errorf("%w: no choices", ErrBadResponse)
 	}
 	ch := resp.Choices[0]
 	model := resp.Model
@@ -147,7 +131,7 @@ func (c *Client) attempt(ctx context.Context, oreq openai.ChatCompletionRequest)
 		PromptTokens:     resp.Usage.PromptTokens,
 		CompletionTokens: resp.Usage.CompletionTokens,
 		FinishReason:     string(ch.FinishReason),
-	}, ra, nil
+	}, retryAfter, false, nil
 }
 
 // count estimates tokens where the server sent no usage (the search's token
