@@ -50,7 +50,8 @@ func (s *search) data(ctx context.Context, p *proposal, parent int) promptData {
 	if v := s.tree.nodes[parent].Verdict; v != nil && !v.Correct {
 		sig = v.ErrorSignature // a repair step: rules about this error first
 	}
-	d := promptData{Task: tasks.Prompt(s.cfg.TaskSource), GPU: s.cfg.GPUName}
+	task := tasks.Prompt(s.cfg.TaskSource)
+	d := promptData{Task: task, TaskBody: taskBody(task), GPU: s.cfg.GPUName}
 	d.Skills, p.used, p.omitted = s.skills(ctx, sig)
 	return d
 }

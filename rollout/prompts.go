@@ -19,6 +19,9 @@ import (
 //go:embed prompts/*.tmpl
 var promptFS embed.FS
 
+// promptFuncs: trim drops the trailing newlines of code shown in a fence.
+var promptFuncs = template.FuncMap{"trim": func(s string) string { return strings.TrimRight(s, "\n") }}
+
 var (
 	promptTmpl     = map[string]*template.Template{}
 	promptVersions = map[string]string{} // file name without .tmpl -> version
@@ -28,7 +31,7 @@ var (
 func init() {
 	common := mustRead("common")
 	for _, name := range []string{"large", "sample", "revise", "tune", "refine"} {
-		t := template.Must(template.New(name).Option("missingkey=error").Parse(common))
+		t := template.Must(template.New(name).Funcs(promptFuncs).Option("missingkey=error").Parse(common))
 		promptTmpl[name] = template.Must(t.New(name).Parse(mustRead(name)))
 	}
 }
@@ -59,7 +62,10 @@ func promptVersion(names ...string) string {
 
 // promptData is what the templates see.
 type promptData struct {
-	Task     string // tasks.Prompt(source): the task and the rules
+	Task string // tasks.Prompt(source): the task and the rules
+	// TaskBody is Task without its closing request for a whole file: the
+	// reviser answers in prose and the tuner in edits.
+	TaskBody string
 	GPU      string
 	Skills   []string // rule sentences
 	Chain    []chainItem
@@ -101,6 +107,13 @@ func itemOf(n *Node) chainItem {
 		}
 	}
 	return it
+}
+
+// taskBody cuts tasks.Prompt's closing paragraph (the request for one
+// fenced file); the text is unchanged if that paragraph is not found.
+func taskBody(prompt string) string {
+	body, _, _ := strings.Cut(prompt, "\nReply with the complete")
+	return strings.TrimRight(body, "\n") + "\n"
 }
 
 func render(name string, d promptData) (string, error) {
