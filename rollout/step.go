@@ -1,0 +1,54 @@
+package rollout
+
+import (
+	"time"
+
+	"github.com/kernelgate/kernelgate/harness"
+)
+
+// Step is one step of a search, as the lead logs it (Parquet search_steps,
+// SSE). A step with a non-empty Error failed (LLM error, no code in the
+// answer, edits that do not match, nothing to tune, evaluation error): it
+// made no node (Node 0) and the search went on. Parent is the node the step
+// expanded (0: the virtual root, the task without code).
+type Step struct {
+	SearchID      string
+	Node, Parent  int
+	Action        string
+	Policy        string
+	Prompt        []Message
+	PromptVersion string
+	Completion    string
+	Code          string
+	TokensIn      int
+	TokensOut     int
+	LatencyMS     float64
+	Model         string
+	EvalID        string
+	Verdict       *harness.Verdict
+	Reward        float64
+	BestSpeedup   *float64
+	BestNode      int
+	SkillIDs      []string
+	Duplicate     bool
+	Error         string
+	Time          time.Time
+}
+
+// Actions.
+const (
+	ActionLarge  = "large"  // a full new kernel from the task and a diverse pool
+	ActionSmall  = "small"  // reviser guidance, then tuner edits of the parent
+	ActionTune   = "tune"   // token-free: launch parameters of a correct kernel
+	ActionSample = "sample" // an independent sample from the task prompt
+	ActionRefine = "refine" // a full rewrite of the latest kernel given its feedback
+)
+
+// countsTowardSteps: a skipped tune costs nothing (no tokens, no
+// evaluation), so it does not use up a step; the small step run in its
+// place does.
+func (s Step) countsTowardSteps() bool {
+	return !(s.Action == ActionTune && s.Node == 0 && s.Error == errNothingToTune)
+}
+
+const errNothingToTune = "tune: no tunable launch parameter (skipped; a small step runs instead)"
