@@ -119,10 +119,10 @@ func TestOnlyCandidateFailuresCount(t *testing.T) {
 func TestPatternValidation(t *testing.T) {
 	for _, tt := range []struct{ pattern, want string }{
 		{`tl\.foo\d*\(`, `tl\.foo\d*\(`},
-		{`tl\.bar\(`, ""},  // does not match the failing example
-		{`tl\.foo(`, ""},   // does not compile
-		{`.*`, ""},         // matches anything
-		{`(?m)^`, ""},      // matches the empty string
+		{`tl\.bar\(`, ""}, // does not match the failing example
+		{`tl\.foo(`, ""},  // does not compile
+		{`.*`, ""},        // matches anything
+		{`(?m)^`, ""},     // matches the empty string
 	} {
 		t.Run(tt.pattern, func(t *testing.T) {
 			f := newFixture(t, Config{})
@@ -145,4 +145,3 @@ func ruleEqual(a, b Rule) bool {
 		a.Hits == b.Hits && a.Status == b.Status && a.RetiredReason == b.RetiredReason &&
 		a.SourceSearchID == b.SourceSearchID && a.OnOff == b.OnOff
 }
-
