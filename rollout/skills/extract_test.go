@@ -145,3 +145,51 @@ func ruleEqual(a, b Rule) bool {
 		a.Hits == b.Hits && a.Status == b.Status && a.RetiredReason == b.RetiredReason &&
 		a.SourceSearchID == b.SourceSearchID && a.OnOff == b.OnOff
 }
+
+func TestLLMErrorCountsAsAbstain(t *testing.T) {
+	f := newFixture(t, Config{Threshold: 2})
+	// Nothing scripted: the fake answers an error.
+	f.observe(t, nameErrors(2)...)
+	if rs := f.rules(t); len(rs) != 0 || len(f.llm.callsFor("skill.extract")) != 1 {
+		t.Fatalf("LLM error: rules %+v", rs)
+	}
+	f.llm.push("skill.extract", ruleFoo)
+	f.observe(t, nameErrors(2)...)
+	if rs := f.rules(t); len(rs) != 1 || rs[0].Hits != 2 {
+		t.Errorf("threshold 2 after an LLM error: %+v", rs)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := (Config{}).Validate(); err != nil {
+		t.Errorf("zero config: %v", err)
+	}
+	for _, c := range []Config{{Threshold: -1}, {OnOffMin: -1}, {OnOffMargin: -0.1}, {OnOffMargin: 2}} {
+		if c.Validate() == nil {
+			t.Errorf("%+v passed Validate", c)
+		}
+	}
+	if d := (Config{Threshold: -1, OnOffMin: 7}).withDefaults(); d.Threshold != 3 || d.OnOffMin != 7 || d.OnOffMargin != 0.1 {
+		t.Errorf("defaults: %+v", d)
+	}
+}
+
+// FuzzParseExtract: the answer is an LLM's; whatever it says, a rule is one
+// short "You cannot" line and a pattern never spans lines.
+func FuzzParseExtract(f *testing.F) {
+	f.Add(ruleFoo + "\nPATTERN: tl\\.foo")
+	f.Add("ABSTAIN")
+	f.Add("  You cannot x.\n\n PATTERN: `a+`\nextra")
+	f.Fuzz(func(t *testing.T, s string) {
+		rule, pattern, ok := parseExtract(s)
+		if !ok {
+			if rule != "" || pattern != "" {
+				t.Fatalf("rejected answer returned %q %q", rule, pattern)
+			}
+			return
+		}
+		if !strings.HasPrefix(rule, "You cannot ") || len(rule) > maxRuleLen || strings.Contains(rule, "\n") || strings.Contains(pattern, "\n") {
+			t.Fatalf("accepted %q -> rule %q pattern %q", s, rule, pattern)
+		}
+	})
+}

@@ -37,9 +37,11 @@ type Rule struct {
 	Aliases   []string `json:"aliases,omitempty"`
 	// Pattern is an optional Go regexp matching code that breaks the rule;
 	// a correct kernel it matches retires the rule.
-	Pattern        string    `json:"pattern,omitempty"`
-	FailingCode    string    `json:"failing_code"` // one example, at most 4 KiB
-	ExampleEvalIDs []string  `json:"example_eval_ids"`
+	Pattern        string   `json:"pattern,omitempty"`
+	FailingCode    string   `json:"failing_code"`     // one example, at most 4 KiB
+	ExampleEvalIDs []string `json:"example_eval_ids"` // the first five
+	// Torch, Triton and GPUArch are the toolchain of the latest evidence
+	// (the creating failures, then each hit): retrieval ranks rules by it.
 	Torch          string    `json:"torch"`
 	Triton         string    `json:"triton"`
 	GPUArch        string    `json:"gpu_arch"`
