@@ -12,27 +12,28 @@ import (
 // made no node (Node 0) and the search went on. Parent is the node the step
 // expanded (0: the virtual root, the task without code).
 type Step struct {
-	SearchID      string
-	Node, Parent  int
-	Action        string
-	Policy        string
-	Prompt        []Message
-	PromptVersion string
-	Completion    string
-	Code          string
-	TokensIn      int
-	TokensOut     int
-	LatencyMS     float64
-	Model         string
-	EvalID        string
-	Verdict       *harness.Verdict
-	Reward        float64
-	BestSpeedup   *float64
-	BestNode      int
-	SkillIDs      []string
-	Duplicate     bool
-	Error         string
-	Time          time.Time
+	SearchID      string           `json:"search_id"`
+	Node          int              `json:"node"` // 0 for a failed step (no node was made)
+	Parent        int              `json:"parent"`
+	Action        string           `json:"action"`
+	Policy        string           `json:"policy"`
+	Prompt        []Message        `json:"prompt"`
+	PromptVersion string           `json:"prompt_version"`
+	Completion    string           `json:"completion"`
+	Code          string           `json:"code"`
+	TokensIn      int              `json:"tokens_in"`
+	TokensOut     int              `json:"tokens_out"`
+	LatencyMS     float64          `json:"latency_ms"`
+	Model         string           `json:"model"`
+	EvalID        string           `json:"eval_id"`
+	Verdict       *harness.Verdict `json:"verdict"`
+	Reward        float64          `json:"reward"`
+	BestSpeedup   *float64         `json:"best_speedup"`
+	BestNode      int              `json:"best_node"`
+	SkillIDs      []string         `json:"skill_ids"`
+	Duplicate     bool             `json:"duplicate"`
+	Error         string           `json:"error"`
+	Time          time.Time        `json:"ts"`
 }
 
 // Actions.
