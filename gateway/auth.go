@@ -38,6 +38,8 @@ var routeScopes = []scopeRule{
 	{method: http.MethodGet, path: "/v1/tasks", scope: apikey.Reward},
 	{path: "/v1/tasks", scope: apikey.Admin}, // registering or changing tasks
 	{path: "/v1/searches", scope: apikey.Search},
+	{method: http.MethodGet, path: "/v1/skills", scope: apikey.Search},
+	{path: "/v1/skills", scope: apikey.Admin}, // retiring a rule changes every later search
 	{path: "/v1/exports", scope: apikey.Export},
 	{path: "/v1/gpus", scope: apikey.Admin},
 	{path: "/metrics", scope: apikey.Admin},

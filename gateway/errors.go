@@ -38,6 +38,11 @@ const (
 	CodeEpisodeExpired  Code = "episode_expired"
 	CodeEpisodeDone     Code = "episode_done"
 	CodeStepConflict    Code = "step_conflict"
+
+	// Searches and skills (searches.go, skills.go).
+	CodeSearchNotFound Code = "search_not_found"
+	CodeSkillNotFound  Code = "skill_not_found"
+	CodeSkillRetired   Code = "skill_retired"
 )
 
 // errorTable is the one place an error code gets its HTTP status.
@@ -67,6 +72,10 @@ var errorTable = map[Code]int{
 	CodeEpisodeExpired:  http.StatusGone,
 	CodeEpisodeDone:     http.StatusConflict,
 	CodeStepConflict:    http.StatusConflict,
+
+	CodeSearchNotFound: http.StatusNotFound,
+	CodeSkillNotFound:  http.StatusNotFound,
+	CodeSkillRetired:   http.StatusConflict,
 }
 
 // RetryAfter is the Retry-After (seconds) sent with queue_full.

@@ -16,6 +16,7 @@ import (
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/episode"
 	"github.com/kernelgate/kernelgate/gateway/apikey"
+	"github.com/kernelgate/kernelgate/rollout/runner"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
@@ -86,7 +87,12 @@ type Deps struct {
 	GPUs GPUSource
 	// Exports lets POST /v1/exports write exports (exports.go); zero: 503.
 	Exports Exports
-	Log     *slog.Logger
+	// Searches runs searches (/v1/searches); nil: those endpoints answer 503
+	// (no LLM endpoint configured).
+	Searches runner.Service
+	// Skills is the skill memory behind /v1/skills; nil: 503.
+	Skills SkillAdmin
+	Log    *slog.Logger
 }
 
 // Server is the HTTP API.
@@ -158,6 +164,8 @@ func (s *Server) routes() http.Handler {
 	r.POST("/v1/evaluations", s.evaluate)
 	r.GET("/v1/evaluations/:id", s.getEvaluation)
 	r.POST("/v1/exports", s.createExport) // exports.go
+	s.searchRoutes(r)                     // searches.go
+	s.skillRoutes(r)                      // skills.go
 	return r
 }
 
