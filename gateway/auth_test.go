@@ -242,15 +242,18 @@ func TestEveryRouteHasAScope(t *testing.T) {
 		}
 	}
 	for route, want := range map[string]scopeRule{
-		"GET /v1/tasks":         {path: "/v1/tasks", method: "GET", scope: apikey.Reward},
-		"GET /v1/tasks/:id":     {path: "/v1/tasks", method: "GET", scope: apikey.Reward},
-		"POST /v1/tasks":        {path: "/v1/tasks", scope: apikey.Admin},
-		"POST /openrlhf/reward": {path: "/openrlhf", scope: apikey.Reward},
-		"GET /v1/batches/:id":   {path: "/v1/batches", scope: apikey.Reward},
-		"GET /v1/exports/:id":   {path: "/v1/exports", scope: apikey.Export},
-		"POST /v1/searches":     {path: "/v1/searches", scope: apikey.Search},
-		"GET /healthz":          {path: "/healthz", open: true},
-		"GET /v1/rewardsX":      {},
+		"GET /v1/tasks":               {path: "/v1/tasks", method: "GET", scope: apikey.Reward},
+		"GET /v1/tasks/:id":           {path: "/v1/tasks", method: "GET", scope: apikey.Reward},
+		"POST /v1/tasks":              {path: "/v1/tasks", scope: apikey.Admin},
+		"POST /openrlhf/reward":       {path: "/openrlhf", scope: apikey.Reward},
+		"GET /v1/batches/:id":         {path: "/v1/batches", scope: apikey.Reward},
+		"GET /v1/exports/:id":         {path: "/v1/exports", scope: apikey.Export},
+		"POST /v1/searches":           {path: "/v1/searches", scope: apikey.Search},
+		"GET /v1/searches/:id/events": {path: "/v1/searches", scope: apikey.Search},
+		"GET /v1/skills":              {method: "GET", path: "/v1/skills", scope: apikey.Search},
+		"POST /v1/skills/:id/retire":  {path: "/v1/skills", scope: apikey.Admin},
+		"GET /healthz":                {path: "/healthz", open: true},
+		"GET /v1/rewardsX":            {},
 	} {
 		method, path, _ := strings.Cut(route, " ")
 		if got, _ := scopeFor(method, path); got != want {
