@@ -32,6 +32,7 @@ type search struct {
 	latest    int          // the newest node: the refine policy's chain end
 	untunable map[int]bool // nodes a tune found nothing to change in
 	llmErrors int          // LLM failures in a row
+	stepStart time.Time    // when the current step began planning
 }
 
 // Run runs a search until its step or token budget is spent, ctx is
@@ -78,6 +79,7 @@ func (s *search) loop(ctx context.Context) string {
 		case s.cfg.TokenBudget > 0 && s.tokensIn+s.tokensOut >= s.cfg.TokenBudget:
 			return StatusBudget
 		}
+		s.stepStart = time.Now()
 		parent, action := s.plan()
 		var p proposal
 		if action == ActionTune {
@@ -141,7 +143,9 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 		Code:    p.code,
 		Options: s.cfg.Options,
 	}
+	t0 := time.Now()
 	v, err := s.deps.Eval.Evaluate(ctx, job)
+	st.EvalMS = ms(time.Since(t0))
 	if ctx.Err() != nil {
 		return
 	}
@@ -171,6 +175,9 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 // record completes a step, counts it and hands it to OnStep.
 func (s *search) record(st Step) {
 	st.SearchID, st.Policy, st.Time = s.cfg.SearchID, s.cfg.Policy, time.Now()
+	if !s.stepStart.IsZero() {
+		st.StepMS = ms(st.Time.Sub(s.stepStart))
+	}
 	st.BestNode, st.BestSpeedup = s.bestSoFar()
 	s.count(st)
 	s.log.Info("step", "node", st.Node, "parent", st.Parent, "action", st.Action,
@@ -223,3 +230,5 @@ func (s *search) result(status string) Result {
 	}
 	return r
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

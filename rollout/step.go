@@ -12,28 +12,33 @@ import (
 // made no node (Node 0) and the search went on. Parent is the node the step
 // expanded (0: the virtual root, the task without code).
 type Step struct {
-	SearchID      string           `json:"search_id"`
-	Node          int              `json:"node"` // 0 for a failed step (no node was made)
-	Parent        int              `json:"parent"`
-	Action        string           `json:"action"`
-	Policy        string           `json:"policy"`
-	Prompt        []Message        `json:"prompt"`
-	PromptVersion string           `json:"prompt_version"`
-	Completion    string           `json:"completion"`
-	Code          string           `json:"code"`
-	TokensIn      int              `json:"tokens_in"`
-	TokensOut     int              `json:"tokens_out"`
-	LatencyMS     float64          `json:"latency_ms"`
-	Model         string           `json:"model"`
-	EvalID        string           `json:"eval_id"`
-	Verdict       *harness.Verdict `json:"verdict"`
-	Reward        float64          `json:"reward"`
-	BestSpeedup   *float64         `json:"best_speedup"`
-	BestNode      int              `json:"best_node"`
-	SkillIDs      []string         `json:"skill_ids"`
-	Duplicate     bool             `json:"duplicate"`
-	Error         string           `json:"error"`
-	Time          time.Time        `json:"ts"`
+	SearchID      string    `json:"search_id"`
+	Node          int       `json:"node"` // 0 for a failed step (no node was made)
+	Parent        int       `json:"parent"`
+	Action        string    `json:"action"`
+	Policy        string    `json:"policy"`
+	Prompt        []Message `json:"prompt"`
+	PromptVersion string    `json:"prompt_version"`
+	Completion    string    `json:"completion"`
+	Code          string    `json:"code"`
+	TokensIn      int       `json:"tokens_in"`
+	TokensOut     int       `json:"tokens_out"`
+	LatencyMS     float64   `json:"latency_ms"` // the LLM calls'
+	// EvalMS is the evaluator's call (harness time); StepMS the step from
+	// planning to its record, so StepMS - LatencyMS - EvalMS is the search's
+	// own overhead. A step resumed from a log keeps its logged figures.
+	EvalMS      float64          `json:"eval_ms"`
+	StepMS      float64          `json:"step_ms"`
+	Model       string           `json:"model"`
+	EvalID      string           `json:"eval_id"`
+	Verdict     *harness.Verdict `json:"verdict"`
+	Reward      float64          `json:"reward"`
+	BestSpeedup *float64         `json:"best_speedup"`
+	BestNode    int              `json:"best_node"`
+	SkillIDs    []string         `json:"skill_ids"`
+	Duplicate   bool             `json:"duplicate"`
+	Error       string           `json:"error"`
+	Time        time.Time        `json:"ts"`
 }
 
 // Actions.
