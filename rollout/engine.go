@@ -182,7 +182,8 @@ func (s *search) record(st Step) {
 	s.count(st)
 	s.log.Info("step", "node", st.Node, "parent", st.Parent, "action", st.Action,
 		"prompt_version", st.PromptVersion, "reward", st.Reward, "duplicate", st.Duplicate,
-		"tokens_in", st.TokensIn, "tokens_out", st.TokensOut, "error", st.Error)
+		"tokens_in", st.TokensIn, "tokens_out", st.TokensOut, "llm_ms", st.LatencyMS, "eval_ms", st.EvalMS,
+		"step_ms", st.StepMS, "error", st.Error)
 	if s.deps.OnStep != nil {
 		s.deps.OnStep(st)
 	}
