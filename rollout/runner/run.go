@@ -77,9 +77,10 @@ func (r *run) userCancel() {
 
 func (r *run) stop() { r.cancel() }
 
-// skippedTune is the engine's free step (a tune with nothing to tune): it
-// does not use up a step (rollout.Step.countsTowardSteps).
-func skippedTune(s rollout.Step) bool {
+// SkippedTune reports the engine's free step (a tune with nothing to
+// tune): it does not use up a step (rollout.Step.countsTowardSteps), so
+// counters and progress bars skip it.
+func SkippedTune(s rollout.Step) bool {
 	return s.Action == rollout.ActionTune && s.Node == 0 && strings.HasPrefix(s.Error, "tune: no tunable")
 }
 
@@ -89,12 +90,12 @@ func (r *run) apply(ev Event) {
 	defer r.mu.Unlock()
 	st := &r.st
 	r.seq = max(r.seq, ev.Seq)
-	if ev.Error != "" && !skippedTune(ev.Step) {
+	if ev.Error != "" && !SkippedTune(ev.Step) {
 		r.lastErr = ev.Error
 	}
 	st.TokensIn += ev.TokensIn
 	st.TokensOut += ev.TokensOut
-	if !skippedTune(ev.Step) {
+	if !SkippedTune(ev.Step) {
 		st.Steps++
 		st.Actions[ev.Action]++
 	}
