@@ -24,7 +24,7 @@ import (
 type llmFlags struct {
 	url, model, keyEnv string
 	temperature        float64
-	maxTokens          int
+	maxTokens, retries int
 }
 
 func (f *llmFlags) register(cmd *cobra.Command) {
@@ -34,6 +34,7 @@ func (f *llmFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.keyEnv, "llm-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset: no key, for local servers)")
 	fs.Float64Var(&f.temperature, "temperature", llm.DefaultTemperature, "sampling temperature (0..2)")
 	fs.IntVar(&f.maxTokens, "max-tokens", llm.DefaultMaxTokens, "completion token limit per call")
+	fs.IntVar(&f.retries, "llm-retries", llm.DefaultRetries, "retries of a failed LLM call (429, 5xx, network), with backoff")
 }
 
 // config is the LLM client's config; what is missing or out of range is a
@@ -41,9 +42,15 @@ func (f *llmFlags) register(cmd *cobra.Command) {
 // (flags show up in ps and shell history).
 func (f *llmFlags) config() (llm.Config, error) {
 	t := f.temperature
-	c := llm.Config{BaseURL: f.url, Model: f.model, APIKey: os.Getenv(f.keyEnv), Temperature: &t, MaxTokens: f.maxTokens}
-	if f.url == "" || f.model == "" {
+	c := llm.Config{BaseURL: f.url, Model: f.model, APIKey: os.Getenv(f.keyEnv), Temperature: &t, MaxTokens: f.maxTokens,
+		Retries: f.retries}
+	switch {
+	case f.url == "" || f.model == "":
 		return c, usageError{errors.New("--llm-url and --model are required")}
+	case f.retries < 0:
+		return c, usageError{fmt.Errorf("--llm-retries must be >= 0, got %d", f.retries)}
+	case f.retries == 0:
+		c.Retries = -1 // llm.Config: 0 is the default, negative is none
 	}
 	if err := c.Validate(); err != nil {
 		return c, usageError{err}
