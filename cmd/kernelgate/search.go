@@ -74,6 +74,9 @@ func newSearchCmd(g *globals) *cobra.Command {
 			} else if err != nil {
 				return err
 			}
+			// On stderr, so that an interrupted search can be found again.
+			fmt.Fprintf(g.stderr, "kernelgate: search %s (%s, %d steps; --resume %s continues it)\n",
+				st.SearchID, st.Policy, st.StepsBudget, st.SearchID)
 			progress := !asJSON && isTerminal(g.stderr)
 			st, err = s.follow(cmd.Context(), st, progress, g.stderr)
 			if err != nil {

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -180,5 +182,60 @@ func TestAdaptSuite(t *testing.T) {
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "mini/1_add_relu: ") || !strings.Contains(lines[0], "correct") ||
 		!strings.HasPrefix(lines[1], "mini/7_gelu: ") || !strings.HasPrefix(lines[2], "skills: 0 created") {
 		t.Fatalf("stdout:\n%s", stdout.String())
+	}
+}
+
+// Ctrl-C mid-search: exit 130, the step taken is in search_steps, and
+// --resume finishes the search without asking the LLM for that step again.
+func TestSearchInterruptAndResume(t *testing.T) {
+	needPython(t)
+	honest := readFileT(t, "../../datasets/solutions/ci/1_add_relu.py")
+	srv := llmtest.New(t, llmtest.Reply("```python\n"+honest+"```").Once(), llmtest.Hang().Once())
+	data := t.TempDir()
+	args := []string{"--llm-url", srv.URL(), "--model", "m", "--data", data, "--device", "cpu", "--json"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"search", "--task", "../../datasets/ci/1_add_relu.py", "--steps", "3", "--policy", "sample"}, args...), &stdout, &stderr)
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for len(srv.Requests()) < 2 || srv.InFlight() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second LLM call never started; stderr %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling the scripted server
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitAborted {
+			t.Fatalf("exit %d, want %d; stderr %s", code, exitAborted, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Ctrl-C did not stop the search")
+	}
+	if rows := searchSteps(t, data); len(rows) != 1 {
+		t.Fatalf("search_steps rows after Ctrl-C: %d, want 1 (flushed before exit)", len(rows))
+	}
+	m := regexp.MustCompile(`search (s_[0-9a-f]+)`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no search id on stderr: %s", stderr.String())
+	}
+	srv.Add(llmtest.Reply("```python\n" + honest + "```"))
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), append([]string{"search", "--resume", m[1]}, args...), &out, &errb); code != exitOK {
+		t.Fatalf("resume exit %d; stderr %s", code, errb.String())
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(out.Bytes(), &obj); err != nil || obj["state"] != "done" || obj["steps"] != 3.0 || obj["search_id"] != m[1] {
+		t.Fatalf("resumed: %v, %v", obj, err)
+	}
+	if n := len(srv.Requests()); n != 4 {
+		t.Fatalf("LLM requests %d, want 4 (1, the one cut by Ctrl-C, then 2 more)", n)
+	}
+	if rows := searchSteps(t, data); len(rows) != 3 {
+		t.Fatalf("search_steps rows: %d, want 3", len(rows))
 	}
 }
