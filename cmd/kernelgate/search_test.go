@@ -97,7 +97,8 @@ func TestSearchJSON(t *testing.T) {
 		llmtest.Reply("```python\n"+honest+"```").WithUsage(40, 100),
 	)
 	data, out := t.TempDir(), filepath.Join(t.TempDir(), "best.py")
-	var stdout, stderr bytes.Buffer
+	var stdout bytes.Buffer
+	var stderr syncBuffer
 	code := run(context.Background(), []string{"search", "--task", "../../datasets/ci/1_add_relu.py", "--steps", "2",
 		"--policy", "sample", "--llm-url", srv.URL(), "--model", "m", "--data", data, "--out", out, "--json", "--device", "cpu"},
 		&stdout, &stderr)
@@ -139,7 +140,8 @@ func TestSearchJSON(t *testing.T) {
 // "failed" with the reason; exit 1 with the JSON still printed.
 func TestSearchUnreachableLLM(t *testing.T) {
 	needPython(t)
-	var stdout, stderr bytes.Buffer
+	var stdout bytes.Buffer
+	var stderr syncBuffer
 	code := run(context.Background(), []string{"search", "--task", "../../datasets/ci/1_add_relu.py", "--steps", "20",
 		"--llm-url", "http://127.0.0.1:1/v1", "--model", "m", "--llm-retries", "0", "--data", t.TempDir(), "--json", "--device", "cpu"},
 		&stdout, &stderr)
@@ -172,7 +174,8 @@ func TestAdaptSuite(t *testing.T) {
 	}
 	honest := readFileT(t, "../../datasets/solutions/ci/1_add_relu.py")
 	srv := llmtest.New(t, llmtest.Reply("```python\n"+honest+"```"))
-	var stdout, stderr bytes.Buffer
+	var stdout bytes.Buffer
+	var stderr syncBuffer
 	code := run(context.Background(), []string{"adapt", "--tasks", suite, "--steps", "1", "--policy", "sample",
 		"--llm-url", srv.URL(), "--model", "m", "--data", t.TempDir(), "--device", "cpu"}, &stdout, &stderr)
 	if code != exitOK {
@@ -224,7 +227,8 @@ func TestSearchInterruptAndResume(t *testing.T) {
 		t.Fatalf("no search id on stderr: %s", stderr.String())
 	}
 	srv.Add(llmtest.Reply("```python\n" + honest + "```"))
-	var out, errb bytes.Buffer
+	var out bytes.Buffer
+	var errb syncBuffer
 	if code := run(context.Background(), append([]string{"search", "--resume", m[1]}, args...), &out, &errb); code != exitOK {
 		t.Fatalf("resume exit %d; stderr %s", code, errb.String())
 	}
