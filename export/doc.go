@@ -19,6 +19,7 @@
 //   - rejected: events that could not be decoded, with their raw bytes.
 //   - skills: one row per skill version (Skill); written by the search's skill
 //     memory (issue 5), read by the skills export.
+//   - search_steps: one row per search step (events.search_step, SearchStepEvent; search.go).
 //
 // The training-data exports built from these tables and the task suites
 // (verl, sft, dpo, skills, arrow) are in export/dataset.

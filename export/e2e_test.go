@@ -90,7 +90,7 @@ func TestRunEndToEnd(t *testing.T) {
 	publish(t, b, SubjectEvaluation, "e00", evalEvent("e00", now)) // a retried publish
 	publish(t, b, SubjectEpisodeStep, "s1", stepEvent("s1", now))
 	publish(t, b, SubjectEvaluation, "bad", []byte("not json"))
-	publish(t, b, "events.skill", "k1", map[string]string{"rule": "x"})
+	publish(t, b, "events.future_table", "k1", map[string]string{"rule": "x"})
 
 	waitRows[Evaluation](t, root, TableEvaluations, 20)
 	waitRows[EpisodeStep](t, root, TableEpisodeSteps, 1)

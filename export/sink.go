@@ -177,10 +177,12 @@ func (s *Sink) group(evs []bus.Event, now time.Time) ([]part, batchStats) {
 	evals := newTableRows[Evaluation](TableEvaluations)
 	steps := newTableRows[EpisodeStep](TableEpisodeSteps)
 	rejected := newTableRows[Rejected](TableRejected)
+	search := newTableRows[SearchStep](TableSearchSteps)
+	skills := newTableRows[Skill](TableSkills)
 	inBatch := map[string]bool{}
 	var st batchStats
 	for _, ev := range evs {
-		d := decode(ev, now, s.log)
+		d := decodeAny(ev, now, s.log)
 		if d.skip {
 			st.skipped++
 			continue
@@ -195,12 +197,16 @@ func (s *Sink) group(evs []bus.Event, now time.Time) ([]part, batchStats) {
 			evals.add(d.id, r.TS, r)
 		case EpisodeStep:
 			steps.add(d.id, r.TS, r)
+		case SearchStep:
+			search.add(d.id, r.TS, r)
+		case Skill:
+			skills.add(d.id, skillDay(r, now), r)
 		case Rejected:
 			st.rejected++
 			rejected.add(d.id, r.TS, r)
 		}
 	}
-	parts := slices.Concat(evals.parts(), steps.parts(), rejected.parts())
+	parts := slices.Concat(evals.parts(), steps.parts(), rejected.parts(), search.parts(), skills.parts())
 	slices.SortFunc(parts, func(a, b part) int {
 		return cmp.Or(cmp.Compare(a.table, b.table), cmp.Compare(a.date, b.date))
 	})

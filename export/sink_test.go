@@ -45,7 +45,7 @@ func TestHandleMixedBatch(t *testing.T) {
 		busEvent(t, SubjectEvaluation, "e1", evalEvent("e1", testTime)),
 		busEvent(t, SubjectEpisodeStep, "s1", stepEvent("s1", testTime)),
 		busEvent(t, SubjectEvaluation, "e2", evalEvent("e2", nextDay)),
-		busEvent(t, "events.search_step", "x1", map[string]int{"n": 1}), // unknown: skipped
+		busEvent(t, "events.future_table", "x1", map[string]int{"n": 1}), // unknown: skipped
 		busEvent(t, SubjectEvaluation, "e3", evalEvent("e3", testTime)),
 	}
 	if err := s.Handle(t.Context(), evs); err != nil {

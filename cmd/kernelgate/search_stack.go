@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/rollout/llm"
+	"github.com/kernelgate/kernelgate/rollout/runner"
+	"github.com/kernelgate/kernelgate/rollout/skills"
+)
+
+// llmFlags select the endpoint of `search` and `adapt`.
+type llmFlags struct {
+	url, model, keyEnv string
+	temperature        float64
+	maxTokens, retries int
+}
+
+func (f *llmFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.url, "llm-url", "", "OpenAI-compatible endpoint, ending in /v1 (required)")
+	fs.StringVar(&f.model, "model", "", "model name (required)")
+	fs.StringVar(&f.keyEnv, "llm-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset: no key, for local servers)")
+	fs.Float64Var(&f.temperature, "temperature", llm.DefaultTemperature, "sampling temperature (0..2)")
+	fs.IntVar(&f.maxTokens, "max-tokens", llm.DefaultMaxTokens, "completion token limit per call")
+	fs.IntVar(&f.retries, "llm-retries", llm.DefaultRetries, "retries of a failed LLM call (429, 5xx, network), with backoff")
+}
+
+// config is the LLM client's config; what is missing or out of range is a
+// usage error. The key is read from the environment, never from a flag
+// (flags show up in ps and shell history).
+func (f *llmFlags) config() (llm.Config, error) {
+	t := f.temperature
+	c := llm.Config{BaseURL: f.url, Model: f.model, APIKey: os.Getenv(f.keyEnv), Temperature: &t, MaxTokens: f.maxTokens,
+		Retries: f.retries}
+	switch {
+	case f.url == "" || f.model == "":
+		return c, usageError{errors.New("--llm-url and --model are required")}
+	case f.retries < 0:
+		return c, usageError{fmt.Errorf("--llm-retries must be >= 0, got %d", f.retries)}
+	case f.retries == 0:
+		c.Retries = -1 // llm.Config: 0 is the default, negative is none
+	}
+	if err := c.Validate(); err != nil {
+		return c, usageError{err}
+	}
+	return c, nil
+}
+
+// searchStack is what `search` and `adapt` run on, wired as serve wires
+// it: the embedded bus and Parquet sink in --data, a Supervisor, the skill
+// memory (--data/skills.json) and the runner.
+type searchStack struct {
+	b        *bus.Bus
+	sup      *harness.Supervisor
+	mem      *skills.Memory
+	mgr      *runner.Manager
+	log      *slog.Logger
+	stopSink context.CancelFunc
+	sinkDone chan struct{}
+}
+
+func (g *globals) openSearchStack(ctx context.Context, dataDir, device string, lc llm.Config, reg runner.Tasks) (_ *searchStack, err error) {
+	cfg, err := g.config(device)
+	if err != nil {
+		return nil, err
+	}
+	log, err := g.logger()
+	if err != nil {
+		return nil, err
+	}
+	s := &searchStack{log: log, sinkDone: make(chan struct{}), stopSink: func() {}}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if s.b, err = bus.Open(ctx, bus.Options{DataDir: dataDir}, log); err != nil {
+		return nil, err
+	}
+	sink, err := export.NewSink(filepath.Join(dataDir, "parquet"), writerID(), log)
+	if err != nil {
+		return nil, err
+	}
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopSink = stop
+	go func() {
+		defer close(s.sinkDone)
+		if err := sink.Run(sctx, s.b); err != nil {
+			log.Error("Parquet sink stopped", "err", err)
+		}
+	}()
+	client, err := llm.New(lc, log)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	s.mem = skills.New(skills.NewFileStore(filepath.Join(dataDir, "skills.json")), client,
+		skills.Config{OnChange: runner.SkillEvents(s.b, log)}, log)
+	if err := s.mem.Load(ctx); err != nil {
+		return nil, err
+	}
+	if s.sup, err = g.startSupervisor(ctx, cfg); err != nil {
+		return nil, err
+	}
+	s.mgr, err = runner.NewManager(ctx, runner.Deps{Bus: s.b, Eval: s.sup, Skills: s.mem, Tasks: reg,
+		LLM: lc, GPUName: gpuName(s.sup), Log: log})
+	return s, err
+}
+
+func gpuName(sup *harness.Supervisor) string {
+	if d := sup.GPUs().Devices; len(d) > 0 && sup.Mode() != harness.TimingCPUInterpreter {
+		return d[0].Name
+	}
+	return ""
+}
+
+// close stops the runner (a search still running stays resumable), the
+// workers, then lets the sink write everything logged before it stops.
+func (s *searchStack) close() {
+	if s.mgr != nil {
+		s.mgr.Close()
+	}
+	if s.sup != nil {
+		s.sup.Close()
+	}
+	if s.b != nil {
+		waitSinkFlushed(s.b, s.sinkDone, s.log, sinkFlushTimeout)
+		s.stopSink()
+		<-s.sinkDone
+		s.b.Close()
+	}
+}
+
+// follow shows the search's progress until it ends; Ctrl-C cancels it.
+func (s *searchStack) follow(ctx context.Context, st runner.Status, progress bool, w io.Writer) (runner.Status, error) {
+	var bar *progressbar.ProgressBar
+	if progress {
+		bar = progressbar.NewOptions(st.StepsBudget, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
+			progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish(),
+			progressbar.OptionSetDescription("searching"))
+	}
+	var p progressState
+	sctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for {
+		ch, err := s.mgr.Subscribe(sctx, st.SearchID, p.last)
+		if err != nil {
+			return st, err
+		}
+		for open := true; open; {
+			select {
+			case ev, ok := <-ch:
+				if open = ok; ok && p.add(ev) && bar != nil {
+					bar.Describe(p.String())
+					_ = bar.Add(1)
+				}
+			case <-ctx.Done():
+				return st, interrupted(ctx, s, st.SearchID)
+			}
+		}
+		// The stream closed: the search ended, or this reader fell behind.
+		if st, err = s.mgr.Get(sctx, st.SearchID); err != nil || st.State != runner.StateRunning {
+			if bar != nil {
+				_ = bar.Finish()
+			}
+			return st, err
+		}
+	}
+}
+
+// progressState is the progress bar's text: best speedup, pass rate, tokens.
+type progressState struct {
+	last, nodes, correct, tokens int
+	best                         *float64
+}
+
+// add counts ev; false for a step that did not use up a step (skipped tune).
+func (p *progressState) add(ev runner.Event) bool {
+	p.last = ev.Seq
+	p.tokens += ev.TokensIn + ev.TokensOut
+	if ev.BestSpeedup != nil {
+		p.best = ev.BestSpeedup
+	}
+	if ev.Verdict != nil {
+		p.nodes++
+		if ev.Verdict.Correct {
+			p.correct++
+		}
+	}
+	return !runner.SkippedTune(ev.Step)
+}
+
+func (p *progressState) String() string {
+	best := "-"
+	if p.best != nil {
+		best = fmt.Sprintf("%.2fx", *p.best)
+	}
+	return fmt.Sprintf("best %s, pass %d/%d, %d tokens", best, p.correct, p.nodes, p.tokens)
+}

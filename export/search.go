@@ -1,0 +1,185 @@
+package export
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/harness"
+)
+
+// Subjects and table of the search's log (issue 5). The skills table is
+// defined in skills.go; its event is SkillEvent.
+const (
+	SubjectSearchStep = "events.search_step"
+	SubjectSkill      = "events.skill"
+	TableSearchSteps  = "search_steps"
+)
+
+// PromptMessage is one chat message of a step's prompt.
+type PromptMessage struct {
+	Role    string `json:"role" parquet:"role"`
+	Content string `json:"content" parquet:"content"`
+}
+
+// SearchStepEvent is what the search runner publishes on events.search_step,
+// one per step (failed steps included). EventID is SearchStepID(search, seq),
+// so a step published again after a restart is written once.
+type SearchStepEvent struct {
+	EventID       string           `json:"event_id"`
+	Time          time.Time        `json:"ts"`
+	SearchID      string           `json:"search_id"`
+	Seq           int              `json:"seq"`
+	TaskID        string           `json:"task_id"`
+	Node          int              `json:"node"`
+	Parent        int              `json:"parent"`
+	Action        string           `json:"action"`
+	Policy        string           `json:"policy"`
+	Prompt        []PromptMessage  `json:"prompt"`
+	PromptVersion string           `json:"prompt_version"`
+	Completion    string           `json:"completion"`
+	Code          string           `json:"code"`
+	TokensIn      int              `json:"tokens_in"`
+	TokensOut     int              `json:"tokens_out"`
+	LatencyMS     float64          `json:"latency_ms"`
+	Model         string           `json:"model"`
+	EvalID        string           `json:"eval_id"`
+	Verdict       *harness.Verdict `json:"verdict,omitempty"`
+	Reward        float64          `json:"reward"`
+	BestSpeedup   *float64         `json:"best_speedup,omitempty"`
+	BestNode      int              `json:"best_node"`
+	SkillIDs      []string         `json:"skill_ids"`
+	Duplicate     bool             `json:"duplicate"`
+	Error         string           `json:"error"`
+}
+
+// SearchStepID is a step's event id.
+func SearchStepID(searchID string, seq int) string { return fmt.Sprintf("%s.%d", searchID, seq) }
+
+// SkillEvent is what the skill memory's OnChange publishes on events.skill,
+// one per rule version. EventID is SkillEventID(skill id, version).
+type SkillEvent struct {
+	EventID string    `json:"event_id"`
+	Time    time.Time `json:"ts"`
+	Reason  string    `json:"reason"` // created, hit, merged, retired:...
+	Skill   Skill     `json:"skill"`
+}
+
+// SkillEventID is a skill version's event id.
+func SkillEventID(skillID string, version int64) string {
+	return fmt.Sprintf("skill.%s.%d", skillID, version)
+}
+
+// SearchStep is one row of the search_steps table: the step and its
+// verdict's main columns (the full verdict is the evaluations table's job;
+// eval_id joins them when the evaluator logs there).
+type SearchStep struct {
+	EventID         string          `parquet:"event_id"`
+	TS              time.Time       `parquet:"ts,timestamp(millisecond)"`
+	SearchID        string          `parquet:"search_id"`
+	Seq             int64           `parquet:"seq"`
+	TaskID          string          `parquet:"task_id"`
+	Node            int64           `parquet:"node"` // 0: a failed step made no node
+	Parent          int64           `parquet:"parent"`
+	Action          string          `parquet:"action"`
+	Policy          string          `parquet:"policy"`
+	PromptMessages  []PromptMessage `parquet:"prompt_messages,list"`
+	PromptVersion   string          `parquet:"prompt_version"`
+	Completion      string          `parquet:"completion"`
+	Code            string          `parquet:"code"`
+	TokensIn        int64           `parquet:"tokens_in"`
+	TokensOut       int64           `parquet:"tokens_out"`
+	LatencyMS       float64         `parquet:"latency_ms"`
+	Model           string          `parquet:"model"`
+	EvalID          string          `parquet:"eval_id"`
+	Status          string          `parquet:"status"` // "" when no verdict
+	Compiled        bool            `parquet:"compiled"`
+	Correct         bool            `parquet:"correct"`
+	Speedup         *float64        `parquet:"speedup,optional"`
+	RuntimeMedianMS *float64        `parquet:"runtime_median_ms,optional"`
+	ErrorSignature  string          `parquet:"error_signature"`
+	Feedback        string          `parquet:"feedback"`
+	HackFlags       []string        `parquet:"hack_flags,list"`
+	Reward          float64         `parquet:"reward"`
+	BestSpeedup     *float64        `parquet:"best_speedup,optional"`
+	BestNode        int64           `parquet:"best_node"`
+	SkillIDs        []string        `parquet:"skill_ids,list"`
+	Duplicate       bool            `parquet:"duplicate"`
+	Error           string          `parquet:"error"`
+}
+
+// SearchStepRow flattens ev into a search_steps row.
+func SearchStepRow(ev SearchStepEvent) SearchStep {
+	r := SearchStep{
+		EventID: ev.EventID, TS: rowTime(ev.Time), SearchID: ev.SearchID, Seq: int64(ev.Seq), TaskID: ev.TaskID,
+		Node: int64(ev.Node), Parent: int64(ev.Parent), Action: ev.Action, Policy: ev.Policy,
+		PromptMessages: slices.Clone(ev.Prompt), PromptVersion: ev.PromptVersion,
+		Completion: ev.Completion, Code: ev.Code,
+		TokensIn: int64(ev.TokensIn), TokensOut: int64(ev.TokensOut), LatencyMS: ev.LatencyMS,
+		Model: ev.Model, EvalID: ev.EvalID, Reward: ev.Reward, BestSpeedup: ev.BestSpeedup,
+		BestNode: int64(ev.BestNode), SkillIDs: nonNil(slices.Clone(ev.SkillIDs)),
+		Duplicate: ev.Duplicate, Error: ev.Error, HackFlags: []string{},
+	}
+	if r.PromptMessages == nil {
+		r.PromptMessages = []PromptMessage{}
+	}
+	if v := ev.Verdict; v != nil {
+		r.Status, r.Compiled, r.Correct = string(v.Status), v.Compiled, v.Correct
+		if v.Speedup != nil {
+			r.Speedup = ptr(*v.Speedup)
+		}
+		if v.Runtime != nil {
+			r.RuntimeMedianMS = ptr(v.Runtime.MedianMS)
+		}
+		r.ErrorSignature, r.Feedback = v.ErrorSignature, v.Feedback
+		r.HackFlags = nonNil(slices.Clone(v.HackFlags))
+	}
+	return r
+}
+
+// SkillRow is the skills row of a skill event, its lists never null.
+func SkillRow(ev SkillEvent) Skill {
+	r := ev.Skill
+	r.ExampleEvalIDs = nonNil(slices.Clone(r.ExampleEvalIDs))
+	// A zero time would be written as year 1754 (int64 millis overflow):
+	// the event's time stands in.
+	if r.FirstSeen.IsZero() {
+		r.FirstSeen = ev.Time
+	}
+	if r.LastSeen.IsZero() {
+		r.LastSeen = ev.Time
+	}
+	r.FirstSeen, r.LastSeen = rowTime(r.FirstSeen), rowTime(r.LastSeen)
+	return r
+}
+
+func (e *SearchStepEvent) header() (*string, *time.Time, string, string) {
+	return &e.EventID, &e.Time, e.SearchID, "search_id"
+}
+
+func (e *SkillEvent) header() (*string, *time.Time, string, string) {
+	return &e.EventID, &e.Time, e.Skill.SkillID, "skill.SkillID"
+}
+
+// decodeAny is decode extended with the search's subjects: the sink's
+// single entry point for turning an event into a row.
+func decodeAny(ev bus.Event, received time.Time, log *slog.Logger) decoded {
+	switch ev.Subject {
+	case SubjectSearchStep:
+		return decodeBody(ev, received, log, SearchStepRow)
+	case SubjectSkill:
+		return decodeBody(ev, received, log, SkillRow)
+	}
+	return decode(ev, received, log)
+}
+
+// skillDay is the time that dates a skills row's partition: when the
+// version was made (its last_seen), else when the sink received it.
+func skillDay(r Skill, received time.Time) time.Time {
+	if r.LastSeen.IsZero() {
+		return received
+	}
+	return r.LastSeen
+}

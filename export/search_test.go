@@ -1,0 +1,90 @@
+package export
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/parquet-go/parquet-go"
+)
+
+func searchStepEvent(seq int, ts time.Time) SearchStepEvent {
+	v := fullVerdict()
+	best := 1.31
+	return SearchStepEvent{
+		EventID: SearchStepID("s_1", seq), Time: ts, SearchID: "s_1", Seq: seq, TaskID: "ci/1_add_relu",
+		Node: seq, Parent: seq - 1, Action: "small", Policy: "adaexplore",
+		Prompt:        []PromptMessage{{Role: "user", Content: "write a kernel"}},
+		PromptVersion: "revise.v1+tune.v1", Completion: "```python\ncode\n```", Code: "code",
+		TokensIn: 100, TokensOut: 20, LatencyMS: 12.5, Model: "m", EvalID: "s_1-1",
+		Verdict: &v, Reward: 0.7, BestSpeedup: &best, BestNode: seq, SkillIDs: []string{"sk-1"},
+	}
+}
+
+func skillEvent(version int64, ts time.Time) SkillEvent {
+	return SkillEvent{EventID: SkillEventID("sk-1", version), Time: ts, Reason: "created", Skill: Skill{
+		SkillID: "sk-1", Version: version, Rule: "You cannot index a tensor with a Python list.",
+		ErrorSignature: "TypeError: x", FailingCode: "code", ExampleEvalIDs: []string{"e1"},
+		FirstSeen: ts, LastSeen: ts, Hits: 3, Status: SkillActive, SourceSearchID: "s_1",
+	}}
+}
+
+func TestSearchStepRowRoundTrip(t *testing.T) {
+	full := SearchStepRow(searchStepEvent(1, testTime))
+	if full.Status != "correct" || !full.Correct || *full.Speedup != 1.31 || *full.RuntimeMedianMS != 0.91 || full.TS.Location() != time.UTC {
+		t.Fatalf("verdict columns: %+v", full)
+	}
+	failed := SearchStepRow(SearchStepEvent{EventID: "s_1.2", Time: testTime, SearchID: "s_1", Seq: 2, Action: "large", Error: "large: no code in the answer"})
+	if failed.Status != "" || failed.Speedup != nil || failed.HackFlags == nil || failed.SkillIDs == nil || failed.PromptMessages == nil {
+		t.Fatalf("failed step: %+v", failed)
+	}
+	rows := []SearchStep{full, failed}
+	if got := roundTrip(t, rows); !reflect.DeepEqual(got, rows) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, rows)
+	}
+	sk := []Skill{SkillRow(skillEvent(1, testTime)), SkillRow(SkillEvent{Time: testTime, Skill: Skill{SkillID: "sk-2"}})}
+	if got := roundTrip(t, sk); !reflect.DeepEqual(got, sk) {
+		t.Fatalf("skills round trip:\n got %+v\nwant %+v", got, sk)
+	}
+}
+
+// The search_steps schema is a contract with readers, like the others
+// (rows_test.go's TestSchemaGolden; -update rewrites it).
+func TestSearchStepSchemaGolden(t *testing.T) {
+	checkGolden(t, "search_steps.schema.golden", parquet.SchemaOf(SearchStep{}).String()+"\n")
+}
+
+func TestHandleSearchEvents(t *testing.T) {
+	root := t.TempDir()
+	s := newTestSink(t, root)
+	evs := []bus.Event{
+		busEvent(t, SubjectSearchStep, SearchStepID("s_1", 1), searchStepEvent(1, testTime)),
+		busEvent(t, SubjectSkill, SkillEventID("sk-1", 1), skillEvent(1, testTime)),
+		busEvent(t, SubjectSearchStep, SearchStepID("s_1", 2), searchStepEvent(2, testTime)),
+		busEvent(t, SubjectSearchStep, "bad", map[string]int{"seq": 3}), // no search id: rejected
+	}
+	if err := s.Handle(t.Context(), evs); err != nil {
+		t.Fatal(err)
+	}
+	// A redelivery (the runner republishing after a restart) adds nothing.
+	again := evs[:3]
+	for i := range again {
+		again[i].NumDelivered = 2
+	}
+	if err := s.Handle(t.Context(), again); err != nil {
+		t.Fatal(err)
+	}
+	steps := readTable[SearchStep](t, root, TableSearchSteps)
+	want := []SearchStep{SearchStepRow(searchStepEvent(1, testTime)), SearchStepRow(searchStepEvent(2, testTime))}
+	if !reflect.DeepEqual(steps, want) {
+		t.Fatalf("search_steps:\n got %+v\nwant %+v", steps, want)
+	}
+	sk := readTable[Skill](t, root, TableSkills)
+	if len(sk) != 1 || !reflect.DeepEqual(sk[0], SkillRow(skillEvent(1, testTime))) {
+		t.Fatalf("skills: %+v", sk)
+	}
+	if rej := readTable[Rejected](t, root, TableRejected); len(rej) != 1 || rej[0].Subject != SubjectSearchStep {
+		t.Fatalf("rejected: %+v", rej)
+	}
+}

@@ -1,0 +1,124 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/rollout"
+	"github.com/kernelgate/kernelgate/rollout/llm"
+)
+
+// writeTimeout bounds one store or bus write of a step: the bus is local
+// or near, and a stuck write must not stall the search forever.
+const writeTimeout = 30 * time.Second
+
+// launch registers r and runs its search in a goroutine; resume holds the
+// steps of an earlier run (in Seq order).
+func (m *Manager) launch(r *run, p plan, resume []Event) error {
+	client, err := llm.New(p.llm, m.deps.Log)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	cfg := p.cfg
+	cfg.SearchID = r.st.SearchID
+	for _, ev := range resume {
+		cfg.Resume = append(cfg.Resume, ev.Step)
+	}
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		return errors.New("runner: shutting down")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	m.runs[cfg.SearchID] = r
+	m.wg.Add(1)
+	m.mu.Unlock()
+
+	deps := rollout.Deps{LLM: client, Eval: m.deps.Eval, Skills: m.deps.Skills, Extract: llm.Extractor{},
+		Log: m.deps.Log, OnStep: func(s rollout.Step) { m.onStep(ctx, r, cfg.TaskID, s) }}
+	go func() {
+		defer m.wg.Done()
+		defer cancel()
+		res, err := rollout.Run(ctx, cfg, deps)
+		m.end(r, res, err)
+	}()
+	m.log.Info("search started", "search_id", cfg.SearchID, "task_id", cfg.TaskID, "policy", cfg.Policy,
+		"steps", cfg.Steps, "resumed_steps", len(resume), "model", p.llm.Model)
+	return nil
+}
+
+// onStep numbers a step, stores it (for resume and replay), logs it on the
+// bus (search_steps), updates the status and fans it out.
+func (m *Manager) onStep(ctx context.Context, r *run, taskID string, s rollout.Step) {
+	r.mu.Lock()
+	seq := r.seq + 1
+	r.mu.Unlock()
+	ev := Event{Seq: seq, Step: clip(s)}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	if err := m.store.putStep(wctx, ev); err != nil {
+		m.log.Error("step not stored (a resume would redo it)", "search_id", s.SearchID, "seq", seq, "err", err)
+	}
+	m.publishStep(wctx, taskID, ev)
+	r.apply(ev)
+	if err := m.store.put(wctx, r.record()); err != nil {
+		m.log.Warn("search record not updated", "search_id", s.SearchID, "seq", seq, "err", err)
+	}
+	r.hub.publish(ev)
+}
+
+// publishStep logs a step on events.search_step; the id makes a second
+// publish of the same step (after a restart) one row.
+func (m *Manager) publishStep(ctx context.Context, taskID string, ev Event) {
+	s := ev.Step
+	out := export.SearchStepEvent{
+		EventID: export.SearchStepID(s.SearchID, ev.Seq), Time: s.Time, SearchID: s.SearchID, Seq: ev.Seq,
+		TaskID: taskID, Node: s.Node, Parent: s.Parent, Action: s.Action, Policy: s.Policy,
+		PromptVersion: s.PromptVersion, Completion: s.Completion, Code: s.Code,
+		TokensIn: s.TokensIn, TokensOut: s.TokensOut, LatencyMS: s.LatencyMS, Model: s.Model,
+		EvalID: s.EvalID, Verdict: s.Verdict, Reward: s.Reward, BestSpeedup: s.BestSpeedup,
+		BestNode: s.BestNode, SkillIDs: s.SkillIDs, Duplicate: s.Duplicate, Error: s.Error,
+	}
+	for _, msg := range s.Prompt {
+		out.Prompt = append(out.Prompt, export.PromptMessage{Role: msg.Role, Content: msg.Content})
+	}
+	b, err := json.Marshal(out)
+	if err == nil {
+		err = m.deps.Bus.PublishEvent(ctx, export.SubjectSearchStep, out.EventID, b)
+	}
+	if err != nil {
+		m.log.Error("search step not logged", "search_id", s.SearchID, "seq", ev.Seq, "err", err)
+	}
+}
+
+// end records how the search ended. A search stopped by Close (shutdown)
+// is left "running" in the store, for ResumeAll.
+func (m *Manager) end(r *run, res rollout.Result, err error) {
+	defer close(r.done)
+	defer r.hub.end()
+	m.mu.Lock()
+	closing := m.closing
+	m.mu.Unlock()
+	switch {
+	case err != nil:
+		r.fail(err.Error())
+	case res.Status == rollout.StatusCancelled && closing && !r.userStop.Load():
+		m.log.Info("search interrupted by shutdown; resumable", "search_id", r.st.SearchID)
+		return
+	default:
+		r.finish(res, r.failReason(res.Status))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if err := m.store.put(ctx, r.record()); err != nil {
+		m.log.Error("final search record not stored", "search_id", r.st.SearchID, "err", err)
+	}
+	st := r.status()
+	m.log.Info("search ended", "search_id", st.SearchID, "state", st.State, "steps", st.Steps,
+		"tokens_in", st.TokensIn, "tokens_out", st.TokensOut, "error", st.Error)
+}
