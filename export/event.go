@@ -11,8 +11,9 @@ import (
 // Within a major version columns are only added.
 //
 // Changelog: 1.0 (2026-11-29) first version; 1.1 (2026-11-30) evaluations gains
-// task_source (exports rebuild prompts from it), and the skills table is defined.
-const SchemaVersion = "1.1"
+// task_source (exports rebuild prompts from it), and the skills table is defined;
+// 1.2 (2026-11-30) the search_steps table, and skills rows carry event_id.
+const SchemaVersion = "1.2"
 
 // Key/value metadata keys of every file the sink writes.
 const (

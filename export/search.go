@@ -44,6 +44,8 @@ type SearchStepEvent struct {
 	TokensIn      int              `json:"tokens_in"`
 	TokensOut     int              `json:"tokens_out"`
 	LatencyMS     float64          `json:"latency_ms"`
+	EvalMS        float64          `json:"eval_ms"`
+	StepMS        float64          `json:"step_ms"`
 	Model         string           `json:"model"`
 	EvalID        string           `json:"eval_id"`
 	Verdict       *harness.Verdict `json:"verdict,omitempty"`
@@ -91,7 +93,9 @@ type SearchStep struct {
 	Code            string          `parquet:"code"`
 	TokensIn        int64           `parquet:"tokens_in"`
 	TokensOut       int64           `parquet:"tokens_out"`
-	LatencyMS       float64         `parquet:"latency_ms"`
+	LatencyMS       float64         `parquet:"latency_ms"` // the LLM calls'
+	EvalMS          float64         `parquet:"eval_ms"`    // the harness's
+	StepMS          float64         `parquet:"step_ms"`    // the whole step: less the two above, the search's own time
 	Model           string          `parquet:"model"`
 	EvalID          string          `parquet:"eval_id"`
 	Status          string          `parquet:"status"` // "" when no verdict
@@ -118,7 +122,7 @@ func SearchStepRow(ev SearchStepEvent) SearchStep {
 		PromptMessages: slices.Clone(ev.Prompt), PromptVersion: ev.PromptVersion,
 		Completion: ev.Completion, Code: ev.Code,
 		TokensIn: int64(ev.TokensIn), TokensOut: int64(ev.TokensOut), LatencyMS: ev.LatencyMS,
-		Model: ev.Model, EvalID: ev.EvalID, Reward: ev.Reward, BestSpeedup: ev.BestSpeedup,
+		EvalMS: ev.EvalMS, StepMS: ev.StepMS, Model: ev.Model, EvalID: ev.EvalID, Reward: ev.Reward, BestSpeedup: ev.BestSpeedup,
 		BestNode: int64(ev.BestNode), SkillIDs: nonNil(slices.Clone(ev.SkillIDs)),
 		Duplicate: ev.Duplicate, Error: ev.Error, HackFlags: []string{},
 	}
@@ -142,6 +146,7 @@ func SearchStepRow(ev SearchStepEvent) SearchStep {
 // SkillRow is the skills row of a skill event, its lists never null.
 func SkillRow(ev SkillEvent) Skill {
 	r := ev.Skill
+	r.EventID = ev.EventID // the sink's restart dedup reads event_id
 	r.ExampleEvalIDs = nonNil(slices.Clone(r.ExampleEvalIDs))
 	// A zero time would be written as year 1754 (int64 millis overflow):
 	// the event's time stands in.

@@ -13,6 +13,7 @@ const (
 // versions it holds for. The skill library writes it (one row per skill
 // version); exports read it. Nothing in this package writes it.
 type Skill struct {
+	EventID        string    `parquet:"event_id"` // skill.<id>.<version>: redelivered versions are written once
 	SkillID        string    `parquet:"skill_id"`
 	Version        int64     `parquet:"version"`
 	Rule           string    `parquet:"rule"` // the "You cannot ..." sentence

@@ -80,7 +80,7 @@ func (m *Manager) publishStep(ctx context.Context, taskID string, ev Event) {
 		EventID: export.SearchStepID(s.SearchID, ev.Seq), Time: s.Time, SearchID: s.SearchID, Seq: ev.Seq,
 		TaskID: taskID, Node: s.Node, Parent: s.Parent, Action: s.Action, Policy: s.Policy,
 		PromptVersion: s.PromptVersion, Completion: s.Completion, Code: s.Code,
-		TokensIn: s.TokensIn, TokensOut: s.TokensOut, LatencyMS: s.LatencyMS, Model: s.Model,
+		TokensIn: s.TokensIn, TokensOut: s.TokensOut, LatencyMS: s.LatencyMS, EvalMS: s.EvalMS, StepMS: s.StepMS, Model: s.Model,
 		EvalID: s.EvalID, Verdict: s.Verdict, Reward: s.Reward, BestSpeedup: s.BestSpeedup,
 		BestNode: s.BestNode, SkillIDs: s.SkillIDs, Duplicate: s.Duplicate, Error: s.Error,
 	}

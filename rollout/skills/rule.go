@@ -89,6 +89,7 @@ func (r Rule) Skill() rollout.Skill {
 // Row is the rule version as a row of the skills table.
 func (r Rule) Row() export.Skill {
 	return export.Skill{
+		EventID:        export.SkillEventID(r.ID, int64(r.Version)),
 		SkillID:        r.ID,
 		Version:        int64(r.Version),
 		Rule:           r.Rule,
