@@ -101,7 +101,7 @@ func newAdaptCmd(g *globals) *cobra.Command {
 	f.StringVar(&dataDir, "data", "./data", "data directory (queue store, Parquet log, skills.json)")
 	f.StringVar(&dev, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $KERNELGATE_DEVICE)")
 	_ = cmd.MarkFlagRequired("tasks")
-	lf.register(cmd)
+	lf.register(cmd, "required")
 	return cmd
 }
 

@@ -96,7 +96,7 @@ func newSearchCmd(g *globals) *cobra.Command {
 	f.StringVar(&resume, "resume", "", "continue the search with this id from its stored steps (--task, --steps and --policy are taken from it)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object at the end (no progress bar)")
 	f.StringVar(&device, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $KERNELGATE_DEVICE)")
-	lf.register(cmd)
+	lf.register(cmd, "required")
 	return cmd
 }
 

@@ -27,10 +27,10 @@ type llmFlags struct {
 	maxTokens, retries int
 }
 
-func (f *llmFlags) register(cmd *cobra.Command) {
+func (f *llmFlags) register(cmd *cobra.Command, need string) {
 	fs := cmd.Flags()
-	fs.StringVar(&f.url, "llm-url", "", "OpenAI-compatible endpoint, ending in /v1 (required)")
-	fs.StringVar(&f.model, "model", "", "model name (required)")
+	fs.StringVar(&f.url, "llm-url", "", "OpenAI-compatible endpoint, ending in /v1 ("+need+")")
+	fs.StringVar(&f.model, "model", "", "model name (required with --llm-url)")
 	fs.StringVar(&f.keyEnv, "llm-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset: no key, for local servers)")
 	fs.Float64Var(&f.temperature, "temperature", llm.DefaultTemperature, "sampling temperature (0..2)")
 	fs.IntVar(&f.maxTokens, "max-tokens", llm.DefaultMaxTokens, "completion token limit per call")

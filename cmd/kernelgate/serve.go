@@ -26,6 +26,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	var taskDirs []string
 	var episodeIdle time.Duration
 	var gcfg gateway.Config
+	var lf llmFlags
 	cmd := &cobra.Command{
 		Use:   "serve [--addr HOST:PORT] [--data DIR] [--tasks DIR,...]",
 		Short: "Run the reward gateway: HTTP API, embedded queue, workers and the Parquet log",
@@ -78,11 +79,16 @@ func newServeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			gcfg.Addr = addr
-			srv := gateway.New(gcfg, gateway.Deps{
+			deps := gateway.Deps{
 				Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode,
 				Tasks: reg, Episodes: eps, Keys: keys, GPUs: sup, Log: log,
 				Exports: gateway.Exports{DataDir: dataDir, Version: version},
-			})
+			}
+			mgr, err := openSearches(ctx, &lf, dataDir, b, sup, reg, &deps, log)
+			if err != nil {
+				return err
+			}
+			srv := gateway.New(gcfg, deps)
 
 			// Shutdown order: the HTTP server drains first (its in-flight
 			// requests wait on the workers); then the workers stop (a job
@@ -102,6 +108,9 @@ func newServeCmd(g *globals) *cobra.Command {
 				defer stop()
 				defer context.AfterFunc(ctx, stop)()
 				err := srv.Run(hctx)
+				if mgr != nil {
+					mgr.Close() // running searches stay resumable at the next start
+				}
 				stopWorkers()
 				<-workersDone
 				waitSinkFlushed(b, sinkDone, log, sinkFlushTimeout)
@@ -122,6 +131,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().IntVar(&gcfg.RateBurst, "rate-burst", gateway.DefaultRateBurst, "requests a key may send at once before --rate-limit applies")
 	cmd.Flags().DurationVar(&gcfg.DrainDelay, "drain-delay", 0, "on SIGTERM, how long /readyz answers 503 before the listener closes (e.g. 5s behind a load balancer)")
 	cmd.Flags().DurationVar(&gcfg.ShutdownTimeout, "shutdown-timeout", gateway.DefaultShutdownTimeout, "on SIGTERM, how long requests in flight get to finish")
+	lf.register(cmd, "optional: without it /v1/searches and /v1/skills answer 503")
 	return cmd
 }
 
