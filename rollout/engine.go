@@ -74,6 +74,8 @@ func (s *search) loop(ctx context.Context) string {
 			return StatusCancelled
 		case s.llmErrors >= maxLLMErrors:
 			return StatusFailed
+		case s.steps >= s.cfg.Steps && len(s.tree.nodes) == 1 && s.llmErrors > 0:
+			return StatusFailed // the budget went on LLM errors: nothing was ever proposed
 		case s.steps >= s.cfg.Steps:
 			return StatusDone
 		case s.cfg.TokenBudget > 0 && s.tokensIn+s.tokensOut >= s.cfg.TokenBudget:

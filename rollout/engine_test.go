@@ -212,3 +212,13 @@ func TestLLMDownFails(t *testing.T) {
 		t.Errorf("status %s after %d steps (first error %q); want failed after %d", res.Status, len(steps), steps[0].Error, maxLLMErrors)
 	}
 }
+
+// A budget smaller than the give-up count, spent entirely on LLM errors, is a
+// failed search, not a done one: nothing was ever proposed.
+func TestLLMDownWithinASmallBudgetFails(t *testing.T) {
+	llm := &fakeLLM{respond: func(Request, int) (string, error) { return "", errors.New("connection refused") }}
+	res, steps := run(t, testConfig(PolicyAdaExplore, 3), llm, &fakeEval{}, nil)
+	if res.Status != StatusFailed || len(steps) != 3 {
+		t.Errorf("status %s after %d steps; want failed after 3", res.Status, len(steps))
+	}
+}

@@ -111,3 +111,23 @@ def test_search_survives_a_restart(tmp_path, llm):
                       partitioning="hive").to_table().to_pylist()
     seqs = sorted(r["seq"] for r in rows if r["search_id"] == sid)
     assert seqs == list(range(1, st["steps"] + 1)), seqs  # every step once, across the restart
+
+
+def test_unreachable_llm_fails_the_search_not_the_gateway(tmp_path, llm):
+    srv = serve_with(tmp_path, llm)
+    try:
+        dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+        status, ref = srv.post("/v1/searches", {"task_id": "ci/1_add_relu", "steps": 3,
+                                                "llm": {"base_url": dead, "api_key": "sk-secret-do-not-echo"}})
+        assert status == 202, ref
+        events = sse(srv, f"/v1/searches/{ref['search_id']}/events")
+        end = events[-1]
+        assert end[0] == "end" and end[1]["state"] == "failed", end
+        assert all(d.get("error") for e, d in events if e == "step"), events
+        assert "sk-secret-do-not-echo" not in json.dumps(events) + srv.log()
+        # the gateway itself is unaffected
+        status, resp = srv.post("/v1/rewards", {"task_id": "ci/1_add_relu", "reward_fn": "binary",
+                                                "completions": ["```python\n" + KERNEL.read_text() + "```"]})
+        assert status == 200 and resp["rewards"] == [1.0], resp
+    finally:
+        assert srv.stop() == 0, srv.log()
