@@ -143,7 +143,8 @@ func TestSearchUnreachableLLM(t *testing.T) {
 	var stdout bytes.Buffer
 	var stderr syncBuffer
 	code := run(context.Background(), []string{"search", "--task", "../../datasets/ci/1_add_relu.py", "--steps", "20",
-		"--llm-url", "http://127.0.0.1:1/v1", "--model", "m", "--llm-retries", "0", "--data", t.TempDir(), "--json", "--device", "cpu"},
+		"--llm-url", "http://127.0.0.1:1/v1", "--model", "m", "--llm-retries", "0", "--data", t.TempDir(), "--json", "--device", "cpu",
+		"--out", filepath.Join(t.TempDir(), "best.py")},
 		&stdout, &stderr)
 	if code != exitFailed {
 		t.Fatalf("exit %d, want %d; stderr %s", code, exitFailed, stderr.String())
@@ -195,7 +196,9 @@ func TestSearchInterruptAndResume(t *testing.T) {
 	honest := readFileT(t, "../../datasets/solutions/ci/1_add_relu.py")
 	srv := llmtest.New(t, llmtest.Reply("```python\n"+honest+"```").Once(), llmtest.Hang().Once())
 	data := t.TempDir()
-	args := []string{"--llm-url", srv.URL(), "--model", "m", "--data", data, "--device", "cpu", "--json"}
+	// --out keeps the best kernel out of the package directory (the default is ./best_<id>.py).
+	args := []string{"--llm-url", srv.URL(), "--model", "m", "--data", data, "--device", "cpu", "--json",
+		"--out", filepath.Join(t.TempDir(), "best.py")}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout, stderr syncBuffer
