@@ -96,7 +96,7 @@ func (s *seenSet) refresh(ctx context.Context, root, writerID string, log *slog.
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rows, err := readRows[eventIDRow](p.path)
+		rows, err := ReadRows[eventIDRow](p.path)
 		if err != nil {
 			log.Error("dedup: unreadable part file skipped", "path", p.path, "err", err)
 			continue

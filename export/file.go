@@ -117,21 +117,21 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// readRows reads every row of a Parquet file into T (columns matched by
+// ReadRows reads every row of a Parquet file into T (columns matched by
 // name; columns of the file that T lacks are not decoded into it).
-func readRows[T any](path string) ([]T, error) {
+func ReadRows[T any](path string) ([]T, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("export.readRows: %w", err)
+		return nil, fmt.Errorf("export.ReadRows: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("export.readRows: %w", err)
+		return nil, fmt.Errorf("export.ReadRows: %w", err)
 	}
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
-		return nil, fmt.Errorf("export.readRows %s: %w", path, err)
+		return nil, fmt.Errorf("export.ReadRows %s: %w", path, err)
 	}
 	r := parquet.NewGenericReader[T](pf)
 	defer r.Close()
@@ -144,10 +144,10 @@ func readRows[T any](path string) ([]T, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("export.readRows %s: %w", path, err)
+			return nil, fmt.Errorf("export.ReadRows %s: %w", path, err)
 		}
 		if n == 0 {
-			return nil, fmt.Errorf("export.readRows %s: no progress at row %d of %d", path, got, len(rows))
+			return nil, fmt.Errorf("export.ReadRows %s: no progress at row %d of %d", path, got, len(rows))
 		}
 	}
 	return rows[:got], nil

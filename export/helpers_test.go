@@ -91,7 +91,7 @@ func readTable[T any](t *testing.T, root, table string) []T {
 		if !strings.HasPrefix(f, "table="+table+"/") || strings.HasPrefix(filepath.Base(f), ".") {
 			continue // another table, or a temp file (readers skip hidden files)
 		}
-		rows, err := readRows[T](filepath.Join(root, f))
+		rows, err := ReadRows[T](filepath.Join(root, f))
 		if err != nil {
 			t.Fatal(err)
 		}

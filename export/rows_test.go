@@ -21,7 +21,7 @@ func roundTrip[T any](t *testing.T, rows []T) []T {
 	if err := writePart(dir, "p.parquet", rows, map[string]string{MetaSchemaVersion: SchemaVersion}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := readRows[T](filepath.Join(dir, "p.parquet"))
+	got, err := ReadRows[T](filepath.Join(dir, "p.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func runExport(t *testing.T, dataDir string, r Request) (string, *Manifest) {
 
 func read[T any](t *testing.T, path string) []T {
 	t.Helper()
-	rows, err := readFile[T](path)
+	rows, err := export.ReadRows[T](path)
 	if err != nil {
 		t.Fatal(err)
 	}

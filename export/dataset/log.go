@@ -3,13 +3,13 @@ package dataset
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/kernelgate/kernelgate/export"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -77,7 +77,7 @@ func readTable[T any](root, table string, f Filter, keep func(T) bool) ([]T, []s
 	}
 	var all []T
 	for _, p := range files {
-		rows, err := readFile[T](p)
+		rows, err := export.ReadRows[T](p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -88,40 +88,6 @@ func readTable[T any](root, table string, f Filter, keep func(T) bool) ([]T, []s
 		}
 	}
 	return all, files, nil
-}
-
-func readFile[T any](path string) ([]T, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
-	}
-	pf, err := parquet.OpenFile(fh, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %s: %w", path, err)
-	}
-	r := parquet.NewGenericReader[T](pf)
-	defer r.Close()
-	rows := make([]T, r.NumRows())
-	got := 0
-	for got < len(rows) {
-		n, err := r.Read(rows[got:])
-		got += n
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("dataset: %s: %w", path, err)
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("dataset: %s: no progress at row %d of %d", path, got, len(rows))
-		}
-	}
-	return rows[:got], nil
 }
 
 // writeParquet writes rows (possibly none: the file still has the schema)
