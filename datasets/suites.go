@@ -53,19 +53,12 @@ func Suites(path string) ([]Suite, error) {
 		s, err := loadSuite(abs)
 		return []Suite{s}, err
 	}
-	entries, err := os.ReadDir(abs)
+	dirs, err := SuiteDirs(abs)
 	if err != nil {
 		return nil, fmt.Errorf("datasets.Suites: %w", err)
 	}
 	var out []Suite
-	for _, e := range entries {
-		dir := filepath.Join(abs, e.Name())
-		if !e.IsDir() || e.Name() == "solutions" {
-			continue
-		}
-		if files, _ := PyFiles(dir); len(files) == 0 {
-			continue
-		}
+	for _, dir := range dirs {
 		s, err := loadSuite(dir)
 		if err != nil {
 			return nil, err
@@ -75,8 +68,28 @@ func Suites(path string) ([]Suite, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("datasets.Suites: no task files (*.py) in %s or its subdirectories", path)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// SuiteDirs lists the suites of a root such as datasets/: its
+// subdirectories that hold task files, sorted; solutions/ is not a suite.
+func SuiteDirs(root string) ([]string, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == "solutions" {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		if files, err := PyFiles(dir); err == nil && len(files) > 0 {
+			dirs = append(dirs, filepath.Clean(dir))
+		}
+	}
+	sort.Strings(dirs)
+	return dirs, nil
 }
 
 func loadSuite(dir string) (Suite, error) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/kernelgate/kernelgate/datasets"
@@ -62,22 +61,7 @@ func DefaultDirs(wd, exe string) []string {
 		roots = append(roots, filepath.Join(bin, "datasets"), filepath.Join(bin, "..", "datasets"))
 	}
 	for _, root := range roots {
-		entries, err := os.ReadDir(root)
-		if err != nil {
-			continue
-		}
-		var dirs []string
-		for _, e := range entries {
-			if !e.IsDir() || e.Name() == "solutions" {
-				continue
-			}
-			dir := filepath.Join(root, e.Name())
-			if files, err := datasets.PyFiles(dir); err == nil && len(files) > 0 {
-				dirs = append(dirs, filepath.Clean(dir))
-			}
-		}
-		if len(dirs) > 0 {
-			sort.Strings(dirs)
+		if dirs, err := datasets.SuiteDirs(root); err == nil && len(dirs) > 0 {
 			return dirs
 		}
 	}
