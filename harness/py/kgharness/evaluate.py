@@ -207,6 +207,9 @@ class _Run:
                                   "checked (too large for this device)")
             return
         self.stage("reference")
+        # reference() imports the task again, on purpose: module-level state that the
+        # meta pass touched (a lazily built cache, a call counter) must not leak into
+        # the real run.
         self.reference(task)
         if self.gpu and self.opts["timing"]:
             self.stage("timing")
