@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -141,12 +143,12 @@ func one(ctx context.Context, ev Evaluator, t Target, opts Options) (Result, boo
 		r.SolutionNote = "not run: the task was checked at shape level only"
 		return r, true
 	}
-	code, err := readFile(t.Solution)
+	code, err := os.ReadFile(t.Solution)
 	if err != nil {
 		r.Problems = append(r.Problems, "solution: "+err.Error())
 		return r, true
 	}
-	sv, err := ev.Evaluate(ctx, harness.Job{Task: task, Code: code, Options: opts.Job})
+	sv, err := ev.Evaluate(ctx, harness.Job{Task: task, Code: string(code), Options: opts.Job})
 	if ctx.Err() != nil {
 		return r, false
 	}
@@ -156,7 +158,7 @@ func one(ctx context.Context, ev Evaluator, t Target, opts Options) (Result, boo
 	}
 	r.Solution = &sv
 	if sv.Status != harness.StatusCorrect {
-		r.Problems = append(r.Problems, fmt.Sprintf("solution %s is %s: %s", baseName(t.Solution), sv.Status, firstLine(sv.Feedback)))
+		r.Problems = append(r.Problems, fmt.Sprintf("solution %s is %s: %s", filepath.Base(t.Solution), sv.Status, firstLine(sv.Feedback)))
 	}
 	return r, true
 }

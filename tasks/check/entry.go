@@ -1,7 +1,6 @@
 package check
 
 import (
-	"os"
 	"path/filepath"
 	"time"
 
@@ -50,10 +49,3 @@ func Entry(r Result, now time.Time) datasets.Entry {
 	}
 	return e
 }
-
-func readFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	return string(b), err
-}
-
-func baseName(p string) string { return filepath.Base(p) }
