@@ -101,21 +101,30 @@ func (g *globals) openSearchStack(ctx context.Context, dataDir, device string, l
 			log.Error("Parquet sink stopped", "err", err)
 		}
 	}()
-	client, err := llm.New(lc, log)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	s.mem = skills.New(skills.NewFileStore(filepath.Join(dataDir, "skills.json")), client,
-		skills.Config{OnChange: runner.SkillEvents(s.b, log)}, log)
-	if err := s.mem.Load(ctx); err != nil {
-		return nil, err
-	}
 	if s.sup, err = g.startSupervisor(ctx, cfg); err != nil {
 		return nil, err
 	}
-	s.mgr, err = runner.NewManager(ctx, runner.Deps{Bus: s.b, Eval: s.sup, Skills: s.mem, Tasks: reg,
-		LLM: lc, GPUName: gpuName(s.sup), Log: log})
+	s.mgr, s.mem, err = newRunner(ctx, lc, dataDir, s.b, s.sup, reg, log)
 	return s, err
+}
+
+// newRunner is the search runner `search`, `adapt` and `serve` share: the
+// LLM client, the skill memory (dataDir/skills.json, its changes logged on
+// the bus) and the Manager.
+func newRunner(ctx context.Context, lc llm.Config, dataDir string, b *bus.Bus, sup *harness.Supervisor,
+	reg runner.Tasks, log *slog.Logger) (*runner.Manager, *skills.Memory, error) {
+	client, err := llm.New(lc, log)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	mem := skills.New(skills.NewFileStore(filepath.Join(dataDir, "skills.json")), client,
+		skills.Config{OnChange: runner.SkillEvents(b, log)}, log)
+	if err := mem.Load(ctx); err != nil {
+		return nil, nil, err
+	}
+	mgr, err := runner.NewManager(ctx, runner.Deps{Bus: b, Eval: sup, Skills: mem, Tasks: reg,
+		LLM: lc, GPUName: gpuName(sup), Log: log})
+	return mgr, mem, err
 }
 
 func gpuName(sup *harness.Supervisor) string {

@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/gateway"
 	"github.com/kernelgate/kernelgate/harness"
-	"github.com/kernelgate/kernelgate/rollout/llm"
 	"github.com/kernelgate/kernelgate/rollout/runner"
-	"github.com/kernelgate/kernelgate/rollout/skills"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
@@ -27,17 +24,7 @@ func openSearches(ctx context.Context, lf *llmFlags, dataDir string, b *bus.Bus,
 	if err != nil {
 		return nil, err
 	}
-	client, err := llm.New(lc, log)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	mem := skills.New(skills.NewFileStore(filepath.Join(dataDir, "skills.json")), client,
-		skills.Config{OnChange: runner.SkillEvents(b, log)}, log)
-	if err := mem.Load(ctx); err != nil {
-		return nil, err
-	}
-	mgr, err := runner.NewManager(ctx, runner.Deps{Bus: b, Eval: sup, Skills: mem, Tasks: reg,
-		LLM: lc, GPUName: gpuName(sup), Log: log})
+	mgr, mem, err := newRunner(ctx, lc, dataDir, b, sup, reg, log)
 	if err != nil {
 		return nil, err
 	}
