@@ -16,9 +16,12 @@ import (
 //   - 1.1 (2026-11-29): eval.job.task_check (run only the reference: is the task valid?).
 //   - 1.2 (2026-11-30): eval.job.check (a task check's depth and limits); a task
 //     check's verdict carries task_info, and on a GPU ref_runtime.
+//   - 1.3 (2026-11-30): options require_triton and cpu_timing. Inside the zygote each
+//     evaluation is a judge that decides the verdict and two runners that run the
+//     task's and the candidate's code (the verdict schema 1.1 says what changed).
 const (
 	ProtocolMajor   = 1
-	ProtocolVersion = "1.2"
+	ProtocolVersion = "1.3"
 )
 
 // Record types, the "type" field of every record.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -147,8 +148,20 @@ func TestHashSource(t *testing.T) {
 }
 
 func TestStatuses(t *testing.T) {
-	if len(Statuses) != 9 || len(HackFlags) != 20 {
-		t.Errorf("%d statuses, %d flags", len(Statuses), len(HackFlags))
+	// testdata/vocabulary.json is the Python side's list too (test_protocol.py).
+	var vocab struct {
+		Statuses  []Status `json:"statuses"`
+		HackFlags []string `json:"hack_flags"`
+	}
+	raw, err := os.ReadFile("testdata/vocabulary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &vocab); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(vocab.Statuses, Statuses) || !slices.Equal(vocab.HackFlags, HackFlags) {
+		t.Errorf("statuses %v, flags %v; want %v, %v", Statuses, HackFlags, vocab.Statuses, vocab.HackFlags)
 	}
 	if !StatusRewardHack.Valid() || Status("passed").Valid() {
 		t.Error("Status.Valid wrong")

@@ -9,7 +9,12 @@ import (
 
 // SchemaVersion is the verdict schema (MAJOR.MINOR). It is logged and
 // exported, so it changes independently of the process protocol.
-const SchemaVersion = "1.0"
+//
+// Changelog:
+//   - 1.0 (2026-11-29): first version.
+//   - 1.1 (2026-11-30): flags forge and no_triton; wall_check (the judge's clock
+//     against the runners' timers).
+const SchemaVersion = "1.1"
 
 // Status is the closed set of evaluation outcomes.
 type Status string
@@ -65,6 +70,12 @@ const (
 	FlagCachePoison        = "cache_poison"
 	FlagCompilePassthrough = "compile_passthrough"
 	FlagTooFast            = "too_fast"
+	// Schema 1.1. forge: the candidate's process broke the judge's protocol (a
+	// malformed or unexpected message, outputs rewritten after "done", a time the
+	// judge's clock cannot confirm). no_triton: it launched no Triton kernel of its
+	// own while the evaluation required one (option require_triton).
+	FlagForge    = "forge"
+	FlagNoTriton = "no_triton"
 )
 
 // HackFlags lists every flag name in the order of PROTOCOL.md.
@@ -73,6 +84,7 @@ var HackFlags = []string{
 	FlagInputMutation, FlagCache, FlagPhaseDetect, FlagDeferredBatch, FlagDecoy,
 	FlagPrecision, FlagDegenerate, FlagHardcode, FlagIntrospection, FlagExit,
 	FlagEscape, FlagResource, FlagCachePoison, FlagCompilePassthrough, FlagTooFast,
+	FlagForge, FlagNoTriton,
 }
 
 // Timing modes.
@@ -118,7 +130,7 @@ type Env struct {
 	SandboxDetail    string `json:"sandbox_detail"`
 }
 
-// Verdict is the outcome of one evaluation (schema 1.0, PROTOCOL.md).
+// Verdict is the outcome of one evaluation (schema 1.1, PROTOCOL.md).
 // Nullable numbers are pointers: nil encodes as null.
 type Verdict struct {
 	SchemaVersion    string             `json:"schema_version"`
@@ -145,10 +157,13 @@ type Verdict struct {
 	TaskError        string             `json:"task_error"`
 	OutputTail       string             `json:"output_tail"`
 	StageMS          map[string]float64 `json:"stage_ms"`
-	Env              Env                `json:"env"`
-	TaskName         string             `json:"task_name"`
-	TaskHash         string             `json:"task_hash"`
-	CodeHash         string             `json:"code_hash"`
+	// WallCheck is the judge's cross-check of the candidate's timer (schema 1.1);
+	// nil when nothing was timed.
+	WallCheck *WallCheck `json:"wall_check"`
+	Env       Env        `json:"env"`
+	TaskName  string     `json:"task_name"`
+	TaskHash  string     `json:"task_hash"`
+	CodeHash  string     `json:"code_hash"`
 	// TaskInfo describes the task; only a task check's verdict has it.
 	TaskInfo *TaskInfo `json:"task_info,omitempty"`
 	// The gateway's two deadlines, measured by its worker (absent from
@@ -156,6 +171,15 @@ type Verdict struct {
 	// job queue, and the harness's own time for this evaluation.
 	QueueWaitMS *float64 `json:"queue_wait_ms,omitempty"`
 	ExecMS      *float64 `json:"exec_ms,omitempty"`
+}
+
+// WallCheck compares, per timed call, the judge's wall time minus the time the
+// runner reported ("overhead"): the candidate's median overhead may exceed the
+// reference's by at most LimitMS, else the verdict carries the flag forge.
+type WallCheck struct {
+	RefOverheadMS  float64 `json:"ref_overhead_ms"`
+	CandOverheadMS float64 `json:"cand_overhead_ms"`
+	LimitMS        float64 `json:"limit_ms"`
 }
 
 // TaskInfo is what a task check found out about a task without computing

@@ -5,7 +5,8 @@ zygote (before any candidate code exists) or in a single-use child.
 See harness/PROTOCOL.md for the boundary with the Go supervisor.
 """
 
-HARNESS_VERSION = "0.1.0"
-PROTOCOL = "1.2"          # MAJOR.MINOR of the process protocol (1.1: job.task_check, 1.2: job.check)
+HARNESS_VERSION = "0.2.0"
+PROTOCOL = "1.3"          # MAJOR.MINOR of the process protocol (1.1: job.task_check, 1.2: job.check,
+                          # 1.3: options require_triton, cpu_timing; the judge/runner split)
 PROTOCOL_MAJOR = 1
-SCHEMA_VERSION = "1.0"    # verdict schema
+SCHEMA_VERSION = "1.1"    # verdict schema (1.1: flags forge, no_triton; wall_check)

@@ -1,7 +1,9 @@
-"""The child's view of its supervisor: stage reports, the GPU timing lock, device info.
+"""The judge's view of its supervisor: stage reports, the GPU timing lock, runners.
 
-The zygote gives each child a PipeContext (kgharness.child); tests that run the
-evaluator in-process use LocalContext. evaluate() only ever talks to this interface.
+The zygote gives each judge a PipeContext (kgharness.child); tests that run a judge
+without a zygote use LocalContext (no lock: nothing else runs). Either way a runner is
+a real forked process (kgharness.spawn): the judge never runs task or candidate code
+in its own process, in tests included.
 """
 
 import contextlib
@@ -9,7 +11,7 @@ import time
 
 
 class Context:
-    """What evaluate() may ask of whoever runs it."""
+    """What the judge may ask of whoever runs it."""
 
     mode = "cpu_interpreter"   # or "gpu"
     device = "cpu"             # "cuda:0" in GPU mode
@@ -19,34 +21,25 @@ class Context:
     def stage(self, name):
         """Report that the evaluation entered stage `name` (used for timeout feedback)."""
 
-    def taint(self, flag, detail):
-        """Report a hack flag the moment it is seen, before candidate code can act on
-        what it got (a forged verdict written afterwards then still loses)."""
-
     @contextlib.contextmanager
     def timing_lock(self):
-        """Hold the per-GPU timing lock exclusively: no other child's GPU work runs meanwhile."""
+        """Hold the GPU's timing lock: every other evaluation on it is stopped meanwhile."""
         yield 0.0
 
-    @contextlib.contextmanager
-    def gpu_lock(self):
-        """Hold the per-GPU lock shared: GPU work of several children may overlap,
-        but never with somebody's timing."""
-        yield 0.0
+    def spawn(self, role, job):
+        """Fork a runner ("reference" or "candidate") for job; a spawn.RunnerProc."""
+        from . import spawn
+        return spawn.start(role, job, self.mode, self.device, self.tmpdir)
 
 
 class LocalContext(Context):
-    """In-process context for tests: no lock contention, stages recorded in a list."""
+    """For tests: no lock contention, stages recorded in a list, real forked runners."""
 
     def __init__(self, mode="cpu_interpreter", device="cpu", tmpdir=None):
         self.mode = mode
         self.device = device
         self.tmpdir = tmpdir
         self.stages = []
-        self.taints = []
 
     def stage(self, name):
         self.stages.append((name, time.monotonic()))
-
-    def taint(self, flag, detail):
-        self.taints.append((flag, detail))

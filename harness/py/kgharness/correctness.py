@@ -1,134 +1,16 @@
-"""Inputs, reference outputs and the candidate-vs-reference comparison.
+"""The judge's comparisons: tolerance, candidate outputs against reference outputs,
+and the screens that reject a degenerate reference.
 
-Reference outputs live in a Vault, XOR-masked in place: they stay allocated (so the
-caching allocator cannot hand their memory to a candidate's torch.empty) but hold
-no readable values, and no frame that calls the candidate holds them unmasked.
-All arithmetic here goes through callables captured in guards.T before import.
+Runs in the judge, on tensors that live in the judge's own exchange buffers (typed
+views): no candidate object ever reaches this code, so a tensor subclass cannot lie
+to a comparison and a patched torch.allclose is in another process.
 """
-
-import random
-import sys
 
 import torch
 
 from .guards import T
 
 _DEFAULT_TOL = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2, torch.float64: 1e-7}
-_MASK_INT = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-
-
-def seed_all(seed):
-    """Seed every RNG a task's get_inputs might reasonably use."""
-    T.manual_seed(seed)
-    random.seed(seed)
-    np = sys.modules.get("numpy")
-    if np is not None:
-        np.random.seed(seed % (2 ** 32))
-
-
-def to_device(x, device):
-    if type(x) is torch.Tensor or isinstance(x, torch.Tensor):
-        return x.to(device) if x.device != torch.device(device) else x
-    if isinstance(x, (list, tuple)):
-        return type(x)(to_device(v, device) for v in x)
-    return x
-
-
-def make_inputs(get_inputs, seed, device):
-    """Inputs generated on the device itself (GPU RNG is fast), stray CPU tensors moved."""
-    with torch.device(device):
-        seed_all(seed)
-        inputs = list(get_inputs())
-    return [to_device(x, device) for x in inputs]
-
-
-def clone(x):
-    if isinstance(x, torch.Tensor):
-        return x.detach().clone()
-    if isinstance(x, (list, tuple)):
-        return type(x)(clone(v) for v in x)
-    return x
-
-
-def flatten(out, depth=0):
-    """Output leaves in order (tensors, numbers); nested tuples/lists (and namedtuples such
-    as torch.return_types) flattened through the base-class slots, so an overridden
-    __iter__/__getitem__ on a candidate's subclass never runs."""
-    base = tuple if T.isinstance(out, tuple) else list if T.isinstance(out, list) else None
-    if base is None or depth > 8:
-        return [out]
-    leaves = []
-    for i in range(base.__len__(out)):
-        leaves.extend(flatten(base.__getitem__(out, i), depth + 1))
-    return leaves
-
-
-def fingerprint(leaves):
-    """Byte checksums of tensor leaves, queued on the current stream (no sync)."""
-    fps = []
-    for t in leaves:
-        if type(t) is torch.Tensor and t.numel():
-            b = t.detach().contiguous().reshape(-1).view(torch.uint8)
-            fps.append(T.sum(b, dtype=torch.int64))
-    return fps
-
-
-def same_bytes(a, b):
-    """Bitwise equality (NaN-safe), for the input-mutation check."""
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        if not a.numel():
-            return True
-        return bool(T.equal(a.contiguous().reshape(-1).view(torch.uint8),
-                              b.contiguous().reshape(-1).view(torch.uint8)))
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same_bytes(x, y) for x, y in zip(a, b))
-    return True
-
-
-class Vault:
-    """Reference outputs, XOR-masked in place with a per-evaluation random key."""
-
-    def __init__(self):
-        self._keys = {}
-        self._items = {}
-
-    def _mask(self, t):
-        it = _MASK_INT.get(t.element_size())
-        if it is None or not t.is_contiguous():
-            return t, None
-        key = self._keys.setdefault(it, random.getrandbits(t.element_size() * 8 - 1))
-        t.view(it).bitwise_xor_(key)
-        return t, it
-
-    def put(self, name, leaves, owned_ptrs=()):
-        stored = []
-        for leaf in leaves:
-            if isinstance(leaf, torch.Tensor):
-                t = leaf.detach()
-                if t._base is not None or t.untyped_storage().data_ptr() in owned_ptrs:
-                    t = t.clone()  # shares memory with a parameter or input: never mask that
-                stored.append(self._mask(t))
-            else:
-                stored.append((leaf, "plain"))
-        self._items[name] = stored
-
-    def get(self, name):
-        out = []
-        for t, it in self._items[name]:
-            if it == "plain":
-                out.append(t)
-            elif it is None:
-                out.append(t.clone())
-            else:
-                c = t.clone()
-                c.view(it).bitwise_xor_(self._keys[it])
-                out.append(c)
-        return out
-
-    def names(self):
-        return list(self._items)
 
 
 def tolerance(ref_leaves, options):
@@ -187,34 +69,47 @@ def compare(out_leaves, ref_leaves, tol):
     return res
 
 
+CHUNK = 1 << 24   # elements compared at a time: a 16 GB output must not need 64 GB of float64
+
+
 def _compare_tensor(o, r, tol, res):
+    of_all, rf_all = o.reshape(-1), r.reshape(-1)
     if not (r.is_floating_point() or r.is_complex()):
-        neq = T.ne(o, r)
-        n = int(T.sum(neq))
+        n, first = 0, None
+        for i in range(0, rf_all.numel(), CHUNK):
+            neq = T.ne(of_all[i:i + CHUNK], rf_all[i:i + CHUNK])
+            k = int(T.sum(neq))
+            if k and first is None:
+                first = i + int(T.argmax(neq.to(torch.uint8)))
+            n += k
         if n:
-            j = int(T.argmax(neq.reshape(-1).to(torch.uint8)))
-            idx = _unravel(j, r.shape)
+            idx = _unravel(first, r.shape)
             return f"{n} of {r.numel()} elements differ; first at index {idx}: got {o[idx].item()}, expected {r[idx].item()}"
         return ""
     work = torch.float64 if r.dtype in (torch.float32, torch.float64) else torch.float32
-    of, rf = o.to(work), r.to(work)
-    diff = T.abs(T.sub(of, rf))
-    diff = T.where(T.isnan(diff), T.full_like(diff, float("inf")), diff)  # NaN counts as worst
-    aref = T.abs(rf)
-    allowed = aref * tol["rtol"] + tol["atol"]
-    excess = T.sub(diff, allowed)
-    n_bad = int(T.sum(T.gt(excess, 0)))
-    max_abs = float(T.max(diff))
-    max_rel = float(T.max(diff / (aref + 1e-12)))
-    scaled = max_abs / (float(T.max(aref)) + 1e-12)
+    n_bad = n_nonfinite = 0
+    max_abs = max_rel = max_ref = 0.0
+    worst, worst_excess = 0, -float("inf")
+    for i in range(0, rf_all.numel(), CHUNK):
+        of, rf = of_all[i:i + CHUNK].to(work), rf_all[i:i + CHUNK].to(work)
+        diff = T.abs(T.sub(of, rf))
+        diff = T.where(T.isnan(diff), T.full_like(diff, float("inf")), diff)  # NaN counts as worst
+        aref = T.abs(rf)
+        excess = T.sub(diff, aref * tol["rtol"] + tol["atol"])
+        n_bad += int(T.sum(T.gt(excess, 0)))
+        max_abs = max(max_abs, float(T.max(diff)))
+        max_rel = max(max_rel, float(T.max(diff / (aref + 1e-12))))
+        max_ref = max(max_ref, float(T.max(aref)))
+        j = int(T.argmax(excess))
+        if float(excess[j]) > worst_excess:
+            worst, worst_excess = i + j, float(excess[j])
+        n_nonfinite += int(T.sum(T.logical_not(T.isfinite(of))))
     res["max_abs"] = max(res["max_abs"], max_abs)
     res["max_rel"] = max(res["max_rel"], max_rel)
-    res["scaled"] = max(res["scaled"], scaled)
+    res["scaled"] = max(res["scaled"], max_abs / (max_ref + 1e-12))
     if not n_bad:
         return ""
-    j = int(T.argmax(excess.reshape(-1)))
-    idx = _unravel(j, r.shape)
-    n_nonfinite = int(T.sum(T.logical_not(T.isfinite(of))))
+    idx = _unravel(worst, r.shape)
     extra = f" ({n_nonfinite} NaN/Inf where the reference has none)" if n_nonfinite else ""
     return (f"{n_bad} of {r.numel()} elements mismatch{extra}; worst at index {idx}: "
             f"got {o[idx].item():.6g}, expected {r[idx].item():.6g}; "
@@ -222,59 +117,34 @@ def _compare_tensor(o, r, tol, res):
             f"(atol={tol['atol']:g}, rtol={tol['rtol']:g})")
 
 
-def screen_reference(per_seed, tol):
-    """A degenerate task: every float output near-constant, or outputs identical across seeds."""
-    first = per_seed[0]
-    floats = [t for t in first if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() > 1]
-    for leaves in per_seed:
-        for t in leaves:
-            if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() and \
-                    not bool(T.all(T.isfinite(t))):
-                return "reference output contains NaN/Inf"
-    if floats:
-        near_const = True
-        for t in floats:
-            tf = t.double()
-            spread = float(T.max(tf)) - float(-T.max(-tf))
-            if spread > 2 * (tol["atol"] + tol["rtol"] * float(T.max(T.abs(tf)))):
-                near_const = False
-        if near_const:
-            return "degenerate reference: output is (near-)constant, so a constant would pass"
-    if len(per_seed) >= 2 and _seed_independent(per_seed, tol):
-        return ("degenerate reference: outputs do not depend on the input seed (one fixed tensor, "
-                "their mean over seeds, is within tolerance of every seed's output)")
-    if len(per_seed) >= 2:
-        a, b = per_seed[0], per_seed[1]
-        if all(isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and same_bytes(x, y)
-               for x, y in zip(a, b)) and any(isinstance(x, torch.Tensor) for x in a):
-            return "degenerate reference: outputs identical for two input seeds"
-    return ""
+def nonfinite(leaves):
+    """Some floating leaf holds NaN or Inf."""
+    return any(isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() and
+               not bool(T.all(T.isfinite(t))) for t in leaves)
 
 
-def _seed_independent(per_seed, tol):
-    """True when a kernel that ignores its inputs and returns one fixed tensor would pass
-    every seed: the near-zero mean of many normal values, a loss that is ~2.0 for any seed.
-
-    Memory matters: outputs can be GBs, and children share the GPU. Two seeds whose
-    outputs differ by more than two tolerances somewhere settle it (no fixed tensor is
-    within tolerance of both), chunk by chunk; only outputs that pass that test get the
-    exact check against their float32 mean.
-    """
-    floats = [[t for t in leaves if isinstance(t, torch.Tensor) and t.is_floating_point()]
-              for leaves in per_seed]
-    if not floats[0] or any(len(f) != len(floats[0]) or any(a.shape != b.shape for a, b in zip(f, floats[0]))
-                            for f in floats):
+def near_constant(leaves, tol):
+    """Every floating output with more than one element is constant within tolerance:
+    a constant kernel would pass."""
+    floats = [t for t in leaves if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() > 1]
+    if not floats:
         return False
-    if any(_differ(a, b, tol) for a, b in zip(floats[0], floats[1])):
-        return False
-    guess = []
-    for i in range(len(floats[0])):
-        acc = floats[0][i].float()
-        for f in floats[1:]:
-            acc += f[i].float()
-        guess.append((acc / len(floats)).to(floats[0][i].dtype))
-        del acc
-    return all(compare(guess, f, tol)["ok"] for f in floats)
+    for t in floats:
+        tf = t.double()
+        spread = float(T.max(tf)) - float(-T.max(-tf))
+        if spread > 2 * (tol["atol"] + tol["rtol"] * float(T.max(T.abs(tf)))):
+            return False
+    return True
+
+
+def differ(a_leaves, b_leaves, tol):
+    """Some floating element of two seeds' outputs differs by more than two tolerances, so
+    no fixed tensor is within tolerance of both (the outputs depend on the seed)."""
+    a = [t for t in a_leaves if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    b = [t for t in b_leaves if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    if not a:
+        return True   # no floating output: the seed screen does not apply
+    return any(x.shape == y.shape and _differ(x, y, tol) for x, y in zip(a, b))
 
 
 def _differ(a, b, tol, chunk=1 << 24):
@@ -288,17 +158,14 @@ def _differ(a, b, tol, chunk=1 << 24):
     return False
 
 
-def poison_allocator(device, nbytes):
-    """GPU: fill cached free memory with NaN so torch.empty cannot return stale results."""
-    if not str(device).startswith("cuda"):
-        return
-    try:
-        free, _total = torch.cuda.mem_get_info()
-        big = int(min(max(nbytes * 2, 64 << 20), free * 0.5)) // 4
-        t = torch.empty(big, dtype=torch.float32, device=device)
-        t.fill_(float("nan"))
-        del t
-        small = [torch.full((1 << 17,), float("nan"), device=device) for _ in range(16)]  # 512 KiB: small pool
-        del small
-    except Exception:
-        pass  # poisoning is best effort; NaN/mismatch checks still hold
+def fingerprint(u8, chunk=1 << 26):
+    """A checksum of a byte buffer (int64 sum of its 32-bit words, in chunks), to see
+    whether a runner wrote into it after it said it was done."""
+    n = u8.numel() // 4 * 4
+    words = u8[:n].view(torch.int32)
+    total = 0
+    for i in range(0, words.numel(), chunk):
+        total += int(torch.sum(words[i:i + chunk], dtype=torch.int64))
+    if n < u8.numel():
+        total += int(torch.sum(u8[n:], dtype=torch.int64))
+    return total

@@ -1,9 +1,10 @@
-"""What a finished child's evaluation amounts to, as the zygote sees it.
+"""What a finished evaluation amounts to, as the zygote sees it.
 
-The child's own verdict counts only when it arrived with the job's nonce and the
-zygote did not kill the child; otherwise the verdict is built here from what the
-zygote saw: its kill reason, the exit code or signal, the last stage, the output
-tail. Streamed taints and forged records are added on top either way.
+The judge's verdict counts when it arrived with the job's nonce and the zygote did not
+kill the evaluation; otherwise the verdict is built here from what the zygote saw: its
+kill reason, the judge's exit code or signal, the last stage, the candidate's output
+tail. The judge runs no foreign code, so a judge that dies without a verdict is a
+harness error, never the candidate's success.
 """
 
 import os
@@ -21,10 +22,13 @@ class Outcomes:
 
     def for_child(self, child, status):
         """The verdict a finished child earns: its own only with the nonce, never by exit code."""
-        tail = sandbox.tail(os.path.join(child.tmpdir, "output.log"), OUTPUT_TAIL_BYTES)
+        tail = sandbox.tail(os.path.join(child.tmpdir, "candidate", "output.log"), OUTPUT_TAIL_BYTES)
         v = child.verdict
         if child.kill_reason:
-            v = self.fallback(child.job, *child.kill_reason, tail=tail)
+            status, feedback, task_error = child.kill_reason
+            v = self.fallback(child.job, status, feedback, tail=tail)
+            if task_error:
+                v["task_error"] = task_error[:500]
         elif isinstance(v, dict) and v.get("status") in STATUSES:
             try:
                 v = finalize(v)
@@ -32,34 +36,19 @@ class Outcomes:
                 v = self.fallback(child.job, "harness_error", f"malformed verdict from the child: {e}")
         elif v is not None:
             v = self.fallback(child.job, "harness_error", "malformed verdict from the child")
-        elif os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
-            v = self.fallback(child.job, "reward_hack", f"the process exited with code 0 without "
-                              f"a verdict during stage {child.stage}", flag="exit")
-        elif os.WIFEXITED(status):
-            v = self.fallback(child.job, "runtime_error", f"the process exited with code "
-                              f"{os.WEXITSTATUS(status)} during stage {child.stage}", tail=tail)
         else:
-            sig = os.WTERMSIG(status)
-            try:
-                name = signal.Signals(sig).name
-            except ValueError:
-                name = f"signal {sig}"
-            if sig == signal.SIGKILL:
-                v = self.fallback(child.job, "resource_limit", f"the process was killed by SIGKILL "
-                                  f"(the kernel's OOM killer?) during stage {child.stage}", tail=tail)
-            elif sig == signal.SIGXCPU:
-                v = self.fallback(child.job, "timeout", f"the CPU time limit was exceeded "
-                                  f"during stage {child.stage}", tail=tail)
+            judge_log = sandbox.tail(os.path.join(child.tmpdir, "output.log"), OUTPUT_TAIL_BYTES)
+            if os.WIFEXITED(status):
+                how = f"exited with code {os.WEXITSTATUS(status)}"
             else:
-                v = self.fallback(child.job, "runtime_error", f"the process crashed with {name} "
-                                  f"during stage {child.stage}", tail=tail)
-        if child.forged:
-            add_flag(v, "patch")
-            v["feedback"] = f"{child.forged}\n{v.get('feedback') or ''}"
-        for flag, detail in child.taints:
-            if flag not in v["hack_flags"]:
-                add_flag(v, flag)
-                v["feedback"] = f"{v.get('feedback') or ''}\nreward hack check: {flag}: {detail}"
+                try:
+                    how = f"was killed by {signal.Signals(os.WTERMSIG(status)).name}"
+                except ValueError:
+                    how = f"was killed by signal {os.WTERMSIG(status)}"
+            v = self.fallback(child.job, "harness_error", f"the judge process {how} without a verdict "
+                              f"during stage {child.stage}", tail=judge_log)
+        if child.forged:   # the judge's pipe carried a record it did not write: never a verdict
+            v = self.fallback(child.job, "harness_error", f"{child.forged}; the verdict was refused")
         if not isinstance(v.get("stage_ms"), dict):
             v["stage_ms"] = {}
         started = child.started_t if child.started_t is not None else None

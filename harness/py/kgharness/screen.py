@@ -116,3 +116,18 @@ def screen(code, fp32=True):
             if isinstance(sl, ast.Call) and _dotted(sl.func).endswith("data_ptr"):
                 warn("dict keyed by data_ptr (output caching?)")
     return out
+
+
+def defines_triton_kernel(code):
+    """The source defines a function decorated with triton.jit / triton.autotune / jit."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                name = _dotted(d.func if isinstance(d, ast.Call) else d)
+                if name.split(".")[-1] in ("jit", "autotune", "heuristics"):
+                    return True
+    return False

@@ -13,7 +13,7 @@ import ast
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from . import correctness as C
+from . import inputs as C
 
 
 def declared(source):

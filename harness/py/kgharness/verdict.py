@@ -19,6 +19,8 @@ FLAGS = (
     "input_mutation", "cache", "phase_detect", "deferred_batch", "decoy",
     "precision", "degenerate", "hardcode", "introspection", "exit", "escape",
     "resource", "cache_poison", "compile_passthrough", "too_fast",
+    # schema 1.1: decided by the judge, outside the candidate's process
+    "forge", "no_triton",
 )
 
 FEEDBACK_LIMIT = 2048
@@ -55,6 +57,7 @@ def new_verdict(mode="cpu_interpreter", device="cpu"):
         "task_error": "",
         "output_tail": "",
         "stage_ms": {},
+        "wall_check": None,
         "env": {
             "device": device,
             "python": platform.python_version(),

@@ -21,8 +21,8 @@ import sys
 import tempfile
 import time
 
-from . import gpulock, outcome, protocol, sandbox
-from .verdict import FLAGS, finalize, new_verdict
+from . import gpulock, outcome, protocol, sandbox, watch
+from .verdict import finalize, new_verdict
 
 IN_FD, OUT_FD = 3, 4
 TICK_S = 0.1                  # watchdog period (10 Hz)
@@ -56,17 +56,25 @@ class Child:
         self.verdict = None
         self.kill_reason = None        # (status, feedback) once the zygote decided to kill it
         self.lock_stats = {}           # seconds: wait, shared_held, exclusive_held (gpulock)
-        self.pids = set()              # the group's processes at the last watchdog scan
+        self.pids = set()              # the evaluation's processes at the last scan
+        self.by_role = {}              # role -> (pids, rss) at the last scan
         # A verdict counts only with this nonce: candidate code shares the child's process
         # and could write a record of its own on the pipe.
         self.nonce = os.urandom(16).hex()
-        self.forged = None             # why a record on the pipe was not the harness's
-        self.taints = []               # hack flags streamed while candidate code ran
+        self.forged = None             # why a record on the pipe was not the judge's
+        self.runners = {}              # role -> pid, as the judge reported them
+        self.frozen_since = None       # stopped while another evaluation is timed
+        self.frozen_s = 0.0
 
     def active_s(self, now, waiting_since=None):
-        """Seconds the child has run, not counting waits for the GPU lock."""
+        """Seconds the evaluation has run, not counting waits for the GPU lock or time
+        spent stopped while another evaluation held it."""
         waiting = now - waiting_since if waiting_since is not None else 0.0
-        return now - self.t_fork - self.lock_stats.get("wait", 0.0) - waiting
+        frozen = self.frozen_s + (now - self.frozen_since if self.frozen_since is not None else 0.0)
+        return now - self.t_fork - self.lock_stats.get("wait", 0.0) - waiting - frozen
+
+    def leaders(self):
+        return {self.pid} | set(self.runners.values())
 
 
 class Zygote:
@@ -201,6 +209,9 @@ class Zygote:
         self.by_pid[pid] = child
         self.by_fd[rec_r] = child
         self.poll.register(rec_r, select.POLLIN)
+        holder = self.lock.held_by()
+        if holder is not None:   # another evaluation is being timed: this one waits, stopped
+            watch.freeze([child], holder, time.monotonic(), lambda: None)
         self.send(protocol.record("started", rid, pid=pid))
 
     def read_child(self, child):
@@ -232,27 +243,45 @@ class Zygote:
             if rec["name"] == "setup" and isinstance(rec.get("t"), float) and child.started_t is None:
                 child.started_t = rec["t"]
         elif kind == "lock":
-            self.lock.request(child, rec.get("mode"))
+            self.lock.request(child)
         elif kind == "unlock":
-            self.lock.release(child)
-        elif kind == "taint":
-            if rec.get("flag") in FLAGS and len(child.taints) < 32:
-                child.taints.append((rec["flag"], str(rec.get("detail", ""))[:200]))
+            self.release(child)
+        elif kind == "runner" and rec.get("role") in ("reference", "candidate") and \
+                isinstance(rec.get("pid"), int) and len(child.runners) < 2:
+            child.runners.setdefault(rec["role"], rec["pid"])
         elif kind == "verdict":
             if rec.get("nonce") != child.nonce:
-                child.forged = "a verdict record without the harness's nonce arrived on the result pipe"
+                child.forged = "a verdict record without the judge's nonce arrived on the result pipe"
             elif child.verdict is not None:
                 child.forged = "two verdict records arrived on the result pipe"
             else:
                 child.verdict = rec.get("verdict")
 
-    @staticmethod
-    def _grant(child):
+    def _grant(self, child):
+        """Give child the timing lock: first stop every other evaluation on this GPU."""
+        watch.freeze(list(self.children.values()), child, time.monotonic(), self.scan)
         try:
             os.write(child.grant_w, b"\x01")
             return True
         except OSError:
             return False     # it died (or stopped reading): next in line
+
+    def release(self, child):
+        """Child no longer holds (or waits for) the lock: continue the others first, so the
+        next holder, stopped while it waited, can read its grant."""
+        if self.lock.held_by() is child:
+            watch.thaw(list(self.children.values()), time.monotonic())
+        self.lock.release(child)
+
+    def scan(self):
+        """Refresh every child's processes and their split by role."""
+        leaders = set()
+        for c in self.children.values():
+            leaders |= c.leaders()
+        groups, strays = sandbox.scan(os.getpid(), leaders)
+        for c in self.children.values():
+            c.by_role, c.pids = watch.roles(c, groups)
+        return strays
 
     def reap(self):
         while True:
@@ -266,39 +295,35 @@ class Zygote:
             if child is not None:
                 self.finish(child, status)
 
-    def kill(self, child, status, feedback):
+    def kill(self, child, status, feedback, task_error=""):
         if child.kill_reason is None:
-            child.kill_reason = (status, feedback)
+            child.kill_reason = (status, feedback, task_error)
         sandbox.kill_group(child.pid, child.pids)
+        for leader in child.leaders():
+            sandbox.kill_group(leader)
 
     def watchdog(self):
         if not self.children:
             return
         now = time.monotonic()
-        groups, strays = sandbox.scan(os.getpid(), set(self.by_pid))
-        for pid in strays:     # escaped a finished child's group and came to us: kill
+        for pid in self.scan():   # escaped a finished evaluation and came to us: kill
             sandbox.kill_pid(pid)
         for child in list(self.children.values()):
-            pids, rss = groups.get(child.pid, (set(), 0))
-            child.pids = pids
             if child.kill_reason:
-                sandbox.kill_group(child.pid, pids)   # a fork bomb may outrun one kill
+                sandbox.kill_group(child.pid, child.pids)   # a fork bomb may outrun one kill
                 continue
             if child.active_s(now, self.lock.waiting_since(child)) > child.timeout_s:
                 self.kill(child, "timeout", f"the evaluation exceeded its {child.timeout_s:g} s "
                           f"wall-clock limit during stage {child.stage}")
-            elif len(pids) > sandbox.MAX_PROCS:
-                self.kill(child, "resource_limit", f"the evaluation started more than "
-                          f"{sandbox.MAX_PROCS} processes during stage {child.stage}")
-            elif rss > child.memory_limit:
-                self.kill(child, "resource_limit", f"host memory use {rss >> 20} MiB exceeded the "
-                          f"limit of {int(child.memory_limit) >> 20} MiB during stage {child.stage}")
-            elif sandbox.file_size(os.path.join(child.tmpdir, "output.log")) > child.output_limit:
-                self.kill(child, "resource_limit", f"stdout/stderr exceeded {int(child.output_limit)} "
-                          f"bytes during stage {child.stage}; output capped")
+                continue
+            bad = watch.check(child, child.by_role, child.output_limit)
+            if bad:
+                self.kill(child, *bad)
 
     def finish(self, child, status):
-        sandbox.kill_group(child.pid, child.pids)   # leftovers of the group die with it
+        self.release(child)
+        for leader in child.leaders():                # leftovers of the evaluation die with it
+            sandbox.kill_group(leader, child.pids)
         if child.rec_r is not None:
             self.read_child(child)
             if child.rec_r is not None:
@@ -306,7 +331,6 @@ class Zygote:
                 del self.by_fd[child.rec_r]
                 os.close(child.rec_r)
         os.close(child.grant_w)
-        self.lock.release(child)
         del self.children[child.id]
         del self.by_pid[child.pid]
         verdict = self.outcomes.for_child(child, status)

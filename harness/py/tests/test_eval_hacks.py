@@ -110,7 +110,7 @@ def test_write_outside_tmpdir_is_escape(tmp_path):
     target = str(tmp_path.parent / "kg_escape_probe.txt")
     code = patched(FWD, FWD + f"        open({target!r}, 'w').close()\n")
     hack(tmp_path, code, "escape")
-    os.remove(target)
+    assert not os.path.exists(target), "the sandbox let the candidate write outside its temp dir"
 
 
 def test_subprocess_is_escape(tmp_path):
@@ -125,12 +125,13 @@ def test_hardcoded_shape_fails_held_out(tmp_path):
 
 
 def test_honest_controls_write_in_tmpdir_and_use_logging(tmp_path):
-    # honest code that touches stdlib helpers which use frames internally
-    code = patched(FWD, FWD + "        import logging, collections, os\n"
+    # honest code that touches stdlib helpers which use frames internally, and writes a
+    # scratch file where it may: its working directory, its own private temp dir
+    code = patched(FWD, FWD + "        import logging, collections, os, tempfile\n"
                              "        logging.getLogger('kg').info('hi')\n"
                              "        collections.namedtuple('P', 'a b')\n"
-                             "        open(os.path.join(%r, 'scratch.txt'), 'w').close()\n"
-                   % str(tmp_path))
+                             "        open('scratch.txt', 'w').close()\n"
+                             "        tempfile.NamedTemporaryFile().close()\n")
     v = run(tmp_path, "task_add_relu.py", code)
     assert v["status"] == "correct", (v["hack_flags"], v["feedback"])
 

@@ -1,47 +1,94 @@
-"""The timing loop's schedule (which iterations are re-checked, when it stops), with the
-CUDA-specific single call replaced: the schedule is what keeps late cheaters visible."""
+"""The timing window on the CPU (option cpu_timing): the protocol a GPU runs, on host
+clocks. The figures are not comparable (no speedup on a CPU); what is tested is what
+the judge checks: its own clock against the runners', timed outputs compared with the
+reference's, and the candidate's buffer checksummed between its calls."""
 
 import os
-import random
 
-os.environ.setdefault("TRITON_INTERPRET", "1")
+os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported anywhere
 
-from kgharness import timing  # noqa: E402
+from _evalhelp import ADD_RELU, fixture, patched, run  # noqa: E402
 
-
-def run_loop(monkeypatch, budget_ms, per_call_ms=0.0, seed=0, n_calls=None):
-    calls, checked = [], []
-    clock = [0.0]
-
-    def fake_one(fn, inp, window, flusher):
-        calls.append(inp)
-        clock[0] += per_call_ms / 1e3
-        return 1.0, 0.0, inp
-
-    monkeypatch.setattr(timing, "_one", fake_one)
-    monkeypatch.setattr(timing, "_sync", lambda: None)
-    monkeypatch.setattr(timing.T, "perf_counter", lambda: clock[0])
-
-    def recheck(k, saved, out):
-        checked.append(k)
-        return None
-
-    st, obs = timing.time_model(lambda *x: x, lambda k: [k], flusher=lambda: None, budget_ms=budget_ms,
-                                min_iters=10, max_iters=500, rng=random.Random(seed), recheck=recheck)
-    return st, checked
+TIMED = dict(seeds=2, cpu_timing=True, min_iters=4, timing_budget_ms=20)
 
 
-def test_last_iteration_and_an_early_one_are_always_rechecked(monkeypatch):
-    for seed in range(20):
-        st, checked = run_loop(monkeypatch, budget_ms=100, per_call_ms=2.0, seed=seed)
-        n = st["iterations"]
-        assert n - 1 in checked, (seed, n, checked)          # the loop's final iteration
-        assert any(k < 10 for k in checked), (seed, checked)  # one among the guaranteed ones
-        assert all(k < n for k in checked)
+def test_honest_kernel_is_timed_and_passes_the_wall_check(tmp_path):
+    v = run(tmp_path, "task_add_relu.py", fixture(ADD_RELU), **TIMED)
+    assert v["status"] == "correct", v["feedback"]
+    assert v["runtime"]["iterations"] >= 4 and v["runtime"]["median_ms"] > 0
+    assert v["ref_runtime_before"]["iterations"] >= 4 and v["ref_runtime_after"]["iterations"] >= 4
+    w = v["wall_check"]
+    assert w["cand_overhead_ms"] - w["ref_overhead_ms"] <= w["limit_ms"], w
+    assert v["speedup"] is None and v["timing_mode"] == "cpu_interpreter"
+    assert "timing" in v["stage_ms"]
 
 
-def test_budget_bounds_the_loop_but_not_below_min_iters(monkeypatch):
-    st, _ = run_loop(monkeypatch, budget_ms=10, per_call_ms=5.0)
-    assert st["iterations"] == 10
-    st, _ = run_loop(monkeypatch, budget_ms=100, per_call_ms=1.0)
-    assert 10 <= st["iterations"] <= 110
+def test_no_timing_without_cpu_timing(tmp_path):
+    v = run(tmp_path, "task_add_relu.py", fixture(ADD_RELU), seeds=1)
+    assert v["status"] == "correct" and v["runtime"] is None and v["wall_check"] is None
+
+
+FORGED_TIMER = '''
+import sys as _sys
+_timing = _sys.modules["kgharness.timing"]
+_real = _timing.timed_call
+
+
+def _fast(*args, **kwargs):
+    ms, out = _real(*args, **kwargs)
+    return ms / 50, out
+
+
+_timing.timed_call = _fast
+'''
+
+SILENCE = '''
+import sys as _sys
+_guards = _sys.modules["kgharness.guards"]
+_guards.Guard.check = lambda self: None
+_guards.Guard._add = lambda self, flag, detail: None
+'''
+
+
+def test_forged_timer_is_caught_by_the_judges_clock(tmp_path):
+    v = run(tmp_path, "task_add_relu.py", fixture(ADD_RELU) + FORGED_TIMER + SILENCE, **TIMED)
+    assert v["status"] == "reward_hack" and "forge" in v["hack_flags"], (v["hack_flags"], v["feedback"])
+    assert v["speedup"] is None and not v["correct"]
+    assert "judge's clock" in v["feedback"]
+
+
+LATE_CHEAT = ("        global _calls\n        _calls = _calls + 1\n"
+              "        if _calls > 8:\n            return torch.zeros_like(x)\n"
+              "        out = torch.empty_like(x)\n")
+
+
+def test_a_kernel_that_cheats_late_fails_the_timed_output_check(tmp_path):
+    code = patched("        out = torch.empty_like(x)\n", LATE_CHEAT).replace("class ModelNew", "_calls = 0\n\n\nclass ModelNew")
+    v = run(tmp_path, "task_add_relu.py", code + SILENCE, **dict(TIMED, min_iters=12))
+    assert v["status"] == "reward_hack" and "cache" in v["hack_flags"], (v["status"], v["hack_flags"], v["feedback"])
+
+
+WRITE_AFTER_DONE = '''
+import gc as _gc
+import threading as _threading
+import time as _time
+
+
+def _scribble():
+    while True:
+        for _o in _gc.get_objects():
+            if type(_o).__name__ == "Runner" and getattr(_o, "buffers", None):
+                for _views, _keys in list(_o.buffers.values()):
+                    for _v in _views:
+                        _v.fill_(0)
+        _time.sleep(0.001)
+
+
+_threading.Thread(target=_scribble, daemon=True).start()
+'''
+
+
+def test_writes_into_the_judges_buffer_after_done_are_caught(tmp_path):
+    v = run(tmp_path, "task_add_relu.py", fixture(ADD_RELU) + SILENCE + WRITE_AFTER_DONE, **TIMED)
+    assert v["status"] != "correct", v
+    assert v["speedup"] is None

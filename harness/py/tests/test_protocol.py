@@ -47,8 +47,8 @@ def test_golden_task_check_flag():
     assert check["job"]["task_check"] is True and check["job"]["code"] == ""
     assert "check" not in plain["job"]
     # the same defaults as the evaluator's, so Go sending them changes nothing
-    from kgharness.evaluate import _CHECK_DEFAULTS
-    assert check["job"]["check"] == dict(_CHECK_DEFAULTS, depth="auto")
+    from kgharness.judge import CHECK_DEFAULTS
+    assert check["job"]["check"] == dict(CHECK_DEFAULTS, depth="auto")
 
 
 def test_builders_match_golden():
@@ -115,3 +115,10 @@ def test_write_whole_record(tmp_path):
     finally:
         os.close(r)
         os.close(w)
+
+
+def test_vocabulary_matches_go():
+    """Statuses and hack flags: one list, held by both sides (harness/testdata/vocabulary.json)."""
+    from kgharness.verdict import FLAGS, STATUSES
+    vocab = json.loads((Path(__file__).resolve().parents[2] / "testdata" / "vocabulary.json").read_text())
+    assert vocab == {"statuses": list(STATUSES), "hack_flags": list(FLAGS)}

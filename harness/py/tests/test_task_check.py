@@ -5,21 +5,18 @@ import os
 os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported anywhere
 
 import pytest  # noqa: E402
-from _evalhelp import task  # noqa: E402
+from _evalhelp import judge_in_fork, task  # noqa: E402
 
-from kgharness.context import LocalContext  # noqa: E402
-from kgharness.evaluate import evaluate  # noqa: E402
 from kgharness.verdict import name_task_failure, new_verdict  # noqa: E402
 
 GOOD = task("task_add_relu.py")
 
 
 def check(tmp_path, t, code="", depth=None, max_mb=None, **options):
-    ctx = LocalContext(mode="cpu_interpreter", device="cpu", tmpdir=str(tmp_path))
     job = {"task": t, "code": code, "options": dict({"seeds": 3}, **options), "task_check": True}
     if depth or max_mb:
         job["check"] = {"depth": depth, "max_mb": max_mb}
-    return evaluate(job, ctx)
+    return judge_in_fork(job, str(tmp_path))
 
 
 def edited(find, replace):

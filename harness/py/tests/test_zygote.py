@@ -55,7 +55,7 @@ def test_normal_job(z):
     p = v["probe"]
     assert p["pid"] == started["pid"] == p["pgid"]          # own process group
     assert p["cwd"] == p["tmpdir"] and os.path.basename(p["tmpdir"]).startswith("job-")
-    assert all(val.startswith(p["tmpdir"]) for val in p["env"].values())
+    assert p["env"]["HOME"] == p["env"]["TMPDIR"] == p["tmpdir"]
     assert poll_until(lambda: not os.path.exists(p["tmpdir"]), 5)   # temp dir removed
 
 
@@ -86,29 +86,23 @@ def test_gpu_mode_smoke(tmp_path):
         assert spans[0][1] <= spans[1][0]
 
 
-def test_segfault_is_runtime_error(z):
+# The judge runs no foreign code: a judge that dies without a verdict is the harness's
+# failure, never the candidate's success (candidate processes that die are the runners':
+# see test_hacks.py's exit and crash fixtures).
+def test_a_dead_judge_is_a_harness_error(z):
     v = z.evaluate(TASK, "segv", {"timeout_s": 20})
-    assert v["status"] == "runtime_error"
-    assert "SIGSEGV during stage correctness" in v["feedback"]
-    assert "Fatal Python error" in v["output_tail"]       # faulthandler's trace, captured
-
-
-def test_abort_is_runtime_error(z):
+    assert v["status"] == "harness_error", v
+    assert "SIGSEGV without a verdict during stage correctness" in v["feedback"]
+    assert "--- output tail ---" in v["feedback"] and "torch._C" in v["feedback"]   # faulthandler, captured
     v = z.evaluate(TASK, "abort", {"timeout_s": 20})
-    assert v["status"] == "runtime_error" and "SIGABRT" in v["feedback"]
+    assert v["status"] == "harness_error" and "SIGABRT" in v["feedback"]
 
 
-def test_exit_without_verdict_is_reward_hack(z):
-    v = z.evaluate(TASK, "exit0", {"timeout_s": 20})
-    assert v["status"] == "reward_hack" and v["hack_flags"] == ["exit"]
-    assert "bye" in v["output_tail"]
-    v = z.evaluate(TASK, "sysexit", {"timeout_s": 20})
-    assert v["status"] == "reward_hack" and v["hack_flags"] == ["exit"]
-
-
-def test_nonzero_exit_and_evaluator_exception(z):
-    v = z.evaluate(TASK, "exit3", {"timeout_s": 20})
-    assert v["status"] == "runtime_error" and "code 3" in v["feedback"]
+def test_a_judge_that_exits_without_a_verdict_is_a_harness_error(z):
+    for cmd, what in (("exit0", "code 0"), ("sysexit", "SystemExit"), ("exit3", "code 3")):
+        v = z.evaluate(TASK, cmd, {"timeout_s": 20})
+        assert v["status"] == "harness_error" and what in v["feedback"], (cmd, v)
+        assert not v["correct"] and v["hack_flags"] == []
     v = z.evaluate(TASK, "raise", {"timeout_s": 20})
     assert v["status"] == "harness_error" and "evaluator bug" in v["feedback"]
 
@@ -148,7 +142,13 @@ def test_printing_gigabytes_is_capped(z):
 def test_memory_hog_is_resource_limit(z):
     v = z.evaluate(TASK, "memhog 3000", {"timeout_s": 30, "memory_limit_mb": 300})
     assert v["status"] == "resource_limit", v
-    assert "host memory" in v["feedback"]
+    assert "the candidate's processes used" in v["feedback"] and "host memory" in v["feedback"]
+
+
+def test_a_reference_memory_hog_is_a_task_error(z):
+    v = z.evaluate(TASK, "memhog 3000 reference", {"timeout_s": 30, "memory_limit_mb": 300})
+    assert v["status"] == "harness_error", v
+    assert "the reference's processes used" in v["task_error"]
 
 
 def test_fork_bomb_is_killed(z):
@@ -174,39 +174,34 @@ def test_timing_lock_is_exclusive_and_fifo(z):
     assert max(v["probe"]["waited"] for v in vs) > 0.3
 
 
-def test_shared_holders_overlap_but_never_with_an_exclusive_one(z):
-    ids = [z.submit(TASK, "shared 0.6"), z.submit(TASK, "shared 0.6")]
-    for i in ids:
-        z.started(i)
-    time.sleep(0.2)   # ordering only: the exclusive request queues behind both readers
-    ex = z.submit(TASK, "lock 0.3")
-    late = z.submit(TASK, "shared 0.1")   # FIFO: waits behind the queued writer
-    r1, r2, e, l = (z.wait(i, 30) for i in ids + [ex, late])
-    assert all(v["status"] == "correct" for v in (r1, r2, e, l)), (r1, r2, e, l)
-    (a0, a1), (b0, b1) = r1["probe"]["lock"], r2["probe"]["lock"]
-    assert a0 < b1 and b0 < a1                       # the two readers overlapped
-    e0, e1 = e["probe"]["lock"]
-    assert e0 >= max(a1, b1)                         # the writer waited for both
-    assert l["probe"]["lock"][0] >= e1               # and the later reader for the writer
+def test_other_evaluations_are_stopped_while_one_is_timed(z):
+    busy = z.submit(TASK, "busy 1.6", {"timeout_s": 1.5})   # 1.6 s of work, 1.5 s allowed
+    z.started(busy)
+    time.sleep(0.3)
+    lock = z.submit(TASK, "lock 0.6")
+    vl, vb = z.wait(lock, 30), z.wait(busy, 30)
+    assert vl["status"] == "correct", vl
+    # the busy evaluation made no progress while the other held the lock ...
+    l0, l1 = vl["probe"]["lock"]
+    ticks = vb["probe"]["ticks"] if vb["status"] == "correct" else []
+    assert ticks, vb
+    gaps = [(a, b) for a, b in zip(ticks, ticks[1:]) if b - a > 0.3]
+    assert any(a <= l0 + 0.05 and b >= l1 - 0.05 for a, b in gaps), (gaps, (l0, l1))
+    # ... and the time it spent stopped did not count against its timeout
+    assert vb["status"] == "correct"
 
 
 def test_nested_lock_request_fails_fast(z):
     t0 = time.monotonic()
     v = z.evaluate(TASK, "nested", {"timeout_s": 30})
-    assert v["status"] == "harness_error" and "requested while shared is held" in v["feedback"], v
+    assert v["status"] == "harness_error" and "timing lock requested twice" in v["feedback"], v
     assert time.monotonic() - t0 < 10
 
 
 def test_forged_verdict_is_not_accepted(z):
     v = z.evaluate(TASK, "forge")
-    assert v["status"] == "reward_hack", v
-    assert "patch" in v["hack_flags"] and "exit" in v["hack_flags"]
+    assert v["status"] == "harness_error" and not v["correct"], v
     assert "nonce" in v["feedback"]
-
-
-def test_streamed_taint_overrides_a_clean_verdict(z):
-    v = z.evaluate(TASK, "taint")
-    assert v["status"] == "reward_hack" and v["hack_flags"] == ["introspection"], v
 
 
 def test_lock_wait_does_not_count_against_timeout(z):
@@ -214,10 +209,10 @@ def test_lock_wait_does_not_count_against_timeout(z):
     z.started(a)
     time.sleep(0.3)   # let a take the lock first (ordering, not synchronisation)
     b = z.submit(TASK, "lock 0.1", {"timeout_s": 1.5})
-    vb = z.wait(b, 20)
-    assert vb["status"] == "correct", vb
-    assert vb["probe"]["waited"] > 1.0
-    assert z.wait(a, 20)["status"] == "correct"
+    vb, va = z.wait(b, 20), z.wait(a, 20)
+    assert vb["status"] == "correct" and va["status"] == "correct", vb
+    # b waited (stopped, or queued for the lock) for all of a's 2 s, with a 1.5 s timeout
+    assert vb["probe"]["lock"][0] >= va["probe"]["lock"][1]
 
 
 def test_dead_lock_holder_releases_lock(z):
@@ -225,7 +220,7 @@ def test_dead_lock_holder_releases_lock(z):
     z.started(a)
     b = z.submit(TASK, "lock 0.1", {"timeout_s": 10})
     va, vb = z.wait(a, 20), z.wait(b, 20)
-    assert va["status"] == "resource_limit" and "SIGKILL" in va["feedback"]
+    assert va["status"] == "harness_error" and "SIGKILL" in va["feedback"]
     assert vb["status"] == "correct", vb
 
 

@@ -77,37 +77,20 @@ def evaluate(job, ctx):
         ctx.stage(args[0] if args else "timing")
         while True:
             time.sleep(1)
-    if cmd == "print":           # print N bytes, report how far it got
-        total, chunk, wrote = int(args[0]), "x" * 65535 + "\n", 0
-        try:
-            while wrote < total:
-                sys.stdout.write(chunk)
-                wrote += len(chunk)
-        except OSError as e:
-            return _verdict(ctx, "runtime_error", wrote=wrote, error=str(e))
-        return _verdict(ctx, wrote=wrote)
-    if cmd == "memhog":          # grow by 64 MiB steps; stop at a cap so a broken watchdog fails the test, not the box
-        hog, cap = [], int(args[0]) << 20 if args else 4 << 30
-        while sum(map(len, hog)) < cap:
-            hog.append(b"x" * (64 << 20))
+    if cmd == "print":           # a candidate runner that prints N bytes
+        return _as_runner(ctx, "candidate", lambda: _print(int(args[0])))
+    if cmd == "memhog":          # a runner that grows by 64 MiB steps, up to a cap
+        role = args[1] if len(args) > 1 else "candidate"
+        return _as_runner(ctx, role, lambda: _memhog(int(args[0]) << 20))
+    if cmd == "forkbomb":        # a candidate runner that forks N sleepers, one escaping with setsid
+        return _as_runner(ctx, "candidate", lambda: _forkbomb(int(args[0]) if args else 200))
+    if cmd == "busy":            # record the wall clock every 10 ms for args[0] seconds (is it stopped?)
+        ctx.stage("correctness")
+        t_end, ticks = time.time() + float(args[0]), []
+        while time.time() < t_end:
+            ticks.append(time.time())
             time.sleep(0.01)
-        return _verdict(ctx, "correct", grown=sum(map(len, hog)))
-    if cmd == "forkbomb":        # N sleeping processes, one escaping with setsid
-        n, pids = int(args[0]) if args else 200, []
-        for i in range(n):
-            try:
-                pid = os.fork()
-            except OSError:
-                break
-            if pid == 0:
-                if i == 0:
-                    os.setsid()
-                time.sleep(60)
-                os._exit(0)
-            pids.append(pid)
-            print("PID", pid, flush=True)   # as we go: the watchdog may stop us mid-loop
-        time.sleep(60)
-        return _verdict(ctx, "correct", forked=len(pids))
+        return _verdict(ctx, ticks=ticks)
     if cmd == "lock":            # hold the timing lock for args[0] seconds
         hold = float(args[0])
         ctx.stage("timing")
@@ -116,23 +99,14 @@ def evaluate(job, ctx):
             time.sleep(hold)
             t1 = time.time()
         return _verdict(ctx, lock=[t0, t1], waited=waited)
-    if cmd == "shared":          # hold the lock shared for args[0] seconds
-        with ctx.gpu_lock() as waited:
-            t0 = time.time()
-            time.sleep(float(args[0]))
-            t1 = time.time()
-        return _verdict(ctx, lock=[t0, t1], waited=waited)
     if cmd == "nested":          # a lock request while holding one: must fail, not hang
-        with ctx.gpu_lock():
+        with ctx.timing_lock():
             with ctx.timing_lock():
                 pass
     if cmd == "forge":           # candidate-style forgery: a verdict record of its own, then exit
         rec = {"type": "verdict", "verdict": _verdict(ctx, "correct")}
         os.write(ctx.rec_fd, (json.dumps(rec) + "\n").encode())
         os._exit(0)
-    if cmd == "taint":           # a streamed hack flag, then a clean-looking verdict
-        ctx.taint("introspection", "gc.get_objects")
-        return _verdict(ctx, "correct")
     if cmd == "lockdie":         # die holding the lock
         ctx.stage("timing")
         with ctx.timing_lock():
@@ -157,3 +131,55 @@ def evaluate(job, ctx):
     if cmd == "raise":
         raise ValueError("evaluator bug")
     return _verdict(ctx, "harness_error", unknown=cmd)
+
+
+def _as_runner(ctx, role, fn):
+    """Fork a process the zygote will hold to a runner's limits (as the judge's runners are),
+    run fn there with its output in the runner's log, and wait for it."""
+    d = os.path.join(ctx.tmpdir, role)
+    os.makedirs(d, exist_ok=True)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setpgid(0, 0)
+            out = os.open(os.path.join(d, "output.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            os.dup2(out, 1)
+            os.dup2(out, 2)
+            sys.stdout = open(1, "w", buffering=1, closefd=False)
+            fn()
+        finally:
+            os._exit(0)
+    ctx.send({"type": "runner", "role": role, "pid": pid})
+    _, status = os.waitpid(pid, 0)
+    return _verdict(ctx, "correct", status=status)
+
+
+def _print(total):
+    chunk, wrote = "x" * 65535 + "\n", 0
+    while wrote < total:
+        sys.stdout.write(chunk)
+        wrote += len(chunk)
+
+
+def _memhog(cap):    # stops at a cap so a broken watchdog fails the test, not the box
+    hog = []
+    while sum(map(len, hog)) < cap:
+        hog.append(b"x" * (64 << 20))
+        time.sleep(0.01)
+
+
+def _forkbomb(n):
+    pids = []
+    for i in range(n):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            if i == 0:
+                os.setsid()
+            time.sleep(60)
+            os._exit(0)
+        pids.append(pid)
+        print("PID", pid, flush=True)   # as we go: the watchdog may stop us mid-loop
+    time.sleep(60)

@@ -1,0 +1,114 @@
+"""Inputs and outputs on a runner's side: seeding, generating inputs on the device,
+flattening outputs into leaves, checksums.
+
+Runs in the runners (the processes that run task or candidate code). Everything here
+that touches a candidate's objects goes through callables captured in guards.T before
+any candidate code was imported, and never calls a method a subclass could override.
+"""
+
+import random
+import sys
+
+import torch
+
+from .guards import T
+
+
+def seed_all(seed):
+    """Seed every RNG a task's get_inputs might reasonably use."""
+    T.manual_seed(seed)
+    random.seed(seed)
+    np = sys.modules.get("numpy")
+    if np is not None:
+        np.random.seed(seed % (2 ** 32))
+
+
+def to_device(x, device):
+    if type(x) is torch.Tensor or isinstance(x, torch.Tensor):
+        return x.to(device) if x.device != torch.device(device) else x
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_device(v, device) for v in x)
+    return x
+
+
+def make_inputs(get_inputs, seed, device):
+    """Inputs generated on the device itself (GPU RNG is fast), stray CPU tensors moved."""
+    with torch.device(device):
+        seed_all(seed)
+        inputs = list(get_inputs())
+    return [to_device(x, device) for x in inputs]
+
+
+def clone(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    if isinstance(x, (list, tuple)):
+        return type(x)(clone(v) for v in x)
+    return x
+
+
+def flatten(out, depth=0):
+    """Output leaves in order (tensors, numbers); nested tuples/lists (and namedtuples such
+    as torch.return_types) flattened through the base-class slots, so an overridden
+    __iter__/__getitem__ on a candidate's subclass never runs."""
+    base = tuple if T.isinstance(out, tuple) else list if T.isinstance(out, list) else None
+    if base is None or depth > 8:
+        return [out]
+    leaves = []
+    for i in range(base.__len__(out)):
+        leaves.extend(flatten(base.__getitem__(out, i), depth + 1))
+    return leaves
+
+
+def fingerprint(leaves):
+    """Byte checksums of tensor leaves, queued on the current stream (no sync)."""
+    fps = []
+    for t in leaves:
+        if type(t) is torch.Tensor and t.numel():
+            b = t.detach().contiguous().reshape(-1).view(torch.uint8)
+            fps.append(T.sum(b, dtype=torch.int64))
+    return fps
+
+
+def same_bytes(a, b):
+    """Bitwise equality (NaN-safe), for the input-mutation check."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if not a.numel():
+            return True
+        return bool(T.equal(a.contiguous().reshape(-1).view(torch.uint8),
+                              b.contiguous().reshape(-1).view(torch.uint8)))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_bytes(x, y) for x, y in zip(a, b))
+    return True
+
+
+def input_sum(inputs):
+    """Content checksum of an input list (determinism of get_inputs, input mutation)."""
+    fps = fingerprint([x for x in inputs if T.type(x) is torch.Tensor])
+    return [int(f) for f in fps] + [repr(x)[:64] for x in inputs if not T.isinstance(x, torch.Tensor)]
+
+
+def leaf_spec(leaf):
+    """What one output leaf is, in JSON: a plain tensor, a number, or something else."""
+    kind = T.type(leaf)
+    if kind is torch.Tensor:
+        if leaf.is_meta or leaf.layout != torch.strided:
+            return {"kind": "other", "type": "tensor without real storage", "lazy": True}
+        return {"kind": "tensor", "dtype": str(leaf.dtype).replace("torch.", ""),
+                "shape": [int(s) for s in leaf.shape], "device": str(leaf.device)}
+    if T.isinstance(leaf, torch.Tensor):
+        return {"kind": "other", "type": f"{kind.__name__} (a torch.Tensor subclass)", "lazy": True}
+    if kind in (int, float, bool):
+        return {"kind": "scalar", "value": leaf}
+    return {"kind": "other", "type": kind.__name__[:64]}
+
+
+def write_leaves(dst_views, leaves):
+    """Copy the tensor leaves into a buffer's typed views (shapes and dtypes already match)."""
+    k = 0
+    for leaf in leaves:
+        if T.type(leaf) is torch.Tensor:
+            dst_views[k].copy_(leaf.detach())
+            k += 1

@@ -1,0 +1,395 @@
+"""The judge: the one process of an evaluation that decides its verdict.
+
+It never imports task or candidate code. It forks two runners (kgharness.runner): the
+reference runner runs the task's `Model`, the candidate runner runs `ModelNew`. Both
+write their outputs into buffers the judge owns (kgharness.exchange); the judge
+compares them there, screens the reference, times both in one window on its own
+clock as well as theirs (kgharness.window), and builds the verdict. Everything a
+runner says is a claim: a failure it reports can only cost its own side, its
+detectors can only add flags, and a malformed or unexpected message, a write after
+"done" or a time the judge's clock cannot confirm earns `reward_hack` with the flag
+`forge` at once.
+
+This module sequences the stages and owns the verdict; kgharness.trials runs the
+correctness trials and the reference screens; kgharness.window runs the timing.
+"""
+
+import contextlib
+import os
+import random
+import signal
+import time
+
+import torch
+
+from . import channel, exchange, feedback, loader, screen, spawn, taskinfo, trials, window
+from .verdict import FLAGS, STATUSES, add_flag, finalize, name_task_failure, new_verdict
+
+DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
+            "timing_budget_ms": 50, "min_iters": 10, "max_iters": 500,
+            "copy_weights": False, "max_code_bytes": 262144, "gpu_memory_fraction": 0.25,
+            "require_triton": True, "cpu_timing": False}
+CHECK_DEFAULTS = {"depth": "full", "auto_gflop": 2.0, "auto_mb": 256.0, "max_mb": 4096.0}
+
+# What a candidate runner may say about its own failure (it cannot claim more).
+CANDIDATE_FAILURES = ("compile_error", "runtime_error", "resource_limit", "invalid_submission")
+
+
+class Fail(Exception):
+    """Ends the evaluation early; the verdict already says why."""
+
+
+def options(raw):
+    opts = dict(DEFAULTS)
+    for k, v in (raw or {}).items():
+        if k in opts and v is not None:
+            opts[k] = v
+    for k in ("seeds", "seed", "min_iters", "max_iters", "max_code_bytes"):
+        opts[k] = int(opts[k])
+    opts["seeds"] = max(1, min(opts["seeds"], 100))
+    opts["timing_budget_ms"] = float(opts["timing_budget_ms"])
+    return opts
+
+
+def check_options(raw):
+    opts = dict(CHECK_DEFAULTS)
+    opts.update({k: v for k, v in (raw or {}).items() if k in opts and v is not None})
+    for k in ("auto_gflop", "auto_mb", "max_mb"):
+        opts[k] = float(opts[k])
+    return opts
+
+
+class Judge:
+    def __init__(self, job, ctx):
+        self.job, self.ctx = job or {}, ctx
+        self.gpu = ctx.mode == "gpu"
+        self.dev = ctx.device if self.gpu else "cpu"
+        self.v = new_verdict(ctx.mode, ctx.device)
+        self.opts = options(self.job.get("options"))
+        self.task_check = bool(self.job.get("task_check"))
+        self.rng = random.SystemRandom()    # seeds and checks no runner can predict
+        self.details = []                   # (flag, detail), for the feedback
+        self.R = self.C = None
+        self.pool = None
+        self.launches, self.used_compile = 0, False
+        self._stage, self._stage_t = None, None
+
+    # ---- bookkeeping ---------------------------------------------------------------
+    def stage(self, name):
+        now = time.monotonic()
+        if self._stage:
+            self.v["stage_ms"][self._stage] = round((now - self._stage_t) * 1e3 +
+                                                    self.v["stage_ms"].get(self._stage, 0.0), 3)
+        self._stage, self._stage_t = name, now
+        if name:
+            self.ctx.stage(name)
+
+    def flag(self, name, detail):
+        if name not in FLAGS:
+            return
+        add_flag(self.v, name)
+        if (name, detail) not in self.details:
+            self.details.append((name, detail))
+
+    def fail(self, status, fb, signature=""):
+        self.v["status"] = status
+        self.v["feedback"] = fb
+        if signature:
+            self.v["error_signature"] = signature
+        raise Fail()
+
+    def task_fail(self, reason):
+        reason = str(reason).splitlines()[0] if reason else "the task failed"
+        task = self.job.get("task") or {}
+        label = task.get("path") or task.get("name") or "<task>"
+        if not reason.startswith(label):
+            reason = f"{label}: {reason}"
+        self.v["task_error"] = reason[:500]
+        self.fail("harness_error", f"task error: {self.v['task_error']}")
+
+    def forge(self, detail):
+        self.flag("forge", detail)
+        self.fail("reward_hack", f"the candidate's process broke the judge's protocol: {detail}")
+
+    # ---- talking to runners ------------------------------------------------------------
+    def ask(self, r, op, fds=(), **fields):
+        return self.settle(r, lambda: r.ask(op, fds=fds, **fields))
+
+    def ask_both(self, op, r_fields=None, c_fields=None):
+        """One request to each runner at once; the reference's answer is read first, so a
+        broken task is reported as such even when the candidate hangs."""
+        seq_r = self.settle(self.R, lambda: self.R.request(op, **(r_fields or {})))
+        seq_c = self.settle(self.C, lambda: self.C.request(op, **(c_fields or {})))
+        rr = self.settle(self.R, lambda: self.R.reply(op, seq_r))
+        rc = self.settle(self.C, lambda: self.C.reply(op, seq_c))
+        return rr, rc
+
+    def settle(self, r, fn):
+        """Run one channel step with runner r; turn its death or a bad message into a verdict."""
+        try:
+            out = fn()
+        except spawn.RunnerGone as g:
+            self.runner_gone(g)
+        except channel.Malformed as m:
+            if r.role == "reference":
+                self.task_fail(f"the reference process sent a malformed message: {m}")
+            self.forge(f"a malformed message on the judge's channel ({m})")
+        except TimeoutError:
+            self.fail("timeout", f"the {r.role} did not answer in time during {self._stage}")
+        if isinstance(out, dict):
+            self.absorb(r, out)
+        return out
+
+    def absorb(self, r, reply):
+        """Flags and counters a reply carries; a failure it reports ends the evaluation."""
+        for item in (reply.get("flags") or [])[:32] + r.chan.taints:
+            if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
+                if r.role == "candidate":
+                    self.flag(item[0], str(item[1])[:200])
+        r.chan.taints = []
+        if r.role == "candidate":
+            if isinstance(reply.get("launches"), int) and reply["launches"] >= 0:
+                self.launches = reply["launches"]
+            self.used_compile = reply.get("used_compile") is True or self.used_compile
+        if reply.get("ok") is True:
+            return
+        if r.role == "reference":
+            self.task_fail(reply.get("task_error") if isinstance(reply.get("task_error"), str)
+                           else "the reference failed")
+        status = reply.get("status")
+        if status not in CANDIDATE_FAILURES:
+            if status == "harness_error":
+                self.fail("harness_error", str(reply.get("feedback"))[:1000])
+            self.forge(f"the candidate reported status {str(status)[:40]!r}")
+        if status != "invalid_submission":
+            self.v["compiled"] = self._stage != "load" or status != "compile_error"
+        self.fail(status, str(reply.get("feedback") or "")[:4000], str(reply.get("error_signature") or "")[:300])
+
+    def runner_gone(self, g):
+        why = f"the {g.role} process {g.why} during {self._stage}"
+        if g.role == "reference":
+            self.task_fail(why)
+        if g.status is None:
+            self.forge(why)
+        st = g.status
+        if os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0:
+            self.flag("exit", "the candidate's process exited with code 0 before it finished")
+            self.fail("reward_hack", why)
+        if os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGKILL:
+            self.fail("resource_limit", why + " (the kernel's OOM killer?)")
+        if os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGXCPU:
+            self.fail("timeout", why + " (CPU time limit)")
+        self.fail("runtime_error", why)
+
+    # ---- the flow -------------------------------------------------------------------
+    def run(self):
+        """The verdict, always (never raises)."""
+        t0 = time.monotonic()
+        try:
+            self.go()
+        except Fail:
+            pass
+        except BaseException as e:  # noqa: BLE001 - the contract is "never raise"
+            self.v["status"] = "harness_error"
+            self.v["feedback"] = f"internal harness error: {type(e).__name__}: {e}"[:800]
+        try:
+            self.close()
+            self.v["stage_ms"]["total"] = round((time.monotonic() - t0) * 1e3, 3)
+            finalize(self.v)
+            if self.task_check:
+                name_task_failure(self.v)
+        except BaseException as e:  # noqa: BLE001
+            self.v.update(status="harness_error", correct=False, speedup=None,
+                          feedback=f"internal harness error while finalizing: {type(e).__name__}: {e}"[:800])
+        return self.v
+
+    def go(self):
+        v, job = self.v, self.job
+        task = job.get("task") or {}
+        v["task_name"] = task.get("name") or ""
+        v["env"].update(torch=torch.__version__, triton=_triton_version(),
+                        sandbox=(self.ctx.sandbox or {}).get("level", ""),
+                        sandbox_detail=(self.ctx.sandbox or {}).get("detail", ""))
+        if self.task_check:
+            return self.check_task(task)
+        code = job.get("code")
+        try:
+            loader.validate_submission(code, self.opts["max_code_bytes"])
+        except loader.SubmissionError as e:
+            sig = feedback.error_signature(SyntaxError(e.feedback.splitlines()[0])) \
+                if e.status == "compile_error" else ""
+            self.fail(e.status, e.feedback, sig)
+        v["warnings"] = screen.screen(code)
+        self.R = self.ctx.spawn("reference", job)
+        self.C = self.ctx.spawn("candidate", job)
+        self.init_device()
+        self.stage("load")
+        rr, rc = self.ask_both("load")
+        v["compiled"] = True
+        v["stage_ms"]["reference"] = _ms(rr.get("runner_ms"))
+        self.held, self.min_bytes = _count(rr.get("held")), rr.get("min_bytes")
+        self.stage("correctness")
+        t = trials.Trials(self)
+        failure = t.run()
+        self.conclude(failure)
+        if self.timed():
+            self.stage("timing")
+            window.Window(self, t).run()
+        self.stage("checks")
+        self.final_checks()
+
+    def init_device(self):
+        if self.gpu:
+            torch.cuda.init()
+            torch.zeros(1, device=self.dev)
+            self.v["env"]["gpu_name"] = torch.cuda.get_device_name(0)
+        self.pool = exchange.Pool(self.ctx.mode, self.dev)
+
+    def timed(self):
+        v, o = self.v, self.opts
+        want = o["timing"] and (self.gpu or o["cpu_timing"])
+        return bool(want) and v["status"] == "correct" and not v["hack_flags"]
+
+    def conclude(self, failure):
+        v = self.v
+        if failure is None:
+            v["status"] = "correct"
+        else:
+            where, res = failure
+            v["status"] = "incorrect"
+            v["feedback"] = f"mismatch in {where}: {res['msg']}"
+            v["error_signature"] = "Mismatch: " + ("lazy output" if res.get("flag") else "output mismatch")
+            if v["tolerance"]["dtype"] == "float32" and 1e-4 < res.get("scaled", 0) < 5e-2 and \
+                    "tl.dot" in (self.job.get("code") or ""):
+                v["feedback"] += ("\nThis looks like TF32 rounding in tl.dot: pass "
+                                  "input_precision=\"ieee\" to tl.dot for full fp32 precision.")
+        self.triton_policy()
+
+    def triton_policy(self):
+        """No launch of the submission's own Triton kernels: `decoy` when it defines some,
+        `no_triton` when it defines none (unless require_triton is false)."""
+        if self.launches > 0 or not self.opts["require_triton"]:
+            return
+        if self.used_compile:
+            self.flag("compile_passthrough", "forward() ran torch.compile output and launched none "
+                      "of the submission's own @triton.jit kernels")
+        elif screen.defines_triton_kernel(self.job.get("code") or ""):
+            self.flag("decoy", "forward() launched none of the submission's own @triton.jit kernels")
+        else:
+            self.flag("no_triton", "the submission launched no Triton kernel of its own; this "
+                      "evaluation requires Triton (require_triton)")
+
+    def final_checks(self):
+        v = self.v
+        if self.gpu and v["status"] == "correct":
+            rep = self.ask(self.C, "coverage", seed=self.rng.randrange(1 << 30))
+            cov = rep.get("coverage")
+            v["coverage"] = float(cov) if isinstance(cov, (int, float)) and 0 <= cov <= 1 else None
+            if self.used_compile and (v["coverage"] or 0.0) < 0.5:
+                self.flag("compile_passthrough", "most GPU time is in torch.compile-generated kernels")
+        if self.C is not None:
+            rep = self.ask(self.C, "finish")
+            w = rep.get("warnings")
+            if isinstance(w, list):
+                v["warnings"].extend(str(x)[:200] for x in w[:16] if str(x)[:200] not in v["warnings"])
+        v["triton_launches"] = self.launches
+
+    def close(self):
+        self.stage(None)
+        for r in (self.C, self.R):
+            if r is not None:
+                with contextlib.suppress(Exception):
+                    r.kill()
+        if self.pool is not None:
+            self.pool.close()
+        if self.details:
+            detail = "; ".join(f"{f}: {d}" for f, d in self.details[:6])
+            self.v["feedback"] = (self.v["feedback"] + "\n" if self.v["feedback"] else "") + \
+                f"reward hack checks failed: {detail}"
+        if self.v["status"] not in STATUSES:
+            self.v["status"] = "harness_error"
+
+    # ---- task checks (PROTOCOL.md, Task checks) ---------------------------------------------
+    def check_task(self, task):
+        label = task.get("path") or task.get("name") or "<task>"
+        check = check_options(self.job.get("check"))
+        self.R = self.ctx.spawn("reference", self.job)
+        self.stage("shapes")
+        rep = self.ask(self.R, "load", describe=True, describe_only=True)
+        info = rep.get("task_info") if isinstance(rep.get("task_info"), dict) else {}
+        info = {k: info.get(k) for k in ("name", "tags", "outputs", "input_bytes", "param_bytes",
+                                         "output_bytes", "flops", "meta_error")}
+        info["meta_error"] = str(info.get("meta_error") or "")
+        self.v["task_info"] = info
+        mb = _footprint(info)
+        if mb is not None and mb > check["max_mb"]:
+            self.task_fail(f"{label}: one forward call needs {mb:.0f} MiB of inputs, parameters and "
+                           f"outputs; a task may use at most {check['max_mb']:.0f} MiB")
+        info["depth"] = depth = self.depth(info, check)
+        if depth == "shapes":
+            if info["meta_error"]:
+                self.task_fail(f"{label}: too large to run here and cannot run on the meta device "
+                               f"({info['meta_error']})")
+            self.v["status"] = "correct"
+            self.v["feedback"] = ("task check passed at shape level only: the task loads and one forward "
+                                  "call runs on the meta device; determinism and degeneracy were not "
+                                  "checked (too large for this device)")
+            return
+        self.init_device()
+        self.stage("reference")
+        # A second import, on purpose: module-level state the meta pass touched (a lazily
+        # built cache, a call counter) must not leak into the real run.
+        rep = self.ask(self.R, "load")
+        self.held, self.min_bytes = _count(rep.get("held")), rep.get("min_bytes")
+        t = trials.Trials(self)
+        t.run()
+        if self.gpu and self.opts["timing"]:
+            self.stage("timing")
+            window.Window(self, t).reference_only()
+        self.v["status"] = "correct"
+        held = f" and {self.held} held-out input set(s)" if self.held else ""
+        self.v["feedback"] = (f"task check passed: the reference loads, runs on {self.opts['seeds']} "
+                              f"seeds{held}, and its outputs are deterministic, finite and not constant")
+
+    def depth(self, info, check):
+        """"full" or "shapes": "auto" runs for real what this device can afford."""
+        depth = check["depth"]
+        if depth in ("full", "shapes"):
+            return depth
+        if depth != "auto":
+            self.fail("harness_error", f"unknown check_depth {depth!r}: want full, shapes or auto")
+        if self.gpu:
+            return "full"
+        mb = _footprint(info)
+        if mb is None:  # no meta pass: judge by the inputs alone
+            mb = (info["input_bytes"] or float("inf")) / (1 << 20)
+        flops = info["flops"] or 0
+        return "full" if mb <= check["auto_mb"] and flops <= check["auto_gflop"] * 1e9 else "shapes"
+
+
+def _footprint(info):
+    try:
+        return taskinfo.footprint_mb(info)
+    except (TypeError, KeyError):
+        return None
+
+
+def _count(x):
+    return x if isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 64 else 0
+
+
+def _ms(x):
+    return round(float(x), 3) if isinstance(x, (int, float)) and not isinstance(x, bool) else 0.0
+
+
+def _triton_version():
+    try:
+        import triton
+        return triton.__version__
+    except Exception:
+        return ""
+
+
+def evaluate(job, ctx):
+    """Evaluate one job in this (judge) process; always a finalized verdict, never raises."""
+    return Judge(job, ctx).run()

@@ -1,0 +1,317 @@
+"""A runner: the process that runs one side of an evaluation, on the judge's orders.
+
+There are two per evaluation, forked by the judge before it touches CUDA: the
+`reference` runner imports the task and runs `Model`; the `candidate` runner imports
+the task (for its inputs) and the submission, and runs `ModelNew`. Both are hostile
+(a task registered over the API is untrusted too): nothing a runner says decides a
+verdict in its favour. A runner computes, writes its outputs into the judge's
+exchange buffers, times itself, and reports what its detectors saw; the judge
+compares, cross-checks and decides (kgharness.judge).
+
+One request, one reply (kgharness.channel). Requests:
+
+  load                      import, build the model; the reference says how many held-out
+                            sets the task has, its MIN_BYTES and, when asked, task_info
+  attach {buf, handle, spec} map an exchange buffer laid out for `spec`
+  call {inputs, buf?}       run once on inputs {"seed": s} or {"held": j}; reply with the
+                            output spec; write the outputs into buf when they fit its spec
+  write {buf}               write the last call's outputs into buf
+  prep {seed}               make the inputs of the next timed iteration
+  go {buf}                  one timed iteration on them (its own clock), outputs into buf
+  coverage {seed}           share of GPU time in the candidate's own kernels (detector)
+  finish                    the detectors' last word
+"""
+
+import gc
+import time
+import traceback
+
+import torch
+
+from . import exchange, feedback, guards, loader, taskinfo, timing
+from . import inputs as I
+from .guards import T
+
+
+class Stop(Exception):
+    """A failure the runner reports and then waits to be killed."""
+
+    def __init__(self, **reply):
+        super().__init__(reply.get("feedback", ""))
+        self.reply = reply
+
+
+class Runner:
+    def __init__(self, role, job, mode, device, tmpdir, taint=None):
+        self.role, self.job, self.mode, self.tmpdir = role, job, mode, tmpdir
+        self.gpu = mode == "gpu"
+        self.dev = device if self.gpu else "cpu"
+        self.opts = job.get("options") or {}
+        self.seed = int(self.opts.get("seed") or 0)
+        self.taint = taint
+        self.guard = None
+        self.cand_file = None
+        self.buffers = {}           # id -> (views, spec)
+        self.kept = None            # leaves of the last call, for `write`
+        self.prepped = None
+        self.flusher = None
+        self.reported = 0           # guard findings already sent
+
+    # ---- dispatch -------------------------------------------------------------------
+    def handle(self, req, fds):
+        op = req.get("op")
+        fn = getattr(self, "op_" + op, None) if isinstance(op, str) and op.isidentifier() else None
+        if fn is None:
+            return {"ok": False, "status": "harness_error", "feedback": f"unknown request {op!r}"}
+        try:
+            out = fn(req, fds)
+        except Stop as s:
+            out = dict(s.reply, ok=False)
+        except BaseException as e:  # noqa: BLE001 - whatever broke, the judge hears why
+            out = self.failure(e)
+        out.setdefault("ok", True)
+        out["flags"] = self.new_flags()
+        if self.guard is not None:
+            out["launches"] = self.guard.launches
+            out["used_compile"] = self.guard.used_compile()
+        return out
+
+    def failure(self, exc, during_import=False):
+        if self.role == "reference":
+            return {"ok": False, "task_error": f"the reference raised {type(exc).__name__}: "
+                    f"{str(exc)[:200]}", "trace": traceback.format_exc()[-1500:]}
+        status, flag = feedback.classify(exc, during_import)
+        if flag:
+            self.flag(flag, f"{type(exc).__name__} during the call")
+        return {"ok": False, "status": status, "feedback": feedback.clean_traceback(exc, self.cand_file),
+                "error_signature": feedback.error_signature(exc)}
+
+    def flag(self, name, detail):
+        if self.guard is not None:
+            self.guard._add(name, detail)
+        elif self.taint is not None:
+            self.taint(name, detail)
+
+    def new_flags(self):
+        if self.guard is None:
+            return []
+        found = self.guard.found[self.reported:]
+        self.reported = len(self.guard.found)
+        return [list(f) for f in found]
+
+    def window(self, count=True, check=True):
+        return self.guard.window(count, check) if self.guard is not None else timing._null_window()
+
+    def timed_window(self):
+        return self.window(check=False)
+
+    # ---- load -----------------------------------------------------------------------
+    def op_load(self, req, _fds):
+        task = self.job.get("task") or {}
+        try:
+            mod = loader.load_task(task, self.tmpdir)
+        except loader.TaskError as e:
+            raise Stop(task_error=str(e))
+        self.get_inputs = mod.get_inputs
+        out = {}
+        if self.role == "reference" and req.get("describe"):
+            out["task_info"] = taskinfo.describe(mod, loader.task_source(task), self.seed)
+            if req.get("describe_only"):
+                return out
+        if self.gpu:
+            torch.cuda.init()
+            torch.zeros(1, device=self.dev)
+        with torch.device(self.dev):
+            I.seed_all(self.seed)
+            init_inputs = list(mod.get_init_inputs())
+        if self.role == "reference":
+            self.model = self.build_reference(mod, init_inputs)
+        else:
+            self.model = self.build_candidate(mod, init_inputs)
+        self.held = self.held_sets(mod)
+        out.update(held=len(self.held), min_bytes=_int_or_none(getattr(mod, "MIN_BYTES", None)))
+        return out
+
+    def build_reference(self, mod, init_inputs):
+        try:
+            with torch.device(self.dev):
+                I.seed_all(self.seed)
+                model = mod.Model(*I.clone(init_inputs))
+            model.eval()
+            if self.gpu:
+                # cuBLAS/cuDNN handles and workspaces: created here, not in a timed call.
+                with torch.no_grad():
+                    model(*I.make_inputs(self.get_inputs, self.seed, self.dev))
+                torch.cuda.synchronize()
+        except Stop:
+            raise
+        except BaseException as e:  # noqa: BLE001
+            raise Stop(**self.failure(e))
+        return model
+
+    def build_candidate(self, mod, init_inputs):
+        code = self.job.get("code")
+        if self.gpu:
+            # Children share the GPU: one that allocates everything must fail alone.
+            frac = float(self.opts.get("gpu_memory_fraction") or 0.25)
+            torch.cuda.set_per_process_memory_fraction(min(max(frac, 0.01), 1.0), 0)
+        self.cand_file, do_import = loader.load_candidate(code, self.tmpdir)
+        self.guard = guards.Guard(self.cand_file, self.tmpdir, taint=self.taint)
+        try:
+            with self.guard.window(count=False):
+                module = do_import()
+        except BaseException as e:  # noqa: BLE001
+            raise Stop(**self.failure(e, during_import=True))
+        ModelNew = vars(module).get("ModelNew")
+        if ModelNew is None or not callable(ModelNew):
+            raise Stop(status="invalid_submission",
+                       feedback="importing the submission did not define a callable ModelNew")
+        if isinstance(ModelNew, type) and issubclass(ModelNew, mod.Model) and \
+                getattr(ModelNew, "forward", None) is getattr(mod.Model, "forward", None):
+            self.guard._add("decoy", "ModelNew subclasses Model without overriding forward")
+        try:
+            with self.guard.window(count=False), torch.device(self.dev):
+                I.seed_all(self.seed)
+                model = ModelNew(*I.clone(init_inputs))
+                if isinstance(model, torch.nn.Module):
+                    model.eval()
+                    if self.opts.get("copy_weights"):
+                        with torch.device(self.dev):
+                            I.seed_all(self.seed)
+                            ref = mod.Model(*I.clone(init_inputs))
+                        model.load_state_dict(ref.state_dict(), strict=False)
+        except BaseException as e:  # noqa: BLE001
+            raise Stop(**self.failure(e))
+        return model
+
+    def held_sets(self, mod):
+        fn = getattr(mod, "get_held_out_inputs", None)
+        if fn is None:
+            return []
+        try:
+            with torch.device(self.dev):
+                I.seed_all(self.seed)
+                sets = list(fn())
+            return [[I.to_device(x, self.dev) for x in s] for s in sets]
+        except BaseException as e:  # noqa: BLE001
+            if self.role == "reference":
+                raise Stop(task_error=f"get_held_out_inputs raised {type(e).__name__}: {str(e)[:200]}")
+            raise
+
+    # ---- buffers and calls ------------------------------------------------------------
+    def op_attach(self, req, fds):
+        spec = req["spec"]
+        lay, _ = exchange.layout(spec)
+        u8 = exchange.attach(req["handle"], fds, self.dev)
+        self.buffers[req["buf"]] = (exchange.views(u8, lay), _tensor_keys(spec))
+        return {}
+
+    def inputs_for(self, which):
+        if "held" in which:
+            return I.clone(self.held[int(which["held"])])
+        return I.make_inputs(self.get_inputs, int(which["seed"]), self.dev)
+
+    def op_call(self, req, _fds):
+        inputs = self.inputs_for(req["inputs"])
+        in_sum = I.input_sum(inputs)
+        leaves = self.run(inputs, checked=True)
+        out = {"spec": [I.leaf_spec(x) for x in leaves], "in_sum": in_sum}
+        if self.role == "candidate" and I.input_sum(inputs) != in_sum:
+            self.flag("input_mutation", "forward() modified its input tensors")
+        self.kept = leaves
+        out["written"] = self.write(req.get("buf"), leaves, out["spec"])
+        return out
+
+    def run(self, inputs, checked=False):
+        try:
+            with self.window(), torch.no_grad():
+                out = self.model(*inputs)
+            leaves = I.flatten(out)
+            if checked and self.gpu and self.role == "candidate":
+                # queued on the current stream without a sync: reads what the stream sees now
+                at_return = I.fingerprint(leaves)
+                T.cuda_sync()
+                if [int(x) for x in at_return] != [int(x) for x in I.fingerprint(leaves)]:
+                    self.flag("side_stream", "outputs changed after a full device synchronize: work "
+                              "was still running on another stream when forward() returned")
+            return leaves
+        except Stop:
+            raise
+        except BaseException as e:  # noqa: BLE001
+            raise Stop(**self.failure(e))
+
+    def write(self, buf, leaves, spec):
+        if buf is None:
+            return False
+        views, keys = self.buffers[buf]
+        if _tensor_keys(spec) != keys:
+            return False
+        I.write_leaves(views, leaves)
+        if self.gpu:
+            T.cuda_sync()
+        return True
+
+    def op_sum(self, req, _fds):
+        """The checksum of some inputs, without running the model (determinism checks)."""
+        return {"in_sum": I.input_sum(self.inputs_for(req["inputs"]))}
+
+    def op_write(self, req, _fds):
+        leaves = self.kept or []
+        return {"written": self.write(req["buf"], leaves, [I.leaf_spec(x) for x in leaves])}
+
+    # ---- timing -----------------------------------------------------------------------
+    def op_prep(self, req, _fds):
+        # A collection pause inside a timed call would show on the judge's clock as
+        # overhead; the reference's runner and the candidate's both pause it alike.
+        gc.disable()
+        self.prepped = I.make_inputs(self.get_inputs, int(req["seed"]), self.dev)
+        if self.gpu and self.flusher is None:
+            self.flusher = timing.Flusher(self.dev)
+        return {}
+
+    def op_go(self, req, _fds):
+        ms, out = timing.timed_call(self.model, self.prepped, self.timed_window, self.flusher, self.gpu)
+        leaves = I.flatten(out)
+        spec = [I.leaf_spec(x) for x in leaves]
+        written = self.write(req.get("buf"), leaves, spec)
+        return {"ms": ms, "written": written}
+
+    def op_coverage(self, req, _fds):
+        inputs = I.make_inputs(self.get_inputs, int(req["seed"]), self.dev)
+        with torch.no_grad():
+            return {"coverage": timing.coverage(self.model, inputs, self.window)}
+
+    def op_check(self, _req, _fds):
+        """Run the detectors' re-checks now (timed calls leave them for later)."""
+        if self.guard is not None:
+            self.guard.check()
+        return {}
+
+    def op_finish(self, _req, _fds):
+        gc.enable()
+        if self.guard is None:
+            return {"launches": 0, "used_compile": False, "warnings": []}
+        self.guard.check()
+        return {"launches": self.guard.launches, "used_compile": self.guard.used_compile(),
+                "warnings": list(self.guard.warnings)}
+
+
+def _tensor_keys(spec):
+    return [(x["dtype"], list(x["shape"]), x.get("device")) for x in spec if x.get("kind") == "tensor"]
+
+
+def _int_or_none(v):
+    return int(v) if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+
+def serve(end, runner):
+    """The runner's loop: one reply per request until the judge closes the channel."""
+    while True:
+        try:
+            req, fds = end.recv()
+        except Exception:   # the judge is gone, or sent garbage: nothing left to do
+            return
+        t0 = time.monotonic()
+        reply = runner.handle(req, fds)
+        reply["runner_ms"] = round((time.monotonic() - t0) * 1e3, 3)
+        end.reply(req, **reply)

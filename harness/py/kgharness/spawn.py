@@ -1,0 +1,198 @@
+"""Forking a runner from the judge, and the judge's handle on it.
+
+The judge forks both runners before it initialises CUDA (a process that forked after
+CUDA init cannot use the GPU). A runner is its own process group (the judge stops,
+continues and kills it as a unit), keeps no file descriptor but its channel, works in
+its own subdirectory of the evaluation's temp dir (the other runner's files are not
+its to read), writes its output to a capped file there, and applies the strictest
+sandbox before it reads a request. It never returns into the judge's code: every path
+ends in os._exit.
+"""
+
+import faulthandler
+import os
+import signal
+import sys
+import time
+
+from . import channel, runner, sandbox
+from .warmup import seed_private
+
+ROLES = ("reference", "candidate")
+
+
+class RunnerGone(Exception):
+    """The runner stopped answering: it exited, was killed, or closed its channel."""
+
+    def __init__(self, role, status, why):
+        super().__init__(why)
+        self.role, self.status, self.why = role, status, why
+
+
+class RunnerProc:
+    """The judge's handle: ask, stop/continue, kill, and why it is gone."""
+
+    def __init__(self, role, pid, chan, tmpdir):
+        self.role, self.pid, self.chan, self.tmpdir = role, pid, chan, tmpdir
+        self.status = None          # waitpid status once reaped
+        self.stopped = False
+
+    def request(self, op, fds=(), **fields):
+        """Send a request; `reply(op, seq)` collects its answer."""
+        try:
+            return self.chan.request(op, fds, **fields)
+        except channel.ChannelClosed:
+            raise self.gone() from None
+
+    def reply(self, op, seq):
+        try:
+            return self.chan.reply(op, seq)
+        except channel.ChannelClosed:
+            raise self.gone() from None
+
+    def ask(self, op, fds=(), **fields):
+        return self.reply(op, self.request(op, fds, **fields))
+
+    def gone(self):
+        """Reap the runner (it closed its channel) and say how it ended."""
+        deadline = time.monotonic() + 1.0
+        while self.status is None and time.monotonic() < deadline:
+            pid, status = _wait(self.pid, os.WNOHANG)
+            if pid:
+                self.status = status
+                break
+            time.sleep(0.005)
+        if self.status is None:   # alive but silent: it closed its channel on purpose
+            self.kill()
+            return RunnerGone(self.role, None, "closed its channel without exiting")
+        return RunnerGone(self.role, self.status, describe_exit(self.status))
+
+    def stop(self):
+        if not self.stopped:
+            _signal_group(self.pid, signal.SIGSTOP)
+            self.stopped = True
+
+    def cont(self):
+        if self.stopped:
+            _signal_group(self.pid, signal.SIGCONT)
+            self.stopped = False
+
+    def kill(self):
+        _signal_group(self.pid, signal.SIGKILL)
+        if self.status is None:
+            _, self.status = _wait(self.pid, 0)
+        try:
+            self.chan.sock.close()
+        except OSError:
+            pass
+
+
+def _signal_group(pid, sig):
+    try:
+        os.killpg(pid, sig)
+    except OSError:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+
+def _wait(pid, flags):
+    try:
+        return os.waitpid(pid, flags)
+    except ChildProcessError:
+        return pid, 0
+
+
+def describe_exit(status):
+    if os.WIFEXITED(status):
+        return f"exited with code {os.WEXITSTATUS(status)}"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return f"was killed by {name}"
+    return "ended"
+
+
+def start(role, job, mode, device, tmpdir):
+    """Fork one runner; returns its RunnerProc. The caller must not have initialised CUDA."""
+    rdir = os.path.join(tmpdir, role)
+    os.mkdir(rdir, 0o700)
+    judge_end, runner_end = channel.pair()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        _child(role, job, mode, device, rdir, runner_end)   # never returns
+    runner_end.close()
+    return RunnerProc(role, pid, channel.Channel(judge_end), rdir)
+
+
+def _child(role, job, mode, device, rdir, sock):
+    code = 70
+    try:
+        os.setpgid(0, 0)
+        keep = sock.fileno()
+        os.closerange(3, keep)
+        os.closerange(keep + 1, 65536)
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        os.chdir(rdir)
+        _redirect_output(rdir)
+        faulthandler.enable(file=sys.stderr, all_threads=True)
+        private_env(rdir)
+        seed_private(os.environ["TRITON_CACHE_DIR"])
+        end = channel.RunnerEnd(sock)
+        sandbox.apply(rdir, job.get("options") or {})
+        r = runner.Runner(role, job, mode, device, rdir, taint=end.taint)
+        runner.serve(end, r)
+        code = 0
+    except BaseException:
+        try:
+            import traceback
+            traceback.print_exc()
+        except BaseException:
+            pass
+    finally:
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except BaseException:
+                pass
+        os._exit(code)
+
+
+def _redirect_output(d):
+    """fd 0 <- /dev/null; fd 1, 2 -> d/output.log (line-buffered, so a crash keeps its tail)."""
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    out = os.open(os.path.join(d, "output.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+    sys.stdin = open(0, "r", closefd=False)
+
+
+def private_env(d):
+    """Per-process HOME, TMPDIR and Triton cache: nothing compiled here is ever loaded by
+    another evaluation (the cache_poison defence)."""
+    cache = os.path.join(d, "triton-cache")
+    os.makedirs(cache, mode=0o700, exist_ok=True)
+    for k, v in (("TRITON_CACHE_DIR", cache), ("TRITON_HOME", d), ("HOME", d), ("TMPDIR", d)):
+        os.environ[k] = v
+    import tempfile
+    tempfile.tempdir = None   # the zygote may have cached its own TMPDIR
+    try:
+        # Triton 3.x reads its knobs at first use, but a cached value would win.
+        from triton import knobs
+        knobs.cache.dir = cache
+        knobs.cache.home_dir = d
+    except Exception:
+        pass

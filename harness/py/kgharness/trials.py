@@ -1,0 +1,290 @@
+"""Correctness trials, run by the judge: the reference and the candidate on the same
+seeds, their outputs in the judge's buffers, compared there; the reference screened.
+
+Per seed, both runners compute at once. The first call of each says what its outputs
+are (a spec); the judge lays out one buffer per runner from the reference's spec and
+lends it. A candidate whose spec differs (another shape, dtype or device, a tensor
+subclass, a number where a tensor is due) fails that trial without writing anything.
+After a candidate writes, the judge checksums its buffer, compares, and checksums
+again: outputs that change after "done" are the `forge` flag's business.
+"""
+
+import torch
+
+from . import correctness as C
+from . import exchange
+
+MAX_LEAVES = 256
+MAX_DIMS = 16
+MAX_NUMEL = 1 << 40
+
+
+class Trials:
+    def __init__(self, judge):
+        self.j = judge
+        self.R, self.Cr = judge.R, judge.C
+        self.spec = None
+        self.ref_buf = self.cand_buf = None
+        self.in_sums = []
+        self.ref0 = None         # seed 0's reference outputs, until seed 1 is screened
+        self.tol = None
+
+    # ---- the run ----------------------------------------------------------------------
+    def run(self):
+        j, seed, n = self.j, self.j.opts["seed"], self.j.opts["seeds"]
+        failure = None
+        if self.Cr is not None:
+            j.v["trials_total"] = n
+        for i in range(n):
+            if self.Cr is not None and i:
+                self.extra_calls(i)
+            res = self.trial(i, seed + i)
+            if res is not None and not res["ok"] and failure is None:
+                failure = (f"trial {i} (seed {seed + i})", res)
+                if res.get("flag"):
+                    break   # a lazy/proxy output: no point in more trials
+        self.check_determinism(seed)
+        if self.Cr is None:
+            self.held_out_reference()
+            return None
+        if failure is None:
+            failure = self.held_out()
+        return failure
+
+    def extra_calls(self, i):
+        """0-2 calls the candidate cannot tell from trials: call counts are not predictable."""
+        for _ in range(self.j.rng.randint(0, 2)):
+            rep = self.j.ask(self.Cr, "call", inputs={"seed": self.j.rng.randrange(1 << 30)})
+            self.valid_spec(self.Cr, rep.get("spec"))
+
+    def trial(self, i, s):
+        j = self.j
+        first = self.ref_buf is None
+        rf = {"inputs": {"seed": s}, "buf": None if first else self.ref_buf.id}
+        if self.Cr is None:
+            rr, rc = j.ask(self.R, "call", **rf), None
+        else:
+            cf = {"inputs": {"seed": s}, "buf": None if first else self.cand_buf.id}
+            rr, rc = j.ask_both("call", rf, cf)
+            if i == 0:
+                j.v["stage_ms"]["first_call"] = _ms(rc.get("runner_ms"))
+        spec = self.valid_spec(self.R, rr.get("spec"))
+        written = rr.get("written")
+        if first:
+            self.setup(spec)
+            written = j.ask(self.R, "write", buf=self.ref_buf.id).get("written")
+        if spec != self.spec or written is not True:
+            j.task_fail("the reference's outputs have other shapes or types for another seed")
+        ref = self.leaves(self.spec, self.ref_buf)
+        self.screen(i, ref, rr.get("in_sum"))
+        if rc is None:
+            return None
+        return self.candidate_result(rc, ref, self.cand_buf, first)
+
+    def setup(self, spec):
+        self.spec = spec
+        self.ref_buf = self.lend(self.R, spec)
+        if self.Cr is not None:
+            self.cand_buf = self.lend(self.Cr, spec)
+
+    def lend(self, r, spec):
+        _, size = exchange.layout(spec)
+        buf = self.j.pool.alloc(size)
+        self.j.ask(r, "attach", fds=buf.fds, buf=buf.id, handle=buf.handle, spec=spec)
+        return buf
+
+    # ---- the candidate's side -----------------------------------------------------------
+    def candidate_result(self, rc, ref, buf, may_write):
+        """Compare one candidate call with the reference leaves in `ref` (a compare() dict)."""
+        j = self.j
+        cspec = self.valid_spec(self.Cr, rc.get("spec"))
+        bad = spec_mismatch(cspec, self.spec if buf is self.cand_buf else self.held_spec)
+        if bad is not None:
+            if bad.get("flag"):
+                j.flag(bad["flag"], bad["msg"])
+            return bad
+        if rc.get("in_sum") is not None and rc.get("in_sum") != self.last_in_sum:
+            j.flag("patch", "the task's inputs came out different in the candidate's process")
+        if rc.get("written") is not True:
+            if not may_write:
+                j.forge("outputs that match the expected layout were not written to the judge's buffer")
+            if j.ask(self.Cr, "write", buf=buf.id).get("written") is not True:
+                j.forge("outputs that match the expected layout were not written to the judge's buffer")
+        before = C.fingerprint(buf.u8)
+        res = C.compare(self.leaves(cspec, buf), ref, self.tol)
+        if C.fingerprint(buf.u8) != before:
+            j.flag("forge", "the candidate's outputs changed after it reported them")
+        v = j.v
+        v["max_abs_error"] = max(v["max_abs_error"] or 0.0, res["max_abs"])
+        v["max_rel_error"] = max(v["max_rel_error"] or 0.0, res["max_rel"])
+        if res["ok"] and buf is self.cand_buf:
+            v["trials_passed"] += 1
+        return res
+
+    def held_out(self):
+        """Inputs of other shapes, where the task has them: kernels baked to one shape fail."""
+        j = self.j
+        for k in range(j.held):
+            rr = j.ask(self.R, "call", inputs={"held": k})
+            self.held_spec = self.valid_spec(self.R, rr.get("spec"))
+            rbuf = self.lend(self.R, self.held_spec)
+            if j.ask(self.R, "write", buf=rbuf.id).get("written") is not True:
+                j.task_fail(f"the reference's outputs for held-out set {k} could not be written")
+            ref = self.leaves(self.held_spec, rbuf)
+            if C.nonfinite(ref):
+                j.task_fail(f"reference output for held-out set {k} contains NaN/Inf")
+            cbuf = self.lend(self.Cr, self.held_spec)
+            self.last_in_sum = rr.get("in_sum")
+            try:
+                rc = j.ask(self.Cr, "call", inputs={"held": k})
+            except Exception:
+                if j.v["status"] in ("runtime_error", "compile_error", "resource_limit"):
+                    j.flag("hardcode", f"failed on held-out input set {k} (other shapes)")
+                    j.v["status"] = "incorrect"
+                    j.v["feedback"] = f"held-out input set {k} (other shapes) failed: " + j.v["feedback"]
+                raise
+            res = self.candidate_result(rc, ref, cbuf, may_write=True)
+            if not res["ok"]:
+                j.flag("hardcode", f"wrong on held-out input set {k} (other shapes)")
+                return (f"held-out set {k} (other shapes)", res)
+        return None
+
+    def held_out_reference(self):
+        for k in range(self.j.held):
+            rr = self.j.ask(self.R, "call", inputs={"held": k})
+            spec = self.valid_spec(self.R, rr.get("spec"))
+            buf = self.lend(self.R, spec)
+            self.j.ask(self.R, "write", buf=buf.id)
+            if C.nonfinite(self.leaves(spec, buf)):
+                self.j.task_fail(f"reference output for held-out set {k} contains NaN/Inf")
+
+    # ---- the reference's side: screens ------------------------------------------------------
+    def screen(self, i, ref, in_sum):
+        j = self.j
+        self.last_in_sum = in_sum
+        self.in_sums.append(in_sum)
+        if C.nonfinite(ref):
+            j.task_fail("reference output contains NaN/Inf")
+        if i == 0:
+            self.tol = C.tolerance(ref, j.opts)
+            j.v["tolerance"] = self.tol
+            if C.near_constant(ref, self.tol):
+                j.task_fail("degenerate reference: output is (near-)constant, so a constant would pass")
+            self.ref0 = [t.clone() if isinstance(t, torch.Tensor) else t for t in ref]
+        if i == 1:
+            independent = not C.differ(self.ref0, ref, self.tol)
+            self.ref0 = None
+            if independent and self.seed_independent():
+                j.task_fail("degenerate reference: outputs do not depend on the input seed (one fixed "
+                            "tensor, their mean over seeds, is within tolerance of every seed's output)")
+
+    def seed_independent(self):
+        """The exact check, for outputs two seeds could not tell apart: is the mean over all
+        seeds within tolerance of every seed's output? Recomputes each seed twice (rare)."""
+        seed, n = self.j.opts["seed"], self.j.opts["seeds"]
+        acc = None
+        for i in range(n):
+            self.recompute(seed + i)
+            floats = [t.float() for t in self.float_leaves()]
+            acc = floats if acc is None else [a.add_(f) for a, f in zip(acc, floats)]
+        mean = [(a / n).to(t.dtype) for a, t in zip(acc, self.float_leaves())]
+        for i in range(n):
+            self.recompute(seed + i)
+            if not C.compare(mean, self.float_leaves(), self.tol)["ok"]:
+                return False
+        return True
+
+    def float_leaves(self):
+        return [t for t in self.leaves(self.spec, self.ref_buf)
+                if isinstance(t, torch.Tensor) and t.is_floating_point()]
+
+    def recompute(self, s):
+        rr = self.j.ask(self.R, "call", inputs={"seed": s}, buf=self.ref_buf.id)
+        if rr.get("written") is not True:
+            self.j.task_fail("the reference's outputs have other shapes or types for another seed")
+
+    def check_determinism(self, seed):
+        if not self.in_sums:
+            return
+        rep = self.j.ask(self.R, "sum", inputs={"seed": seed})
+        if rep.get("in_sum") != self.in_sums[0]:
+            self.j.task_fail("get_inputs() is not deterministic under torch.manual_seed")
+
+    # ---- specs and leaves -------------------------------------------------------------------
+    def valid_spec(self, r, spec):
+        """A runner's output spec, checked; a bad one is the runner's protocol violation."""
+        why = invalid_spec(spec)
+        if why:
+            if r.role == "reference":
+                self.j.task_fail(f"the reference's outputs cannot be used: {why}")
+            self.j.forge(f"an invalid output description ({why})")
+        return spec
+
+    def leaves(self, spec, buf):
+        """The judge's view of a runner's outputs: typed tensors over its buffer, numbers."""
+        lay, _ = exchange.layout(spec)
+        views = exchange.views(buf.u8, lay)
+        out, k = [], 0
+        for leaf in spec:
+            if leaf["kind"] == "tensor":
+                out.append(views[k])
+                k += 1
+            else:
+                out.append(leaf.get("value"))
+        return out
+
+
+def invalid_spec(spec):
+    if not isinstance(spec, list) or not spec or len(spec) > MAX_LEAVES:
+        return "not a list of 1..256 outputs"
+    for leaf in spec:
+        if not isinstance(leaf, dict) or leaf.get("kind") not in ("tensor", "scalar", "other"):
+            return "an output of unknown kind"
+        if leaf["kind"] == "tensor":
+            shape = leaf.get("shape")
+            if exchange.dtype_of(leaf.get("dtype")) is None:
+                return f"unsupported dtype {str(leaf.get('dtype'))[:32]!r}"
+            if not isinstance(shape, list) or len(shape) > MAX_DIMS or \
+                    not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < MAX_NUMEL for s in shape):
+                return "a bad shape"
+            n = 1
+            for s in shape:
+                n *= s
+            if n > MAX_NUMEL or not isinstance(leaf.get("device"), str) or len(leaf["device"]) > 32:
+                return "a tensor too large or on no device"
+        elif leaf["kind"] == "scalar":
+            if not isinstance(leaf.get("value"), (int, float, bool)):
+                return "a scalar that is not a number"
+    return ""
+
+
+def spec_mismatch(cand, ref):
+    """Why the candidate's outputs cannot be the reference's (a compare() result), or None."""
+    res = {"ok": False, "flag": None, "msg": "", "max_abs": 0.0, "max_rel": 0.0, "scaled": 0.0}
+    if len(cand) != len(ref):
+        return dict(res, msg=f"returned {len(cand)} outputs, expected {len(ref)}")
+    for i, (o, r) in enumerate(zip(cand, ref)):
+        name = f"output {i}" if len(ref) > 1 else "output"
+        if r["kind"] == "scalar":
+            if o["kind"] != "scalar":
+                return dict(res, msg=f"{name} is a {o.get('type', o['kind'])}, expected a number")
+            continue
+        if r["kind"] != "tensor":
+            return dict(res, msg=f"{name}: unsupported reference output type {r.get('type')}")
+        if o["kind"] != "tensor":
+            if o.get("lazy"):
+                return dict(res, flag="lazy_output", msg=f"{name} is a {str(o.get('type'))[:80]}; "
+                            f"return a plain torch.Tensor with real storage")
+            what = o.get("type") if o["kind"] == "other" else "number"
+            return dict(res, msg=f"{name} has type {str(what)[:80]}, expected torch.Tensor")
+        if o["device"] != r["device"]:
+            return dict(res, msg=f"{name} is on {o['device'][:32]}, expected {r['device']}")
+        if o["dtype"] != r["dtype"]:
+            return dict(res, msg=f"{name} has dtype torch.{o['dtype']}, expected torch.{r['dtype']}")
+        if o["shape"] != r["shape"]:
+            return dict(res, msg=f"{name} has shape {tuple(o['shape'])}, expected {tuple(r['shape'])}")
+    return None
+
+
+def _ms(x):
+    return round(float(x), 3) if isinstance(x, (int, float)) and not isinstance(x, bool) else 0.0

@@ -1,0 +1,101 @@
+"""What the zygote watches in each evaluation, and how it stops all of them but one.
+
+An evaluation is a tree of processes: the judge, its two runners, and whatever they
+fork. The zygote attributes every process to its nearest known leader (the judge or a
+runner; see sandbox.scan) and holds each role to the job's limits: the candidate's
+side (its runner, and anything a candidate orphaned, which the judge, a subreaper,
+inherits) and the reference's side separately. Nothing here trusts what the
+evaluation says about itself.
+
+While one evaluation holds the GPU's timing lock, the zygote stops (SIGSTOP) every
+process of every other evaluation on that GPU and continues them afterwards; the time
+spent stopped does not count against their timeouts.
+"""
+
+import os
+import signal
+
+from . import sandbox
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+LOGS = {"judge": "output.log", "reference": os.path.join("reference", "output.log"),
+        "candidate": os.path.join("candidate", "output.log")}
+
+
+def rss_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rfind(b")") + 2:].split()[21]) * _PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def roles(child, groups):
+    """{"reference"|"candidate": (pids, rss)} for one evaluation, and all its pids."""
+    j_pids, j_rss = groups.get(child.pid, (set(), 0))
+    out = {}
+    for role in ("reference", "candidate"):
+        pid = child.runners.get(role)
+        out[role] = groups.get(pid, (set(), 0)) if pid else (set(), 0)
+    orphans = j_pids - {child.pid}
+    if orphans:   # a runner's descendants that outlived their parent: the candidate's, by default
+        pids, rss = out["candidate"]
+        out["candidate"] = (pids | orphans, rss + max(0, j_rss - rss_of(child.pid)))
+    every = set(j_pids)
+    for pids, _ in out.values():
+        every |= pids
+    return out, every
+
+
+def check(child, by_role, output_limit):
+    """(status, feedback, task_error) when the evaluation must be killed, else None."""
+    for role, (pids, rss) in by_role.items():
+        who = "the candidate's" if role == "candidate" else "the reference's"
+        why = None
+        if len(pids) > sandbox.MAX_PROCS:
+            why = f"{who} processes numbered more than {sandbox.MAX_PROCS} during stage {child.stage}"
+        elif rss > child.memory_limit:
+            why = (f"{who} processes used {rss >> 20} MiB of host memory, over the limit of "
+                   f"{int(child.memory_limit) >> 20} MiB, during stage {child.stage}")
+        elif sandbox.file_size(os.path.join(child.tmpdir, LOGS[role])) > output_limit:
+            why = f"{who} stdout/stderr exceeded {int(output_limit)} bytes during stage {child.stage}; output capped"
+        if why and role == "candidate":
+            return "resource_limit", why, ""
+        if why:
+            return "harness_error", f"task error: {why}", why
+    return None
+
+
+def signal_all(child, sig):
+    for leader in child.leaders():
+        try:
+            os.killpg(leader, sig)
+        except OSError:
+            pass
+    for pid in child.pids:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+
+def freeze(children, holder, now, scan):
+    """Stop every evaluation but the holder. `scan()` refreshes each child's pids; it runs
+    again after the first round so a process forked in between is stopped too."""
+    others = [c for c in children if c is not holder and c.frozen_since is None]
+    for c in others:
+        signal_all(c, signal.SIGSTOP)
+        c.frozen_since = now
+    if others:
+        scan()
+        for c in others:
+            signal_all(c, signal.SIGSTOP)
+
+
+def thaw(children, now):
+    for c in children:
+        if c.frozen_since is not None:
+            signal_all(c, signal.SIGCONT)
+            c.frozen_s += now - c.frozen_since
+            c.frozen_since = None

@@ -1,0 +1,226 @@
+"""The timing window: reference and candidate timed together, on their clocks and the judge's.
+
+Inside the GPU's exclusive window (the zygote has stopped every other evaluation on
+this GPU; the judge waits until their queued GPU work has drained), the judge:
+
+1. measures the device bandwidth (the `too_fast` floor) on its own context;
+2. times the reference alone, the candidate stopped (SIGSTOP): the "before" figure,
+   which no candidate code can slow down;
+3. times reference and candidate interleaved, call by call, same fresh seed for both,
+   order alternating, each runner stopped while the other runs: drift on the host or
+   the GPU hits both alike.
+
+Every timed call is one request: the runner times itself (CUDA events; the host clock
+in CPU mode) and the judge times the request on its own clock. The judge's wall time
+minus the runner's time is the runner's overhead (messages, sync, spin head start,
+flush, the copy into the buffer); the same harness code runs on both sides, so the
+candidate's overhead must match the reference's. A candidate whose timer was forged,
+or whose work ran outside its events, shows the difference. After each candidate call
+the judge checksums its buffer, and checks the checksum again before the candidate's
+next call; and it compares a random handful of timed outputs (always the last) with
+the reference's output for the same seed. The candidate cannot know which.
+"""
+
+import contextlib
+import gc
+import time
+
+import torch
+
+from . import correctness as C
+from . import exchange, timing
+
+# The candidate's overhead may exceed the reference's by at least ABS_LIMIT_MS, or
+# REL_LIMIT of the candidate's median time, or MAD_LIMIT median absolute deviations of
+# the reference's overhead. On a CPU (the interpreter, host clocks, a shared machine)
+# the window only has to catch gross forgeries, so its limits are loose.
+ABS_LIMIT_MS = {"gpu": 0.05, "cpu_interpreter": 2.0}
+REL_LIMIT = {"gpu": 0.10, "cpu_interpreter": 0.5}
+MAD_LIMIT = 4.0           # ... or this many median absolute deviations of the reference's overhead
+REF_DRIFT = 1.05          # the interleaved reference slower than "before" by more: use "before"
+DRAIN_MAX_S = 3.0
+DRAIN_IDLE_MS = 0.5       # a ~10 us spin that takes longer is sharing the GPU
+VERIFY_SHARE = 8          # verify about one timed call in this many (at least two, and the last)
+
+
+class Window:
+    def __init__(self, judge, trials):
+        self.j, self.t = judge, trials
+        self.R, self.C = judge.R, judge.C
+        o = judge.opts
+        self.budget, self.min_iters, self.max_iters = o["timing_budget_ms"], o["min_iters"], o["max_iters"]
+        self.gpu = judge.gpu
+        self.pending = None       # the candidate buffer's checksum after its last call
+
+    # ---- the two entry points ----------------------------------------------------------
+    def run(self):
+        j, v = self.j, self.j.v
+        with j.ctx.timing_lock(), _no_gc():
+            v["stage_ms"]["drain"] = self.drain()
+            self.bw = timing.bandwidth_bytes_per_ms(j.dev) if self.gpu else None
+            self.C.stop()
+            try:
+                before, _ = self.alone(self.R, self.t.ref_buf, 0.5)
+            finally:
+                self.C.cont()
+            pairs = self.interleave()
+        self.conclude(before, pairs)
+
+    def reference_only(self):
+        """A task check's figure: the reference alone, a full budget."""
+        with self.j.ctx.timing_lock(), _no_gc():
+            self.j.v["stage_ms"]["drain"] = self.drain()
+            self.j.v["ref_runtime"], _ = self.alone(self.R, self.t.ref_buf, 1.0)
+
+    # ---- pieces -------------------------------------------------------------------------
+    def drain(self):
+        """Wait until GPU work queued by the evaluations the zygote just stopped has run out."""
+        if not self.gpu:
+            return 0.0
+        t0, quiet = time.monotonic(), 0
+        while time.monotonic() - t0 < DRAIN_MAX_S:
+            w0 = time.perf_counter()
+            torch.cuda._sleep(20_000)
+            torch.cuda.synchronize()
+            quiet = quiet + 1 if (time.perf_counter() - w0) * 1e3 < DRAIN_IDLE_MS else 0
+            if quiet >= 3:
+                break
+        else:
+            self.j.v["warnings"].append("the GPU was still busy with other work when timing started")
+        return round((time.monotonic() - t0) * 1e3, 3)
+
+    def call(self, r, buf, seed):
+        """One timed call: (runner's ms, judge's wall ms, prep wall ms)."""
+        j = self.j
+        p0 = time.perf_counter()
+        j.ask(r, "prep", seed=seed)
+        if r is self.C:
+            self.check_pending()
+        t0 = time.perf_counter()
+        rep = j.ask(r, "go", buf=buf.id)
+        wall = (time.perf_counter() - t0) * 1e3
+        ms = rep.get("ms")
+        if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not (0 < ms < 1e7):
+            if r is self.R:
+                j.task_fail(f"the reference's timer reported {str(ms)[:32]}")
+            j.forge(f"the candidate's timer reported {str(ms)[:32]}")
+        if rep.get("written") is not True:
+            if r is self.R:
+                j.task_fail("the reference's timed outputs did not fit its buffer")
+            j.flag("cache", "a timed call returned outputs of another shape or type")
+            j.fail("reward_hack", "")
+        if r is self.C:
+            self.pending = C.fingerprint(buf.u8)
+        return float(ms), wall, (t0 - p0) * 1e3
+
+    def check_pending(self):
+        if self.pending is not None and C.fingerprint(self.t.cand_buf.u8) != self.pending:
+            self.j.flag("forge", "the candidate's outputs changed after it reported the call done")
+            self.j.fail("reward_hack", "")
+        self.pending = None
+
+    def warm(self, r, buf):
+        for _ in range(self.j.rng.randint(2, 4)):
+            self.call(r, buf, self.j.rng.randrange(1 << 30))
+
+    def alone(self, r, buf, share):
+        """Time r alone (the other runner is stopped): (stats, overheads)."""
+        self.warm(r, buf)
+        ms, wall, prep = self.call(r, buf, self.j.rng.randrange(1 << 30))
+        n = self.count(share * self.budget, wall + prep)
+        times, over = [ms], [wall - ms]
+        t_end = time.monotonic() + 3 * share * self.budget / 1e3
+        while len(times) < n and (len(times) < self.min_iters or time.monotonic() < t_end):
+            ms, wall, _ = self.call(r, buf, self.j.rng.randrange(1 << 30))
+            times.append(ms)
+            over.append(wall - ms)
+        return timing.stats(times), over
+
+    def count(self, budget_ms, per_call_ms):
+        return int(min(max(budget_ms / max(per_call_ms, 1e-3), self.min_iters), self.max_iters))
+
+    def paired(self, first, second, seed):
+        """Both runners on one seed, each stopped while the other runs."""
+        out = {}
+        for r, other in ((first, second), (second, first)):
+            other.stop()
+            try:
+                out[r.role] = self.call(r, self.t.ref_buf if r is self.R else self.t.cand_buf, seed)
+            finally:
+                other.cont()
+        return out
+
+    def interleave(self):
+        j = self.j
+        self.warm(self.C, self.t.cand_buf)
+        got = self.paired(self.R, self.C, j.rng.randrange(1 << 30))
+        n = self.count(2 * self.budget, sum(w + p for _, w, p in got.values()))
+        verify = set(j.rng.sample(range(n), min(n, max(2, n // VERIFY_SHARE)))) | {n - 1}
+        rows = [got]
+        t_end = time.monotonic() + 6 * self.budget / 1e3
+        k = 1
+        while k < n:
+            seed = j.rng.randrange(1 << 30)
+            order = (self.R, self.C) if k % 2 == 0 else (self.C, self.R)
+            rows.append(self.paired(*order, seed))
+            if k in verify:
+                self.verify(k)
+            k += 1
+            if k >= self.min_iters and time.monotonic() > t_end:
+                self.verify(k - 1)   # an early stop still checks the last call made
+                break
+        self.check_pending()
+        return rows
+
+    def verify(self, k):
+        spec = self.t.spec
+        res = C.compare(self.t.leaves(spec, self.t.cand_buf), self.t.leaves(spec, self.t.ref_buf), self.t.tol)
+        if not res["ok"]:
+            self.j.flag("cache", f"timed call {k} did not match the reference: {res['msg'][:120]}")
+            self.j.fail("reward_hack", "")
+
+    # ---- the figures ------------------------------------------------------------------
+    def conclude(self, before, rows):
+        j, v = self.j, self.j.v
+        tr = [row["reference"][0] for row in rows]
+        tc = [row["candidate"][0] for row in rows]
+        oh_r = [row["reference"][1] - row["reference"][0] for row in rows]
+        oh_c = [row["candidate"][1] - row["candidate"][0] for row in rows]
+        after, cand = timing.stats(tr), timing.stats(tc)
+        v["ref_runtime_before"], v["ref_runtime_after"], v["runtime"] = before, after, cand
+        v["ref_runtime"] = after
+        if after["median_ms"] > REF_DRIFT * before["median_ms"]:
+            v["ref_runtime"] = before
+            v["warnings"].append(f"reference slowed from {before['median_ms']:.4g} ms alone to "
+                                 f"{after['median_ms']:.4g} ms beside the candidate")
+        self.wall_check(oh_r, oh_c, cand["median_ms"])
+        v["speedup"] = v["ref_runtime"]["median_ms"] / cand["median_ms"] if cand["median_ms"] > 0 else None
+        if self.gpu:
+            _, out_bytes = exchange.layout(self.t.spec)
+            floor = max(int(j.min_bytes or 0), out_bytes) / self.bw
+            if cand["median_ms"] < 0.8 * floor:
+                j.flag("too_fast", f"median {cand['median_ms']:.4g} ms is below the bandwidth floor {floor:.4g} ms")
+
+    def wall_check(self, oh_r, oh_c, cand_ms):
+        mr, mc = timing.median(oh_r), timing.median(oh_c)
+        mad = timing.median([abs(x - mr) for x in oh_r])
+        mode = self.j.ctx.mode
+        limit = max(ABS_LIMIT_MS[mode], REL_LIMIT[mode] * cand_ms, MAD_LIMIT * mad)
+        self.j.v["wall_check"] = {"ref_overhead_ms": round(mr, 4), "cand_overhead_ms": round(mc, 4),
+                                  "limit_ms": round(limit, 4)}
+        if mc - mr > limit:
+            self.j.flag("forge", f"the judge's clock saw {mc - mr:.3g} ms more per call than the "
+                        f"candidate's own timer: its work ran where that timer could not see it, or "
+                        f"the timer was forged")
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """No garbage collection pause inside a wall-clock measurement (runners do the same)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
