@@ -12,6 +12,7 @@ import ctypes
 import os
 import platform
 import resource
+import stat
 import sys
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -376,16 +377,29 @@ def kill_group(leader, pids=()):
 
 def file_size(path):
     try:
-        return os.stat(path).st_size
+        return os.lstat(path).st_size
     except OSError:
         return 0
 
 
 def tail(path, limit):
-    """The last `limit` bytes of a file the candidate wrote, as text."""
+    """The last `limit` bytes of a file the candidate wrote, as text.
+
+    The candidate owns the directory and the zygote reading it is root and unsandboxed:
+    a symlink there (to /etc/shadow, say), a hard link or a FIFO (which would block the
+    zygote) yields '' instead of being followed."""
     try:
-        with open(path, "rb") as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - limit))
-            return f.read(limit).decode("utf-8", "replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return ""
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            return ""
+        os.lseek(fd, max(0, st.st_size - limit), os.SEEK_SET)
+        return os.read(fd, limit).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+

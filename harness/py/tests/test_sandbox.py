@@ -134,3 +134,20 @@ def test_scan_attributes_descendants(tmp_path):
     finally:
         sandbox.kill_group(pid, pids)
         os.waitpid(pid, 0)
+
+
+def test_tail_follows_no_links_and_never_blocks(tmp_path):
+    secret = os.path.join(tmp_path, "secret.txt")
+    with open(secret, "w") as f:
+        f.write("root:$6$hash")
+    cases = {"symlink": lambda p: os.symlink(secret, p), "hardlink": lambda p: os.link(secret, p),
+             "fifo": os.mkfifo, "plain": lambda p: open(p, "w").write("line 1\nline 2\n")}
+    for name, make in cases.items():
+        d = os.path.join(tmp_path, name)
+        os.mkdir(d)
+        make(os.path.join(d, "output.log"))
+        t0 = time.monotonic()
+        got = sandbox.tail(os.path.join(d, "output.log"), 8)
+        assert time.monotonic() - t0 < 2
+        assert got == ("line 1\nline 2\n"[-8:] if name == "plain" else ""), (name, got)
+    assert sandbox.tail(os.path.join(tmp_path, "plain", "output.log"), 100) == "line 1\nline 2\n"
