@@ -1,4 +1,4 @@
-"""The sandbox of an evaluation's processes: namespaces, Landlock, rlimits, capabilities.
+"""The sandbox of an evaluation's processes: namespaces, Landlock, rlimits, capabilities, uid.
 
 Applied in forked children just before untrusted code can run (kgharness.child),
 through raw syscalls via ctypes: the GPU image has no package manager and no
@@ -14,13 +14,14 @@ the next ones take away):
                      harness, the toolchain, a short /etc allowlist, /proc, /sys);
                      read-write: the temp dir, the private tmpfs, devices; no TCP, no
                      signals or abstract sockets outside the sandbox
+  switch_uid         drop_uid=True: uid/gid 65534, when that uid can read all it needs
   drop_capabilities
 
 Every layer is best effort: a layer that cannot be applied is reported (level
 "partial", detail naming it), never fatal, because failing every evaluation is
 worse than running one with fewer walls. The zygote adds what needs no privilege
 at all: its own process-group watchdog. To see what a new host needs:
-`python -m kgharness.sandbox` prints the rules and the probe.
+`python -m kgharness.sandbox [--cuda] [--drop-uid]` prints the rules and the probe.
 """
 
 import ctypes
@@ -40,7 +41,8 @@ _libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
 _ZYGOTE_CWD = os.path.realpath(os.getcwd())
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
-PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
+PR_SET_DUMPABLE, PR_CAPBSET_READ, PR_CAPBSET_DROP = 4, 23, 24
+PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 1024, 2048, 4096, 16384
 MS_PRIVATE, MS_RELATIME, MNT_DETACH = 1 << 18, 1 << 21, 2
@@ -66,6 +68,7 @@ DEV_RW = READ_ONLY | FS_WRITE_FILE | FS_IOCTL_DEV
 FSIZE_LIMIT = 256 << 20
 NOFILE_LIMIT = 1024
 MAX_PROCS = 64      # enforced by the zygote's watchdog (root ignores RLIMIT_NPROC)
+NOBODY = 65534      # the uid and gid runners drop to (drop_uid=True)
 # The private /tmp and /dev/shm share one tmpfs of this size: tmpfs pages are in no
 # process's RSS, so the zygote's memory watchdog does not see them; this bounds them.
 TMPFS_MB = 256
@@ -111,6 +114,8 @@ TOOL_ENV = ("TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH"
 EXTRA_READ_ENV = "KERNELGATE_SANDBOX_READ"
 # Device files a child may read and write (and ioctl: the CUDA driver does).
 DEV_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
+# What a GPU runner opens read-write; /dev/nvidia-caps is left to the probe's CUDA check.
+NVIDIA_RW = ("nvidiactl", "nvidia-uvm")
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -527,8 +532,7 @@ def apply_rlimits(options):
     limits = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, FSIZE_LIMIT),
               (resource.RLIMIT_NOFILE, NOFILE_LIMIT), (resource.RLIMIT_CPU, cpu)]
     if os.geteuid() != 0:
-        # Counts every process of the uid (the other children too), so leave headroom.
-        limits.append((resource.RLIMIT_NPROC, _uid_procs() + 4 * MAX_PROCS))
+        limits.append(_nproc_limit())
     failed = []
     for which, soft in limits:
         try:
@@ -541,37 +545,191 @@ def apply_rlimits(options):
     return not failed, "; ".join(failed)
 
 
-# ---- capabilities ---------------------------------------------------------------------
+def _nproc_limit():
+    # Counts every process of the uid (the other children too), so leave headroom.
+    return resource.RLIMIT_NPROC, _uid_procs() + 4 * MAX_PROCS
+
+
+# ---- uid and capabilities ------------------------------------------------------------
+
+_blockers = {}       # (uid, gid) -> uid_drop_blockers() of the python trees, computed once
+_uid_verdicts = {}   # (uid, gid) -> why probe() turned the drop off
+
+
+def _can(st, uid, gid, bits):
+    """Mode-bit access for uid/gid without supplementary groups (ACLs not consulted)."""
+    shift = 6 if st.st_uid == uid else 3 if st.st_gid == gid else 0
+    return (st.st_mode >> shift) & bits == bits
+
+
+def _closed_ancestor(path, uid, gid):
+    """The first ancestor of path that uid/gid may not search, described, or ''."""
+    a = path
+    while a != "/":
+        a = os.path.dirname(a)
+        st = os.stat(a)
+        if not _can(st, uid, gid, 1):
+            return f"{a} (mode {stat.S_IMODE(st.st_mode):o}, owner {st.st_uid}: no search)"
+    return ""
+
+
+def _unreachable(top, uid, gid, limit, walk=True):
+    """Why uid cannot read `top`: an ancestor it cannot search, or entries of the tree
+    (only top itself without walk) it cannot read (directories need r+x, files r).
+    Symlinks are judged where they lead."""
+    closed = _closed_ancestor(top, uid, gid)
+    if closed:
+        return [closed]
+    out, stack = [], [(top, os.stat(top))]
+    while stack and len(out) < limit:
+        path, st = stack.pop()
+        is_dir = stat.S_ISDIR(st.st_mode)
+        if not _can(st, uid, gid, 5 if is_dir else 4):
+            out.append(f"{path} (mode {stat.S_IMODE(st.st_mode):o}, owner {st.st_uid})")
+        elif is_dir and walk:
+            try:
+                with os.scandir(path) as it:
+                    for e in it:
+                        est = e.stat(follow_symlinks=False)
+                        if stat.S_ISDIR(est.st_mode) or stat.S_ISREG(est.st_mode):
+                            stack.append((e.path, est))
+            except OSError as e:
+                out.append(f"{path} ({e.strerror})")
+    return out
+
+
+_PYTHON_WHY = ("python prefix", "sys.path", "the harness package")
+
+
+def _python_trees():
+    """The trees a runner reads Python from: prefixes, sys.path, the harness package."""
+    trees = sorted((p for p, why in _read_rules()[0] if why in _PYTHON_WHY), key=len)
+    return [t for i, t in enumerate(trees) if not any(_inside(t, u) for u in trees[:i])]
+
+
+def uid_drop_blockers(uid=NOBODY, gid=NOBODY, paths=None, limit=5):
+    """What uid/gid could not read of what an evaluation needs ([] when nothing): every
+    ancestor of the interpreter's prefixes, sys.path entries and the harness package must
+    be searchable, the trees readable, the other read rules' top entries (/usr, the /etc
+    files...) readable, the NVIDIA devices read-writable. A walk of
+    site-packages takes a second or more: without `paths` the answer is computed once per
+    process and inherited by forks (probe(drop_uid=True) computes it in the zygote)."""
+    key = (uid, gid)
+    if paths is None and key in _blockers:
+        return _blockers[key]
+    out = []
+    for p in (paths if paths is not None else _python_trees()):
+        if len(out) < limit and os.path.exists(p):
+            out += _unreachable(os.path.realpath(p), uid, gid, limit - len(out))
+    if paths is None:
+        out += [w for p, why in _read_rules()[0] if why not in _PYTHON_WHY
+                for w in _unreachable(p, uid, gid, 1, walk=False)]
+    if os.path.isdir("/dev"):
+        for n in sorted(os.listdir("/dev")):
+            if n in NVIDIA_RW or (n.startswith("nvidia") and n[6:].isdigit()):
+                st = os.stat("/dev/" + n)
+                if not _can(st, uid, gid, 6):
+                    out.append(f"/dev/{n} (mode {stat.S_IMODE(st.st_mode):o}: not read-write)")
+    out = list(dict.fromkeys(out))[:limit]
+    if paths is None:
+        _blockers[key] = out
+    return out
+
+
+def _uid_refusal(tmpdir, uid, gid):
+    """Why this process will not drop to uid, or '' when it can."""
+    if os.geteuid() != 0:
+        return f"not root: runs as uid {os.geteuid()} already"
+    if (uid, gid) in _uid_verdicts:
+        return _uid_verdicts[(uid, gid)]
+    # The temp dir becomes uid's own, but its ancestors must let uid through.
+    why = uid_drop_blockers(uid, gid) or [_closed_ancestor(os.path.realpath(tmpdir), uid, gid)]
+    why = [w for w in why if w]
+    return f"stays uid 0 (capabilities dropped): uid {uid} cannot read {'; '.join(why)}" if why else ""
+
+
+def _chown_tree(top, uid, gid):
+    os.chown(top, uid, gid, follow_symlinks=False)
+    for root, dirs, files in os.walk(top):
+        for n in dirs + files:
+            os.chown(os.path.join(root, n), uid, gid, follow_symlinks=False)
+
+
+def switch_uid(tmpdir, uid=NOBODY, gid=NOBODY):
+    """Give the temp dir to uid/gid, then become them, with no supplementary groups.
+
+    Needs root's CAP_CHOWN, CAP_SETGID, CAP_SETUID; the uid change empties the
+    capability sets. It also makes the process non-dumpable, which gives its /proc
+    entries to root: libcuda writes there (CUDA error 304 otherwise, seen on the H200),
+    so dumpable is set back. Landlock keeps other sandboxes from ptracing it, and
+    RLIMIT_CORE is 0."""
+    _chown_tree(tmpdir, uid, gid)
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), _errno_msg("prctl(PR_SET_DUMPABLE)"))
+
+
+def _drop_bounding():
+    """Empty the bounding and ambient sets (needs CAP_SETPCAP, so before switch_uid)."""
+    kept = []
+    for cap in range(64):
+        held = _libc.prctl(PR_CAPBSET_READ, cap, 0, 0, 0)
+        if held < 0:
+            break   # EINVAL past the last capability the kernel knows
+        if held and _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            kept.append(cap)
+    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    return not kept, f"bounding set keeps capabilities {kept}" if kept else ""
+
 
 def drop_capabilities():
     """Drop every capability (root stays uid 0 but loses CAP_SYS_ADMIN, CAP_KILL, ...)."""
-    for cap in range(64):
-        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-            break   # EINVAL past the last capability the kernel knows
+    ok, msg = _drop_bounding()
     if SYS_CAPSET is None:
         return False, "capset: unknown architecture"
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)   # _LINUX_CAPABILITY_VERSION_3, this process
     data = (ctypes.c_uint32 * 6)()                  # effective/permitted/inheritable, 2 words
     if _libc.syscall(SYS_CAPSET, header, data) != 0:
         return False, _errno_msg("capset")
+    return ok, msg
+
+
+def _apply_uid(tmpdir, uid, gid):
+    """(dropped, note): switch_uid when it can be done, or why not."""
+    why = _uid_refusal(tmpdir, uid, gid)
+    if why:
+        return False, why
+    try:
+        _drop_bounding()
+        switch_uid(tmpdir, uid, gid)
+        which, limit = _nproc_limit()
+        resource.setrlimit(which, (limit, limit))
+    except OSError as e:
+        return os.geteuid() == uid, f"uid drop: {e}"
     return True, ""
 
 
 # ---- the whole sandbox ----------------------------------------------------------------
 
-def apply(tmpdir, options=None, *, mounts=None, tmpfs_mb=TMPFS_MB, extra_rules=()):
+def apply(tmpdir, options=None, *, drop_uid=False, mounts=None, tmpfs_mb=TMPFS_MB,
+          extra_rules=(), uid=NOBODY, gid=NOBODY):
     """Sandbox the calling (child) process; returns what held, as a dict:
 
-    netns, landlock, rlimits, caps_dropped, mountns (bools); tmpfs_mb; level ("full"
-    when netns, landlock, rlimits and mountns held); detail (the walls that did not
-    hold); landlock_note.
+    netns, landlock, rlimits, caps_dropped, mountns (bools); uid (the euid it ends with);
+    uid_note (why a requested drop did not happen); tmpfs_mb; level ("full" when netns,
+    landlock, rlimits and mountns held); detail (the walls that did not hold);
+    landlock_note.
 
     mounts: None makes private /tmp and /dev/shm unless this process already sees the
     ones its judge made (private_mounts); False makes none (Landlock then denies the
-    host's). The order matters: the namespaces and rlimits need capabilities, so they
-    come before the capabilities go. For the same reason a judge calls private_mounts,
-    forks its runners and only then applies its own sandbox: its runners, forked after,
-    would inherit its Landlock domain and its lack of capabilities (no netns)."""
+    host's). drop_uid: become uid/gid (65534) when uid_drop_blockers() finds nothing
+    and no probe() turned it off; otherwise stay uid 0 without capabilities. The order
+    matters: the namespaces, rlimits, chown and setuid need capabilities, so they come
+    before the capabilities go. For the same reason a judge calls private_mounts, forks
+    its runners and only then applies its own sandbox: its runners, forked after, would
+    inherit its Landlock domain and its lack of capabilities (no uid drop, no netns)."""
     options = options or {}
     if mounts is False or private_active():
         mnt_ok = private_active()
@@ -581,19 +739,33 @@ def apply(tmpdir, options=None, *, mounts=None, tmpfs_mb=TMPFS_MB, extra_rules=(
     net_ok, net_msg = apply_netns()
     rl_ok, rl_msg = apply_rlimits(options)
     ll_ok, ll_msg = apply_landlock(tmpdir, extra_rules=extra_rules, private=mnt_ok)
+    uid_note = ""
+    if drop_uid:
+        _, uid_note = _apply_uid(tmpdir, uid, gid)
     cap_ok, cap_msg = drop_capabilities()
     missing = [m for ok, m in ((mnt_ok, mnt_msg + "; Landlock denies both" if mnt_msg else ""),
                                (net_ok, net_msg), (ll_ok, ll_msg), (rl_ok, rl_msg),
                                (cap_ok, cap_msg)) if not ok and m]
     full = net_ok and ll_ok and rl_ok and mnt_ok
     return {"netns": net_ok, "landlock": ll_ok, "rlimits": rl_ok, "caps_dropped": cap_ok,
-            "mountns": mnt_ok, "tmpfs_mb": _private["mb"] if mnt_ok else 0,
-            "level": "full" if full else "partial",
+            "mountns": mnt_ok, "tmpfs_mb": _private["mb"] if mnt_ok else 0, "uid": os.geteuid(),
+            "uid_note": uid_note, "level": "full" if full else "partial",
             "detail": "; ".join(missing), "landlock_note": ll_msg if ll_ok else ""}
 
 
-def probe(tmp_base=None, timeout_s=20.0, *, tmpfs_mb=TMPFS_MB):
-    """Apply the sandbox in a throwaway forked child and report what held (apply()'s keys)."""
+def _cuda_check():
+    """Initialise CUDA and run one tiny op; only ever in a forked probe child."""
+    try:
+        import torch
+        torch.cuda.init()
+        x = torch.ones(256, device="cuda")
+        total = float((x + 1).sum().item())
+        return {"ok": total == 512.0, "detail": torch.cuda.get_device_name()}
+    except Exception as e:   # reported, never fatal: the probe says what failed
+        return {"ok": False, "detail": f"{type(e).__name__}: {e}"[:400]}
+
+
+def _probe_child(tmp_base, timeout_s, cuda, **kw):
     import json
     import select
     import shutil
@@ -605,7 +777,8 @@ def probe(tmp_base=None, timeout_s=20.0, *, tmpfs_mb=TMPFS_MB):
     if pid == 0:   # probe child: never returns into the caller
         try:
             os.close(r)
-            res = apply(tmpdir, {"timeout_s": 10}, tmpfs_mb=tmpfs_mb)
+            res = apply(tmpdir, {"timeout_s": max(10, timeout_s)}, **kw)
+            res["cuda"] = _cuda_check() if cuda else None
             os.write(w, json.dumps(res).encode())
         finally:
             os._exit(0)
@@ -629,9 +802,33 @@ def probe(tmp_base=None, timeout_s=20.0, *, tmpfs_mb=TMPFS_MB):
         res = json.loads(data)
     except ValueError:
         res = {"netns": False, "landlock": False, "rlimits": False, "caps_dropped": False,
-               "mountns": False, "tmpfs_mb": 0, "level": "partial",
-               "detail": "sandbox probe child did not report"}
+               "mountns": False, "tmpfs_mb": 0, "uid": os.geteuid(), "uid_note": "",
+               "level": "partial", "detail": "sandbox probe child did not report",
+               "cuda": {"ok": False, "detail": "the probe child did not report"} if cuda else None}
     res.pop("landlock_note", None)
+    return res
+
+
+def probe(tmp_base=None, timeout_s=None, *, drop_uid=False, cuda=False, uid=NOBODY,
+          gid=NOBODY, tmpfs_mb=TMPFS_MB):
+    """Apply the sandbox in a throwaway forked child and report what held: apply()'s keys,
+    plus uid_drop (whether runners should drop to uid: asked for, and it held) and cuda
+    (None, or {"ok", "detail"}: CUDA initialised in the child under the full sandbox; this
+    process stays CUDA-free). When CUDA fails only as uid, the drop is turned off, for
+    this process's later children too, and uid_note says why."""
+    timeout_s = timeout_s or (120.0 if cuda else 30.0)
+    if drop_uid:
+        uid_drop_blockers(uid, gid)   # here, once: the zygote's children inherit the answer
+    kw = {"tmpfs_mb": tmpfs_mb, "uid": uid, "gid": gid}
+    res = _probe_child(tmp_base, timeout_s, cuda, drop_uid=drop_uid, **kw)
+    res["uid_drop"] = bool(drop_uid) and res.get("uid") == uid
+    if res["uid_drop"] and cuda and not res["cuda"]["ok"]:
+        plain = _probe_child(tmp_base, timeout_s, cuda, drop_uid=False, **kw)
+        if plain["cuda"]["ok"]:
+            res = dict(plain, uid_drop=False, uid_note=f"stays uid 0: CUDA failed as uid {uid} "
+                       f"({res['cuda']['detail']}) and works as uid 0")
+    if drop_uid and not res["uid_drop"]:
+        _uid_verdicts[(uid, gid)] = res.get("uid_note") or "the probe could not drop the uid"
     return res
 
 
@@ -756,13 +953,17 @@ def main(argv=None):
     import json
     import tempfile
     ap = argparse.ArgumentParser(prog="python -m kgharness.sandbox", description=main.__doc__)
-    ap.parse_args(argv)
+    ap.add_argument("--cuda", action="store_true", help="initialise CUDA in the probe child")
+    ap.add_argument("--drop-uid", action="store_true", help=f"probe the drop to uid {NOBODY}")
+    args = ap.parse_args(argv)
     base = tempfile.mkdtemp(prefix="kg-rules-")
     try:
         rules, dropped = landlock_rules(os.path.join(base, "job"), private=True)
         print("\n".join(describe_rules(rules)))
         print("left out:", ", ".join(dropped) or "nothing")
-        print(json.dumps(probe(), indent=1))
+        if args.drop_uid:
+            print(f"uid {NOBODY} cannot read:", uid_drop_blockers() or "nothing")
+        print(json.dumps(probe(drop_uid=args.drop_uid, cuda=args.cuda), indent=1))
     finally:
         os.rmdir(base)
     return 0

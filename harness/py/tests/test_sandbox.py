@@ -53,7 +53,7 @@ def need(z, layer):
 
 def test_probe_reports_every_layer():
     res = sandbox.probe()
-    assert set(res) >= {"netns", "landlock", "rlimits", "mountns", "level", "detail"}
+    assert set(res) >= {"netns", "landlock", "rlimits", "mountns", "uid", "uid_drop", "level", "detail"}
     full = res["netns"] and res["landlock"] and res["rlimits"] and res["mountns"]
     assert res["level"] == ("full" if full else "partial")
     assert full or res["detail"]

@@ -25,7 +25,6 @@ import torch
 from kgharness import sandbox
 
 KS = sandbox.kernel_support()
-NOBODY = 65534
 
 
 def need(feature):
@@ -292,14 +291,14 @@ def test_private_mounts_without_root_use_a_user_namespace(outside):
         pytest.skip("this test becomes an unprivileged user itself, which needs root")
     tmpdir = os.path.join(outside, "job")
     os.mkdir(tmpdir)
-    os.chown(tmpdir, NOBODY, NOBODY)
+    os.chown(tmpdir, sandbox.NOBODY, sandbox.NOBODY)
     os.chmod(outside, 0o755)
     token = f"kg-walls-{os.getpid()}-{time.monotonic_ns()}"
 
     def body():
         os.setgroups([])
-        os.setresgid(NOBODY, NOBODY, NOBODY)
-        os.setresuid(NOBODY, NOBODY, NOBODY)
+        os.setresgid(sandbox.NOBODY, sandbox.NOBODY, sandbox.NOBODY)
+        os.setresuid(sandbox.NOBODY, sandbox.NOBODY, sandbox.NOBODY)
         ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)   # dumpable, as a plain user's process is
         support = sandbox.kernel_support()["namespaces"]
         report = sandbox.apply(tmpdir, {"timeout_s": 30})
@@ -312,7 +311,7 @@ def test_private_mounts_without_root_use_a_user_namespace(outside):
         pytest.skip(need_msg)
     assert report["mountns"] and report["netns"] and report["level"] == "full", report
     assert w == "ok: 5" and not os.path.exists(f"/dev/shm/{token}"), w
-    assert resuid == [NOBODY] * 3
+    assert resuid == [sandbox.NOBODY] * 3 and report["uid"] == sandbox.NOBODY
 
 
 def test_torch_and_triton_import_and_run_under_the_sandbox(evaldir):
@@ -356,6 +355,113 @@ def test_torch_and_triton_import_and_run_under_the_sandbox(evaldir):
     assert total == 200.0
 
 
+def test_uid_drop_happens_or_says_why(evaldir, monkeypatch):
+    tmpdir, _ = evaldir
+    monkeypatch.setattr(sandbox, "_uid_verdicts", {})   # probe() below leaves its verdict there
+    blockers = sandbox.uid_drop_blockers()
+    report, res = in_sandbox(tmpdir, lambda: {"resuid": os.getresuid(), "groups": os.getgroups()},
+                             drop_uid=True)
+    if os.geteuid() != 0:
+        assert report["uid"] == os.geteuid() and "not root" in report["uid_note"], report
+    elif blockers:   # this CI host: the venv is under /root (0700)
+        assert report["uid"] == 0 and res["resuid"] == [0, 0, 0], report
+        assert blockers[0] in report["uid_note"] and "stays uid 0" in report["uid_note"], report
+        assert report["caps_dropped"], report
+    else:
+        assert report["uid"] == sandbox.NOBODY and report["uid_note"] == "", report
+        assert res == {"resuid": [sandbox.NOBODY] * 3, "groups": []}, res
+    p = sandbox.probe(drop_uid=True)
+    assert p["uid_drop"] == (os.geteuid() == 0 and not blockers), p
+    assert p["uid_drop"] or p["uid_note"], p
+
+
+def test_full_sandbox_with_the_uid_drop(evaldir, monkeypatch):
+    """apply(drop_uid=True) where nobody could read everything (pretended here: this host's
+    venv is under /root): every wall and the drop together, in apply's order."""
+    if os.geteuid() != 0:
+        pytest.skip("the uid drop needs root")
+    need("namespaces")
+    tmpdir, _ = evaldir
+    with open(os.path.join(tmpdir, "output.log"), "w") as f:
+        f.write("harness output")
+    monkeypatch.setitem(sandbox._blockers, (sandbox.NOBODY, sandbox.NOBODY), [])
+    monkeypatch.setattr(sandbox, "_uid_verdicts", {})
+
+    def body():
+        tid = ctypes.CDLL(None).syscall(186 if os.uname().machine == "x86_64" else 178)
+        return {"resuid": os.getresuid(), "groups": os.getgroups(),
+                "caps": [ln.split()[1] for ln in open("/proc/self/status") if ln.startswith("CapEff")],
+                "proc": attempt(lambda: write(f"/proc/self/task/{tid}/comm", 7)),
+                "own": attempt(lambda: write(os.path.join(tmpdir, "mine.txt"))),
+                "log": attempt(lambda: write(os.path.join(tmpdir, "output.log"))),
+                "tmp": attempt(lambda: write("/tmp/x")), "shm": attempt(lambda: write("/dev/shm/x")),
+                "passwd": attempt(lambda: read("/etc/passwd")),
+                "shadow": attempt(lambda: read("/etc/shadow")),
+                "kill zygote": attempt(lambda: os.kill(os.getppid(), 0))}
+    report, res = in_sandbox(tmpdir, body, drop_uid=True)
+    n = sandbox.NOBODY
+    assert report["uid"] == n and report["uid_note"] == "" and report["level"] == "full", report
+    assert report["caps_dropped"], report
+    assert res["resuid"] == [n, n, n] and res["groups"] == [] and res["caps"] == ["0000000000000000"], res
+    for k in ("proc", "own", "log", "tmp", "shm", "passwd"):
+        assert res[k].startswith("ok"), (k, res)
+    assert res["shadow"].startswith("error: PermissionError"), res
+    assert res["kill zygote"].startswith("error: PermissionError"), res
+    assert os.stat(os.path.join(tmpdir, "mine.txt")).st_uid == n
+
+
+def test_switch_uid_gives_up_root(outside):
+    if os.geteuid() != 0:
+        pytest.skip("switch_uid needs root")
+    tmpdir = os.path.join(outside, "job")
+    os.mkdir(tmpdir)
+    with open(os.path.join(tmpdir, "output.log"), "w") as f:
+        f.write("harness output")
+    root_only = os.path.join(outside, "root-only.txt")
+    with open(root_only, "w") as f:
+        f.write("secret")
+    os.chmod(root_only, 0o600)
+    os.chmod(outside, 0o755)
+
+    def body():
+        sandbox.switch_uid(tmpdir)
+        libc = ctypes.CDLL(None, use_errno=True)
+        caps = [ln.split()[1] for ln in open("/proc/self/status") if ln.startswith(("CapEff", "CapPrm"))]
+        tid = ctypes.CDLL(None).syscall(186 if os.uname().machine == "x86_64" else 178)
+        return {"resuid": os.getresuid(), "resgid": os.getresgid(), "groups": os.getgroups(),
+                "dumpable": libc.prctl(3, 0, 0, 0, 0), "caps": caps,
+                "proc": attempt(lambda: write(f"/proc/self/task/{tid}/comm", 7)),
+                "owner": os.stat(os.path.join(tmpdir, "output.log")).st_uid,
+                "root-only": attempt(lambda: read(root_only)),
+                "own": attempt(lambda: write(os.path.join(tmpdir, "mine.txt")))}
+    res = fork_run(body)
+    n = sandbox.NOBODY
+    assert res["resuid"] == res["resgid"] == [n, n, n] and res["groups"] == [], res
+    assert res["dumpable"] == 1 and res["proc"] == "ok: 7", res
+    assert res["caps"] == ["0000000000000000"] * 2, res
+    assert res["owner"] == n and res["own"] == "ok: 5", res
+    assert res["root-only"].startswith("error: PermissionError"), res
+
+
+def test_uid_drop_blockers_name_what_is_closed(outside):
+    tree = os.path.join(outside, "closed", "pkg")
+    os.makedirs(tree)
+    module = os.path.join(tree, "mod.py")
+    with open(module, "w") as f:
+        f.write("x = 1\n")
+    os.chmod(outside, 0o755)
+    os.chmod(os.path.dirname(tree), 0o700)
+    os.chmod(tree, 0o755)
+    os.chmod(module, 0o600)
+    uid = gid = 54321   # nobody's: owner and group bits never apply
+    blocked = sandbox.uid_drop_blockers(uid, gid, paths=[tree])
+    assert blocked and blocked[0].startswith(os.path.dirname(tree) + " ") and "no search" in blocked[0]
+    os.chmod(os.path.dirname(tree), 0o711)
+    assert [b.split(" ")[0] for b in sandbox.uid_drop_blockers(uid, gid, paths=[tree])] == [module]
+    os.chmod(module, 0o644)
+    assert sandbox.uid_drop_blockers(uid, gid, paths=[tree]) == []
+
+
 def test_rules_list_etc_files_not_etc(evaldir, monkeypatch):
     tmpdir, _ = evaldir
     monkeypatch.setenv(sandbox.EXTRA_READ_ENV, os.pathsep.join(["/etc", "/root", "/usr/share"]))
@@ -371,3 +477,30 @@ def test_rules_list_etc_files_not_etc(evaldir, monkeypatch):
                    sandbox.landlock_rules(tmpdir, private=False)[0] if p != os.path.realpath(tmpdir))
     lines = sandbox.describe_rules(rules)
     assert len(lines) == len(rules) and any("/etc/ld.so.cache" in ln for ln in lines)
+
+
+def test_probe_reports_mountns_uid_and_cuda_without_touching_cuda_here():
+    p = sandbox.probe(cuda=True)
+    assert {"mountns", "uid", "uid_drop", "uid_note", "cuda", "tmpfs_mb"} <= set(p), p
+    assert p["mountns"] == bool(KS["namespaces"]), p
+    assert set(p["cuda"]) == {"ok", "detail"}, p
+    if os.environ.get("KERNELGATE_TEST_GPU"):
+        assert p["cuda"]["ok"], p
+    assert not torch.cuda.is_initialized()
+
+
+def test_probe_turns_the_drop_off_when_cuda_fails_only_as_nobody(monkeypatch):
+    if os.geteuid() != 0:
+        pytest.skip("the uid drop needs root")
+    need("namespaces")   # the probe's temp dir is reachable by nobody only in the private /tmp
+    key = (sandbox.NOBODY, sandbox.NOBODY)
+    monkeypatch.setitem(sandbox._blockers, key, [])   # pretend everything is readable
+    monkeypatch.setattr(sandbox, "_uid_verdicts", {})
+    monkeypatch.setattr(sandbox, "_cuda_check",
+                        lambda: {"ok": os.geteuid() == 0, "detail": f"fake CUDA as uid {os.geteuid()}"})
+    p = sandbox.probe(drop_uid=True, cuda=True)
+    assert p["uid"] == 0 and p["uid_drop"] is False and p["cuda"]["ok"], p
+    assert "CUDA failed as uid 65534 (fake CUDA as uid 65534)" in p["uid_note"], p
+    with tempfile.TemporaryDirectory() as d:   # later runners of this process stay uid 0
+        report, _ = in_sandbox(d, lambda: None, drop_uid=True)
+    assert report["uid"] == 0 and "CUDA failed" in report["uid_note"], report
