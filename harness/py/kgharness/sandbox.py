@@ -29,6 +29,7 @@ import glob
 import os
 import platform
 import resource
+import shutil
 import stat
 import sys
 
@@ -77,7 +78,8 @@ TMPFS_INODES_PER_MB = 64   # empty files cost kernel memory too: 16k inodes for 
 # Trees the evaluation reads: interpreter, libraries, the toolchain Triton runs on a
 # GPU (cc, ld, as; ptxas is in triton's package), CUDA driver files, device and kernel
 # info. /usr covers /usr/local/cuda, /usr/local/nvidia and /usr/lib/<arch>. Not /opt:
-# whatever lives there and is needed comes in through sys.prefix, LD_LIBRARY_PATH,
+# whatever lives there and is needed comes in through sys.prefix (/opt/torch/.venv on
+# the H200 image), the C compiler's prefix (CC=/opt/gcc/bin/gcc there), LD_LIBRARY_PATH,
 # ld.so.conf or a TOOL_ENV variable.
 SYSTEM_READ = (
     ("/usr", "interpreter, shared libraries, cc/ld/as for Triton's launcher stubs"),
@@ -198,6 +200,18 @@ def _env_list(name, sep=os.pathsep):
     return [p for p in os.environ.get(name, "").split(sep) if p]
 
 
+def _compiler_prefixes():
+    """Where the C compiler Triton runs is installed (CC, else gcc or clang on PATH, as
+    triton.runtime.build picks it): the prefix above its bin/, for cc1, as, ld and libs."""
+    out = []
+    for cc in [os.environ.get("CC"), os.environ.get("CXX"), shutil.which("gcc"), shutil.which("clang")]:
+        found = shutil.which(cc) if cc else None
+        if found:
+            d = os.path.dirname(os.path.realpath(found))
+            out.append(os.path.dirname(d) if os.path.basename(d) == "bin" and d != "/bin" else d)
+    return out
+
+
 def _read_candidates():
     """(path, why, listed) for every read-only grant before the guards; `listed` marks
     entries of search lists, where a relative entry means the zygote's cwd."""
@@ -208,6 +222,7 @@ def _read_candidates():
     out += [(p or ".", "sys.path", True) for p in sys.path]
     out += [(p, "LD_LIBRARY_PATH", True) for p in _env_list("LD_LIBRARY_PATH", ":")]
     out += [(p, "ld.so.conf", False) for p in _ld_conf_dirs()]
+    out += [(p, "the C compiler Triton runs", False) for p in _compiler_prefixes()]
     out += [(os.environ[k], k, False) for k in TOOL_ENV if os.environ.get(k)]
     out += [(p, EXTRA_READ_ENV, True) for p in _env_list(EXTRA_READ_ENV)]
     return out

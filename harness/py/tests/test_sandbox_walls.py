@@ -462,13 +462,20 @@ def test_uid_drop_blockers_name_what_is_closed(outside):
     assert sandbox.uid_drop_blockers(uid, gid, paths=[tree]) == []
 
 
-def test_rules_list_etc_files_not_etc(evaldir, monkeypatch):
+def test_rules_list_etc_files_not_etc(evaldir, outside, monkeypatch):
     tmpdir, _ = evaldir
     monkeypatch.setenv(sandbox.EXTRA_READ_ENV, os.pathsep.join(["/etc", "/root", "/usr/share"]))
+    gcc = os.path.join(outside, "gcc", "bin", "gcc")   # as CC=/opt/gcc/bin/gcc on the H200 image
+    os.makedirs(os.path.dirname(gcc))
+    with open(gcc, "w") as f:
+        f.write("#!/bin/sh\n")
+    os.chmod(gcc, 0o755)
+    monkeypatch.setenv("CC", gcc)
     rules, dropped = sandbox.landlock_rules(tmpdir, extra_rules=[("/etc/shadow", 4)], private=True)
     paths = [p for p, _, _ in rules]
     assert "/etc/ld.so.cache" in paths and "/etc/passwd" in paths
     assert "/usr/share" in paths                             # the env override, guarded
+    assert os.path.join(outside, "gcc") in paths             # the compiler's prefix, not just bin/
     for never in ("/", "/etc", "/root", "/opt", "/etc/shadow", os.path.dirname(tmpdir)):
         assert never not in paths, never
     assert {"/etc", "/root", "/etc/shadow"} <= set(dropped), dropped
