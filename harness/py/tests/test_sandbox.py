@@ -1,8 +1,10 @@
 """The child's walls, seen from inside a real child forked by a real zygote."""
 
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,10 +21,12 @@ TORCH_INIT = os.path.join(os.path.dirname(torch.__file__), "__init__.py")
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("kg-data")
+def data_dir():
+    # Outside /tmp: the private /tmp would hide it anyway; here Landlock alone must.
+    d = Path(tempfile.mkdtemp(prefix="kg-data-", dir="/var/tmp"))
     (d / "secret.txt").write_text("api-key-123")
-    return d
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -32,15 +36,25 @@ def z(data_dir):
         yield client
 
 
+KERNEL = sandbox.kernel_support()
+
+
 def need(z, layer):
-    if not z.hello["sandbox"][layer]:
-        pytest.skip(f"{layer} not available here: {z.hello['sandbox']['detail']}")
+    """A layer the kernel offers must hold; one it lacks skips (fails under
+    KERNELGATE_REQUIRE_SANDBOX=1)."""
+    offered = {"netns": KERNEL["namespaces"], "landlock": KERNEL["landlock"]}.get(layer, True)
+    if offered:
+        assert z.hello["sandbox"][layer], z.hello["sandbox"]
+        return
+    if os.environ.get("KERNELGATE_REQUIRE_SANDBOX") == "1":
+        pytest.fail(f"no {layer} on this kernel (KERNELGATE_REQUIRE_SANDBOX=1)")
+    pytest.skip(f"{layer} not offered by this kernel: {z.hello['sandbox']['detail']}")
 
 
 def test_probe_reports_every_layer():
     res = sandbox.probe()
-    assert set(res) >= {"netns", "landlock", "rlimits", "level", "detail"}
-    full = res["netns"] and res["landlock"] and res["rlimits"]
+    assert set(res) >= {"netns", "landlock", "rlimits", "mountns", "uid", "uid_drop", "level", "detail"}
+    full = res["netns"] and res["landlock"] and res["rlimits"] and res["mountns"]
     assert res["level"] == ("full" if full else "partial")
     assert full or res["detail"]
 
@@ -89,20 +103,37 @@ def test_other_jobs_and_zygote_cwd_unreadable(z):
     # (harness/py/tests is readable here only because PYTHONPATH names it)
     protocol_md = os.path.join(os.path.dirname(PY_ROOT), "PROTOCOL.md")
     base = os.path.dirname(z.evaluate(TASK, "ok")["probe"]["tmpdir"])   # holds every job's dir
-    p = z.evaluate(TASK, f"read {protocol_md} {PY_ROOT}/kgharness/../../PROTOCOL.md")["probe"]
-    p.update(z.evaluate(TASK, f"listdir {base} {PY_ROOT}")["probe"])
+    other = os.path.join(base, "job-other")      # another evaluation's dir, as the zygote makes it
+    os.mkdir(other, 0o700)
+    with open(os.path.join(other, "secret.txt"), "w") as f:
+        f.write("another evaluation's file")
+    try:
+        p = z.evaluate(TASK, f"read {protocol_md} {PY_ROOT}/kgharness/../../PROTOCOL.md "
+                             f"{other}/secret.txt")["probe"]
+        p.update(z.evaluate(TASK, f"listdir {PY_ROOT} {other}")["probe"])
+        listing = z.evaluate(TASK, f"listdir {base}")["probe"][base]
+    finally:
+        shutil.rmtree(other)
     assert all(v.startswith("error") for v in p.values()), p
+    # denied, or (in the private /tmp) only the path down to the evaluation's own dir
+    assert listing.startswith("error") or ("job-other" not in listing and listing.count("job-") == 1), listing
 
 
-def test_writes_outside_tmpdir_fail(z, tmp_path):
+def test_writes_outside_tmpdir_fail(z, data_dir):
     need(z, "landlock")
-    targets = [str(tmp_path / "escape.txt"), os.path.join(PY_ROOT, "escape.txt"),
-               "/tmp/kg-escape.txt", "/dev/shm/../escape.txt", "inside.txt"]
-    p = z.evaluate(TASK, "write " + " ".join(targets))["probe"]
+    targets = [str(data_dir.parent / "kg-escape.txt"), os.path.join(PY_ROOT, "escape.txt"),
+               "/dev/shm/../escape.txt", "/etc/kg-escape.txt", "inside.txt"]
+    private = ["/tmp/kg-escape.txt", "/dev/shm/kg-escape.txt"]
+    p = z.evaluate(TASK, "write " + " ".join(targets + private))["probe"]
     for t in targets[:-1]:
         assert p[t].startswith("error"), (t, p)
         assert not os.path.exists(t)
     assert p["inside.txt"] == "ok: 5", p           # relative to the private temp dir
+    # /tmp and /dev/shm: the child's private tmpfs when it has one, denied otherwise;
+    # the host's never see the file
+    for t in private:
+        assert p[t] == "ok: 5" if z.hello["sandbox"]["level"] == "full" else p[t].startswith("error"), p
+        assert not os.path.exists(t)
 
 
 def test_rlimits_applied(z):
@@ -134,3 +165,20 @@ def test_scan_attributes_descendants(tmp_path):
     finally:
         sandbox.kill_group(pid, pids)
         os.waitpid(pid, 0)
+
+
+def test_tail_follows_no_links_and_never_blocks(tmp_path):
+    secret = os.path.join(tmp_path, "secret.txt")
+    with open(secret, "w") as f:
+        f.write("root:$6$hash")
+    cases = {"symlink": lambda p: os.symlink(secret, p), "hardlink": lambda p: os.link(secret, p),
+             "fifo": os.mkfifo, "plain": lambda p: open(p, "w").write("line 1\nline 2\n")}
+    for name, make in cases.items():
+        d = os.path.join(tmp_path, name)
+        os.mkdir(d)
+        make(os.path.join(d, "output.log"))
+        t0 = time.monotonic()
+        got = sandbox.tail(os.path.join(d, "output.log"), 8)
+        assert time.monotonic() - t0 < 2
+        assert got == ("line 1\nline 2\n"[-8:] if name == "plain" else ""), (name, got)
+    assert sandbox.tail(os.path.join(tmp_path, "plain", "output.log"), 100) == "line 1\nline 2\n"
