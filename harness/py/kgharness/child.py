@@ -90,12 +90,17 @@ def _fallback(mode, device, status, feedback, flag=None):
 
 
 def _isolate(tmpdir, options):
-    """The judge's own walls. It keeps its capabilities: its runners, forked later, need
-    them to build theirs (a network namespace, a uid drop), and it runs no foreign code."""
-    net, rl, ll = sandbox.apply_netns(), sandbox.apply_rlimits(options), sandbox.apply_landlock(tmpdir)
-    ok = net[0] and rl[0] and ll[0]
-    return {"netns": net[0], "rlimits": rl[0], "landlock": ll[0], "level": "full" if ok else "partial",
-            "detail": "; ".join(p[1] for p in (net, rl, ll) if not p[0])}
+    """The judge's own walls: private /tmp and /dev/shm (a mount namespace its runners
+    share and that dies with them), no network, rlimits, Landlock. It keeps its
+    capabilities: its runners, forked later, need them to build theirs (their own
+    network namespace, a uid drop), and the judge runs no foreign code."""
+    mnt = sandbox.private_mounts(tmpdir)
+    net, rl = sandbox.apply_netns(), sandbox.apply_rlimits(options)
+    ll = sandbox.apply_landlock(tmpdir, private=mnt[0])
+    parts = (mnt, net, rl, ll)
+    ok = all(p[0] for p in parts)
+    return {"mountns": mnt[0], "netns": net[0], "rlimits": rl[0], "landlock": ll[0],
+            "level": "full" if ok else "partial", "detail": "; ".join(p[1] for p in parts if not p[0])}
 
 
 def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device, nonce=""):

@@ -226,6 +226,7 @@ class Judge:
         self.stage("load")
         rr, rc = self.ask_both("load")
         v["compiled"] = True
+        self.note_sandbox(rc.get("sandbox"))
         v["stage_ms"]["reference"] = _ms(rr.get("runner_ms"))
         self.held, self.min_bytes = _count(rr.get("held")), rr.get("min_bytes")
         self.stage("correctness")
@@ -237,6 +238,16 @@ class Judge:
             window.Window(self, t).run()
         self.stage("checks")
         self.final_checks()
+
+    def note_sandbox(self, walls):
+        """The candidate's walls, as its runner saw them (informational: the judge's own
+        checks do not depend on them)."""
+        if isinstance(walls, dict) and walls.get("level") in ("full", "partial"):
+            detail = str(walls.get("detail") or "")[:300]
+            uid = walls.get("uid")
+            if isinstance(uid, int):
+                detail = "; ".join(x for x in (detail, f"uid {uid}", str(walls.get("uid_note") or "")[:200]) if x)
+            self.v["env"]["sandbox"], self.v["env"]["sandbox_detail"] = walls["level"], detail
 
     def init_device(self):
         if self.gpu:

@@ -56,6 +56,7 @@ class Runner:
         self.prepped = None
         self.flusher = None
         self.reported = 0           # guard findings already sent
+        self.sandbox = None         # what held of the walls (kgharness.spawn), for the verdict
 
     # ---- dispatch -------------------------------------------------------------------
     def handle(self, req, fds):
@@ -113,7 +114,7 @@ class Runner:
         except loader.TaskError as e:
             raise Stop(task_error=str(e))
         self.get_inputs = mod.get_inputs
-        out = {}
+        out = {"sandbox": self.sandbox}
         if self.role == "reference" and req.get("describe"):
             out["task_info"] = taskinfo.describe(mod, loader.task_source(task), self.seed)
             if req.get("describe_only"):

@@ -147,8 +147,12 @@ def _child(role, job, mode, device, rdir, sock):
         private_env(rdir)
         seed_private(os.environ["TRITON_CACHE_DIR"])
         end = channel.RunnerEnd(sock)
-        sandbox.apply(rdir, job.get("options") or {})
+        # The strictest walls: the judge's private mounts (shared), its own network
+        # namespace, Landlock on its own directory, an unprivileged uid where the probe
+        # found that works, no capabilities.
+        walls = sandbox.apply(rdir, job.get("options") or {}, drop_uid=True)
         r = runner.Runner(role, job, mode, device, rdir, taint=end.taint)
+        r.sandbox = {k: walls.get(k) for k in ("level", "detail", "uid", "uid_note")}
         runner.serve(end, r)
         code = 0
     except BaseException:

@@ -84,6 +84,9 @@ class Zygote:
         self.outcomes = outcome.Outcomes(mode, device, sandbox_info)
         self.in_fd, self.out_fd = in_fd, out_fd
         self.base = tempfile.mkdtemp(prefix=f"kgz-{os.getpid()}-", dir=tmp_base)
+        # Search but not read for others: a runner that dropped to an unprivileged uid
+        # reaches its own directory below, and cannot list its neighbours'.
+        os.chmod(self.base, 0o711)
         self.children = {}             # id -> Child
         self.by_pid, self.by_fd = {}, {}
         self.lock = gpulock.GpuLock(self._grant)
@@ -171,6 +174,7 @@ class Zygote:
             return
         try:
             tmpdir = tempfile.mkdtemp(prefix="job-", dir=self.base)
+            os.chmod(tmpdir, 0o711)
         except OSError as e:
             self.send(protocol.record("result", rid, verdict=self.outcomes.fallback(
                 job, "harness_error", f"could not create the temp dir: {e}")))
@@ -427,7 +431,9 @@ def main(argv=None):
     versions = import_stack(args.mode)
     evaluator = load_evaluator(args.evaluator)   # imported before fork: children need no file access for it
     from . import child  # noqa: F401 - loaded once, after the env and triton are set up, not per fork
-    sb = sandbox.probe(args.tmp_base)
+    # Runners drop to an unprivileged uid where that uid can read the interpreter and,
+    # on a GPU, still initialise CUDA (the probe tries both in a forked child).
+    sb = sandbox.probe(args.tmp_base, drop_uid=True, cuda=args.mode == "gpu")
     device = "cuda:0" if args.mode == "gpu" else "cpu"
     z = Zygote(args.mode, device, evaluator, args.tmp_base, sb)
     if args.mode == "gpu":
@@ -440,7 +446,7 @@ def main(argv=None):
             log(f"trusted Triton cache not filled ({why}); children compile from scratch")
     z.send(protocol.hello(os.getpid(), versions["python"], versions["torch"], versions["triton"],
                           args.mode, device, {k: sb.get(k) for k in
-                                              ("netns", "landlock", "rlimits", "level", "detail")}))
+                                              ("netns", "landlock", "rlimits", "mountns", "uid_drop", "level", "detail")}))
     log(f"ready: mode={args.mode} device-index={args.device_index} sandbox={sb.get('level')} "
         f"{sb.get('detail', '')}")
     z.serve()
