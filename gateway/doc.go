@@ -7,7 +7,8 @@
 // (tasks.go, taskcheck.go), multi-turn episodes (episodes.go) and OpenRLHF's
 // remote reward model shape (openrlhf.go); GET /v1/gpus and /metrics for
 // operators. Every route passes API-key auth (auth.go: the route → scope
-// table) and a per-key rate limit (ratelimit.go). It is the only package
+// table) and a per-key rate limit (ratelimit.go); every options field is held
+// to the server's caps on timeout_s and memory_limit_mb (caps.go). It is the only package
 // that imports gin. Every error answer comes from the table in errors.go.
 //
 // Imported by cmd/kernelgate.

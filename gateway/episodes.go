@@ -165,7 +165,7 @@ func (s *Server) parseEpisode(c *gin.Context) (episode.Episode, *apiError) {
 	if e.RewardFn, aerr = parseRewardFn(req.RewardFn); aerr != nil {
 		return e, aerr
 	}
-	e.Options, aerr = parseOptions(req.Options)
+	e.Options, aerr = s.cfg.parseOptions(req.Options)
 	return e, aerr
 }
 

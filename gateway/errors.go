@@ -17,6 +17,7 @@ const (
 	CodeTooManyItems     Code = "too_many_items"
 	CodeUnknownRewardFn  Code = "unknown_reward_fn"
 	CodeInvalidOptions   Code = "invalid_options"
+	CodeOptionAboveCap   Code = "option_above_cap" // within the harness's bounds, above this server's (caps.go)
 	CodeBodyTooLarge     Code = "body_too_large"
 	CodeTaskNotFound     Code = "task_not_found"
 	CodeBatchNotFound    Code = "batch_not_found"
@@ -52,6 +53,7 @@ var errorTable = map[Code]int{
 	CodeTooManyItems:     http.StatusBadRequest,
 	CodeUnknownRewardFn:  http.StatusBadRequest,
 	CodeInvalidOptions:   http.StatusBadRequest,
+	CodeOptionAboveCap:   http.StatusBadRequest,
 	CodeBodyTooLarge:     http.StatusRequestEntityTooLarge,
 	CodeTaskNotFound:     http.StatusNotFound,
 	CodeBatchNotFound:    http.StatusNotFound,

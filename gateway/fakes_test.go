@@ -93,6 +93,12 @@ type fakeStack struct {
 
 func startFakeStack(t *testing.T) *fakeStack {
 	t.Helper()
+	return startFakeStackWith(t, Config{MaxItems: 16, DefaultWait: 30 * time.Second})
+}
+
+// startFakeStackWith is startFakeStack with the server configured by cfg.
+func startFakeStackWith(t *testing.T, cfg Config) *fakeStack {
+	t.Helper()
 	b := startBus(t, bus.Options{MaxDeliver: 1})
 	ev := &scriptedEvaluator{}
 	runWorker(t, b, ev)
@@ -109,7 +115,7 @@ func startFakeStack(t *testing.T) *fakeStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Config{MaxItems: 16, DefaultWait: 30 * time.Second}, Deps{Bus: b, Log: kgtest.Logger(t), Tasks: reg, Episodes: eps})
+	srv := New(cfg, Deps{Bus: b, Log: kgtest.Logger(t), Tasks: reg, Episodes: eps})
 	return &fakeStack{h: srv.Handler(), bus: b, ev: ev, clock: c}
 }
 

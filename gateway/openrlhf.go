@@ -93,7 +93,7 @@ func (s *Server) parseOpenRLHF(c *gin.Context, req openRLHFRequest) ([]*labelGro
 	if aerr != nil {
 		return nil, aerr
 	}
-	opts, aerr := parseOptions(req.Options)
+	opts, aerr := s.cfg.parseOptions(req.Options)
 	if aerr != nil {
 		return nil, aerr
 	}

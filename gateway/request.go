@@ -106,7 +106,7 @@ func validateRewardRequest(req rewardRequest, cfg Config) (batchSpec, *apiError)
 	if spec.rewardFn, aerr = parseRewardFn(req.RewardFn); aerr != nil {
 		return spec, aerr
 	}
-	if spec.options, aerr = parseOptions(req.Options); aerr != nil {
+	if spec.options, aerr = cfg.parseOptions(req.Options); aerr != nil {
 		return spec, aerr
 	}
 
@@ -135,21 +135,6 @@ func parseRewardFn(name string) (string, *apiError) {
 		return reward.Default, nil
 	}
 	return name, nil
-}
-
-// parseOptions decodes an options field over the defaults and validates it.
-func parseOptions(raw json.RawMessage) (harness.Options, *apiError) {
-	opts := harness.DefaultOptions()
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := decodeStrict(raw, &opts); err != nil {
-			return opts, newError(CodeInvalidOptions, "options"+dotted(jsonField(err)), "options: %v", err)
-		}
-	}
-	if err := opts.Validate(); err != nil {
-		msg, name := optionsError(err)
-		return opts, newError(CodeInvalidOptions, "options"+dotted(name), "options: %s", msg)
-	}
-	return opts, nil
 }
 
 // maxWaitS bounds wait_s (an hour: longer belongs to the batch API).

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/rollout/runner"
 )
 
@@ -53,9 +52,10 @@ func (s *Server) startSearch(c *gin.Context) {
 		abort(c, aerr)
 		return
 	}
-	// The options first, as in every other request: omitted fields take the
-	// harness defaults (decoding into runner.Request would leave them zero),
-	// and a bad one is invalid_options.
+	// The options first, as in every other request: omitted fields take this
+	// server's defaults (decoding into runner.Request would leave them zero;
+	// leaving them out, the runner's harness defaults, which ignore the
+	// caps), a bad one is invalid_options and one above a cap option_above_cap.
 	var raw struct {
 		Options json.RawMessage `json:"options"`
 	}
@@ -63,14 +63,10 @@ func (s *Server) startSearch(c *gin.Context) {
 		abort(c, newError(CodeBadJSON, "", "malformed JSON: %v", err))
 		return
 	}
-	var opts *harness.Options
-	if raw.Options != nil && string(raw.Options) != "null" {
-		o, aerr := parseOptions(raw.Options)
-		if aerr != nil {
-			abort(c, aerr)
-			return
-		}
-		opts = &o
+	opts, aerr := s.cfg.parseOptions(raw.Options)
+	if aerr != nil {
+		abort(c, aerr)
+		return
 	}
 	var req searchRequest
 	if err := decodeStrict(body, &req); err != nil {
@@ -78,7 +74,7 @@ func (s *Server) startSearch(c *gin.Context) {
 		abort(c, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err))
 		return
 	}
-	req.Options = opts
+	req.Options = &opts
 	st, err := svc.Start(c.Request.Context(), req)
 	switch {
 	case errors.Is(err, runner.ErrBadRequest):

@@ -101,10 +101,11 @@ func TestSearchLifecycle(t *testing.T) {
 	if rec.Code != http.StatusOK || st.State != runner.StateCancelled {
 		t.Errorf("second cancel: %d %+v", rec.Code, st)
 	}
-	// Options omitted altogether: the runner gets none and picks its own.
+	// Options omitted altogether: the runner gets this server's defaults (its
+	// own, harness.DefaultOptions, know nothing of the caps: caps_test.go).
 	call(t, h, http.MethodPost, "/v1/searches", "/v1/searches", map[string]any{"reference": "class Model: pass", "steps": 1}, &ref)
-	if f.started[1].Options != nil || f.started[1].Reference != "class Model: pass" {
-		t.Errorf("second request %+v", f.started[1])
+	if o := f.started[1].Options; o == nil || !reflect.DeepEqual(*o, def) || f.started[1].Reference != "class Model: pass" {
+		t.Errorf("second request %+v (options %+v)", f.started[1], o)
 	}
 }
 

@@ -45,6 +45,13 @@ type Config struct {
 	// notification before it re-reads the stored results (a notification
 	// lost in a reconnect then costs this much, not the wait).
 	ResultPoll time.Duration
+	// MaxTimeoutS and MaxMemoryMB cap timeout_s and memory_limit_mb in every
+	// request's options (caps.go): above a cap is 400 option_above_cap, and a
+	// request that gives none gets the harness default lowered to the cap.
+	// MaxTimeoutS 0 means DefaultMaxTimeoutS; MaxMemoryMB 0 means no cap
+	// (serve always sets one, derived from the host's memory).
+	MaxTimeoutS int
+	MaxMemoryMB int
 }
 
 func (c Config) withDefaults() Config {
@@ -65,6 +72,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ResultPoll <= 0 {
 		c.ResultPoll = DefaultResultPoll
+	}
+	if c.MaxTimeoutS <= 0 {
+		c.MaxTimeoutS = DefaultMaxTimeoutS
 	}
 	return c
 }

@@ -33,7 +33,7 @@ func (s *Server) checkTask(ctx context.Context, t harness.Task) (harness.Verdict
 		return harness.Verdict{}, newError(CodeInternal, "", "the queue is unavailable")
 	}
 	defer sub.Unsubscribe()
-	opts := harness.DefaultOptions()
+	opts := s.cfg.defaultOptions() // fits the host, as an evaluation's would
 	opts.Timing = false
 	job := worker.Job{
 		ID: evalID(batchID, 0), BatchID: batchID, Task: t, Options: opts,

@@ -25,7 +25,21 @@ type Options struct {
 	// GPUMemoryFraction caps the child's share of GPU memory, so a candidate that
 	// grabs it all cannot make its neighbours on the same GPU fail with OOM.
 	GPUMemoryFraction float64 `json:"gpu_memory_fraction"`
+	// RequireTriton (nil: true) flags a submission that launches none of its
+	// own Triton kernels as no_triton; false lets pure-PyTorch submissions be
+	// judged and timed. Canonical makes true nil, so it travels (and enters
+	// the result cache key) only when false.
+	RequireTriton *bool `json:"require_triton,omitempty"`
 }
+
+// Defaults that the host can lower (HostMemoryMB, the gateway's caps).
+const (
+	// DefaultMemoryLimitMB is memory_limit_mb when nothing lowers it.
+	DefaultMemoryLimitMB = 32768
+	// MinHostMemoryMB floors HostMemoryMB: a child importing torch and
+	// building a small task's reference needs about 1 GiB whatever the host.
+	MinHostMemoryMB = 1024
+)
 
 // DefaultOptions returns the documented defaults.
 func DefaultOptions() Options {
@@ -36,7 +50,7 @@ func DefaultOptions() Options {
 		MinIters:          10,
 		MaxIters:          500,
 		TimeoutS:          120,
-		MemoryLimitMB:     32768,
+		MemoryLimitMB:     DefaultMemoryLimitMB,
 		OutputLimitBytes:  1 << 20,
 		MaxCodeBytes:      256 << 10,
 		GPUMemoryFraction: 0.25,
@@ -68,6 +82,31 @@ func (o Options) Validate() error {
 		return fmt.Errorf("harness.Options: %w", err)
 	}
 	return nil
+}
+
+// RequiresTriton is require_triton with its default applied.
+func (o Options) RequiresTriton() bool { return o.RequireTriton == nil || *o.RequireTriton }
+
+// Canonical returns o with every value that has two spellings in its one
+// spelling (require_triton true: omitted), so equal options encode equally
+// (the worker's result cache key is over the encoded options).
+func (o Options) Canonical() Options {
+	if o.RequiresTriton() {
+		o.RequireTriton = nil
+	}
+	return o
+}
+
+// HostMemoryMB is the host RSS each of slots evaluations running at once
+// may use on a host with hostBytes of memory: hostBytes / slots in MiB, at
+// least MinHostMemoryMB. It is serve's --max-memory-mb default; with
+// DefaultMemoryLimitMB as a ceiling, eval's and bench's memory_limit_mb.
+func HostMemoryMB(hostBytes uint64, slots int) int {
+	perSlot := hostBytes >> 20
+	if slots > 1 {
+		perSlot /= uint64(slots)
+	}
+	return int(max(perSlot, MinHostMemoryMB))
 }
 
 func tolOK(p *float64) bool {

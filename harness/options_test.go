@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -38,6 +39,72 @@ func TestOptionsValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestHostMemoryMB(t *testing.T) {
+	const gib = 1 << 30
+	tests := []struct {
+		name      string
+		hostBytes uint64
+		slots     int
+		want      int
+	}{
+		{"24 GiB, 2 CPU slots", 24 * gib, 2, 12288},
+		{"this dev host's MemTotal, 2 slots", 24683656 << 10, 2, 12052},
+		{"H200 host: 128 GiB, 16 slots", 128 * gib, 16, 8192},
+		{"one slot gets the host", 24 * gib, 1, 24576},
+		{"zero slots count as one", 24 * gib, 0, 24576},
+		{"floored: 8 GiB, 16 slots", 8 * gib, 16, MinHostMemoryMB},
+		{"floored: nothing known", 0, 4, MinHostMemoryMB},
+		{"rounds down", 3*gib + 1, 2, 1536},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := HostMemoryMB(tt.hostBytes, tt.slots); got != tt.want {
+				t.Errorf("HostMemoryMB(%d, %d) = %d, want %d", tt.hostBytes, tt.slots, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRequireTriton(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		name     string
+		set      *bool
+		requires bool
+		wire     string // the field in the encoded Canonical options; "" = absent
+	}{
+		{"unset: required, not sent", nil, true, ""},
+		{"true: required, not sent (one spelling)", &yes, true, ""},
+		{"false: allowed, sent", &no, false, `"require_triton":false`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.RequireTriton = tt.set
+			if o.RequiresTriton() != tt.requires {
+				t.Errorf("RequiresTriton() = %v, want %v", o.RequiresTriton(), tt.requires)
+			}
+			data, err := json.Marshal(o.Canonical())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(data), "require_triton"); got != (tt.wire != "") ||
+				(tt.wire != "" && !strings.Contains(string(data), tt.wire)) {
+				t.Errorf("encoded %s, want %q", data, tt.wire)
+			}
+			if err := o.Validate(); err != nil {
+				t.Errorf("Validate() = %v", err)
+			}
+		})
+	}
+	// Canonical does not change the options DefaultOptions encodes (cache keys stay).
+	a, _ := json.Marshal(DefaultOptions())
+	b, _ := json.Marshal(DefaultOptions().Canonical())
+	if string(a) != string(b) {
+		t.Errorf("Canonical changed the defaults: %s vs %s", a, b)
 	}
 }
 

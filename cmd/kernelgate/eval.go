@@ -15,11 +15,14 @@ import (
 
 // jobFlags are the evaluation options shared by eval and bench.
 type jobFlags struct {
-	seeds      int
-	atol, rtol float64
-	timeout    int
-	budgetMS   int
-	device     string
+	seeds         int
+	atol, rtol    float64
+	timeout       int
+	budgetMS      int
+	memoryMB      int
+	requireTriton bool
+	device        string
+	cmd           *cobra.Command
 }
 
 func (f *jobFlags) register(cmd *cobra.Command) {
@@ -29,7 +32,11 @@ func (f *jobFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Float64Var(&f.rtol, "rtol", 0, "relative tolerance (default: by the reference output dtype)")
 	cmd.Flags().IntVar(&f.timeout, "timeout", d.TimeoutS, "per-evaluation wall-clock limit in seconds (1..3600)")
 	cmd.Flags().IntVar(&f.budgetMS, "timing-budget-ms", d.TimingBudgetMS, "wall time per timed model on the GPU (1..60000)")
+	cmd.Flags().IntVar(&f.memoryMB, "memory-limit-mb", 0, fmt.Sprintf("host RSS limit per evaluation in MiB (default: the host's memory over the evaluation slots, at least %d, at most %d)",
+		harness.MinHostMemoryMB, harness.DefaultMemoryLimitMB))
+	cmd.Flags().BoolVar(&f.requireTriton, "require-triton", true, "flag a kernel that launches none of its own Triton kernels (no_triton); false judges and times pure-PyTorch code too")
 	cmd.Flags().StringVar(&f.device, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $"+harness.EnvDevice+")")
+	f.cmd = cmd
 }
 
 func (f *jobFlags) options(cmd *cobra.Command) (harness.Options, error) {
@@ -41,10 +48,31 @@ func (f *jobFlags) options(cmd *cobra.Command) (harness.Options, error) {
 	if cmd.Flags().Changed("rtol") {
 		o.Rtol = &f.rtol
 	}
+	if cmd.Flags().Changed("memory-limit-mb") {
+		o.MemoryLimitMB = f.memoryMB
+	}
+	if !f.requireTriton {
+		o.RequireTriton = &f.requireTriton
+	}
 	if err := o.Validate(); err != nil {
 		return o, usageError{err}
 	}
 	return o, nil
+}
+
+// fitHost gives o the host's memory_limit_mb unless --memory-limit-mb was
+// given: min(32768, the host's memory over the slots evaluations run in at
+// once, evalSlots), as serve's default for a request.
+func (f *jobFlags) fitHost(o harness.Options, slots int) harness.Options {
+	if f.cmd.Flags().Changed("memory-limit-mb") {
+		return o
+	}
+	mb, _, err := hostMemoryMB(slots)
+	if err != nil {
+		fmt.Fprintf(f.cmd.ErrOrStderr(), "kernelgate: host memory unknown (%v); memory_limit_mb %d\n", err, mb)
+	}
+	o.MemoryLimitMB = min(o.MemoryLimitMB, mb)
+	return o
 }
 
 func newEvalCmd(g *globals) *cobra.Command {
@@ -78,6 +106,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer sup.Close()
+			opts = jf.fitHost(opts, evalSlots(sup))
 			t := tasks[0]
 			v, err := sup.Evaluate(cmd.Context(), harness.Job{
 				Task: harness.Task{Name: t.Name, Path: t.Path, Source: t.Source}, Code: string(code), Options: opts,

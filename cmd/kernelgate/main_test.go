@@ -26,6 +26,10 @@ func TestExitCodes(t *testing.T) {
 		{"missing task", []string{"eval", "--task", "/nonexistent/t.py", "--kernel", "k.py"}, exitFailed, "", "no such file"},
 		{"required flag", []string{"bench", "--tasks", "."}, exitUsage, "", "required flag"},
 		{"serve bad flag", []string{"serve", "--port", "1"}, exitUsage, "", "unknown flag"},
+		{"memory limit below the harness bound", []string{"eval", "--task", "a.py", "--kernel", "b.py", "--memory-limit-mb", "63"}, exitUsage, "", "memory_limit_mb must be >= 64"},
+		{"require-triton not a bool", []string{"eval", "--task", "a.py", "--kernel", "b.py", "--require-triton=maybe"}, exitUsage, "", "invalid argument"},
+		{"serve timeout cap beyond the harness bound", []string{"serve", "--max-timeout-s", "3601"}, exitUsage, "", "max timeout 3601 s: want 1..3600"},
+		{"serve memory cap below the harness bound", []string{"serve", "--max-memory-mb", "63"}, exitUsage, "", "max memory 63 MiB: want 64 or more"},
 		{"serve extra argument", []string{"serve", "x"}, exitUsage, "", "unknown command"},
 	}
 	for _, tt := range tests {

@@ -17,6 +17,7 @@ import (
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/gateway"
 	"github.com/kernelgate/kernelgate/gateway/apikey"
+	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/worker"
 )
 
@@ -79,6 +80,16 @@ func newServeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			gcfg.Addr = addr
+			if gcfg.MaxMemoryMB == 0 {
+				slots := evalSlots(sup)
+				mb, m, err := hostMemoryMB(slots)
+				if err != nil {
+					log.Warn("host memory unknown: --max-memory-mb is the harness default", "max_memory_mb", mb, "err", err)
+				} else {
+					log.Info("--max-memory-mb from the host", "max_memory_mb", mb, "host", m.String(), "slots", slots)
+				}
+				gcfg.MaxMemoryMB = mb
+			}
 			deps := gateway.Deps{
 				Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode,
 				Tasks: reg, Episodes: eps, Keys: keys, GPUs: sup, Log: log,
@@ -131,6 +142,9 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().IntVar(&gcfg.RateBurst, "rate-burst", gateway.DefaultRateBurst, "requests a key may send at once before --rate-limit applies")
 	cmd.Flags().DurationVar(&gcfg.DrainDelay, "drain-delay", 0, "on SIGTERM, how long /readyz answers 503 before the listener closes (e.g. 5s behind a load balancer)")
 	cmd.Flags().DurationVar(&gcfg.ShutdownTimeout, "shutdown-timeout", gateway.DefaultShutdownTimeout, "on SIGTERM, how long requests in flight get to finish")
+	cmd.Flags().IntVar(&gcfg.MaxTimeoutS, "max-timeout-s", gateway.DefaultMaxTimeoutS, "largest timeout_s a request may ask for (1..3600); above it 400 option_above_cap")
+	cmd.Flags().IntVar(&gcfg.MaxMemoryMB, "max-memory-mb", 0, fmt.Sprintf("largest memory_limit_mb a request may ask for; a request that gives none gets min(%d, this) (default: the host's memory, or its cgroup's limit, over the evaluation slots, at least %d)",
+		harness.DefaultMemoryLimitMB, harness.MinHostMemoryMB))
 	lf.register(cmd, "optional: without it /v1/searches and /v1/skills answer 503")
 	return cmd
 }

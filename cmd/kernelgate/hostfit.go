@@ -1,0 +1,29 @@
+package main
+
+import (
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/harness/hostmem"
+)
+
+// readHostMemory reads this host's memory; tests replace it.
+var readHostMemory = hostmem.Host
+
+// evalSlots is how many evaluations sup runs at once (every zygote's concurrency).
+func evalSlots(sup *harness.Supervisor) int {
+	n := 0
+	for _, z := range sup.Stats() {
+		n += z.Concurrency
+	}
+	return n
+}
+
+// hostMemoryMB is each of slots' share of the host's memory
+// (harness.HostMemoryMB), and the host figures it came from for the log. A
+// host whose memory cannot be read gets harness.DefaultMemoryLimitMB and the error.
+func hostMemoryMB(slots int) (int, hostmem.Memory, error) {
+	m, err := readHostMemory()
+	if err != nil {
+		return harness.DefaultMemoryLimitMB, m, err
+	}
+	return harness.HostMemoryMB(m.Bytes, slots), m, nil
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/harness/hostmem"
+)
+
+// fakeHost makes readHostMemory answer m (or err) for the test.
+func fakeHost(t *testing.T, m hostmem.Memory, err error) {
+	t.Helper()
+	old := readHostMemory
+	readHostMemory = func() (hostmem.Memory, error) { return m, err }
+	t.Cleanup(func() { readHostMemory = old })
+}
+
+// jobCmd is a command with the job flags, parsed from args.
+func jobCmd(t *testing.T, args ...string) (*jobFlags, *bytes.Buffer) {
+	t.Helper()
+	var f jobFlags
+	cmd := &cobra.Command{Use: "x"}
+	var stderr bytes.Buffer
+	cmd.SetErr(&stderr)
+	f.register(cmd)
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	return &f, &stderr
+}
+
+// eval's and bench's memory_limit_mb: the host's memory over the slots,
+// at most 32768, unless given.
+func TestJobFlagsFitHost(t *testing.T) {
+	const gib = 1 << 30
+	tests := []struct {
+		name   string
+		args   []string
+		host   uint64
+		err    error
+		slots  int
+		want   int
+		stderr string
+	}{
+		{"this 24 GiB host, 2 slots", nil, 24 * gib, nil, 2, 12288, ""},
+		{"one slot: the host, at most 32768", nil, 24 * gib, nil, 1, 24576, ""},
+		{"a large host: 32768", nil, 512 * gib, nil, 8, harness.DefaultMemoryLimitMB, ""},
+		{"a small host: the floor", nil, 8 * gib, nil, 16, harness.MinHostMemoryMB, ""},
+		{"given: kept, even above the host", []string{"--memory-limit-mb", "65536"}, 24 * gib, nil, 2, 65536, ""},
+		{"host unknown: the harness default, said", nil, 0, errors.New("no /proc"), 2, harness.DefaultMemoryLimitMB, "host memory unknown (no /proc)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fakeHost(t, hostmem.Memory{Bytes: tt.host, MemTotal: tt.host}, tt.err)
+			f, stderr := jobCmd(t, tt.args...)
+			o, err := f.options(f.cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.fitHost(o, tt.slots).MemoryLimitMB; got != tt.want {
+				t.Errorf("memory_limit_mb %d, want %d", got, tt.want)
+			}
+			if !strings.Contains(stderr.String(), tt.stderr) || (tt.stderr == "" && stderr.Len() > 0) {
+				t.Errorf("stderr %q, want %q", stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestJobFlagsRequireTriton(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want *bool // RequireTriton sent to the harness
+	}{
+		{nil, nil},
+		{[]string{"--require-triton"}, nil},
+		{[]string{"--require-triton=true"}, nil},
+		{[]string{"--require-triton=false"}, new(false)},
+	} {
+		f, _ := jobCmd(t, tt.args...)
+		o, err := f.options(f.cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (o.RequireTriton == nil) != (tt.want == nil) || (o.RequireTriton != nil && *o.RequireTriton != *tt.want) {
+			t.Errorf("%v: RequireTriton %v, want %v", tt.args, o.RequireTriton, tt.want)
+		}
+		if o.RequiresTriton() != (tt.want == nil) {
+			t.Errorf("%v: RequiresTriton() = %v", tt.args, o.RequiresTriton())
+		}
+	}
+}
