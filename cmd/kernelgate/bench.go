@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -48,20 +49,13 @@ func newBenchCmd(g *globals) *cobra.Command {
 				bo.Progress = g.stderr
 			}
 			rep, err := batch.Run(cmd.Context(), sup, items, bo)
-			if err != nil {
-				return err
-			}
-			rep.Zygotes = sup.Stats()
-			for _, u := range m.UnmatchedKernels {
-				rep.UnmatchedKernels = append(rep.UnmatchedKernels, u.Kernel+": "+u.Reason)
-			}
-			for _, t := range m.UnmatchedTasks {
-				rep.UnmatchedTasks = append(rep.UnmatchedTasks, t.Name)
-			}
+			noteUnmatched(rep, m)
+			// err is ctx's (Ctrl-C): print what was measured, marked
+			// partial, then exit 130.
 			if asJSON {
-				return rep.WriteJSON(g.stdout)
+				return errors.Join(rep.WriteJSON(g.stdout), err)
 			}
-			return rep.WriteText(g.stdout)
+			return errors.Join(rep.WriteText(g.stdout), err)
 		},
 	}
 	cmd.Flags().StringVar(&tasksDir, "tasks", "", "directory (or file) of KernelBench-format tasks (required)")
@@ -73,6 +67,19 @@ func newBenchCmd(g *globals) *cobra.Command {
 	cmd.MarkFlagRequired("kernels")
 	jf.register(cmd)
 	return cmd
+}
+
+// noteUnmatched adds the files that matched nothing to a pass's report.
+func noteUnmatched(rep *batch.Report, m datasets.Matching) {
+	if rep == nil {
+		return
+	}
+	for _, u := range m.UnmatchedKernels {
+		rep.UnmatchedKernels = append(rep.UnmatchedKernels, u.Kernel+": "+u.Reason)
+	}
+	for _, t := range m.UnmatchedTasks {
+		rep.UnmatchedTasks = append(rep.UnmatchedTasks, t.Name)
+	}
 }
 
 // benchItems loads tasks and kernels and pairs them; no pair at all is an error.
