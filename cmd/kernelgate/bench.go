@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/kernelgate/kernelgate/datasets"
@@ -14,7 +16,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	var (
 		jf                   jobFlags
 		tasksDir, kernelsDir string
-		asJSON               bool
+		asJSON, fidelity     bool
 		repeat, concurrency  int
 	)
 	cmd := &cobra.Command{
@@ -47,21 +49,24 @@ func newBenchCmd(g *globals) *cobra.Command {
 			if !asJSON && isTerminal(g.stderr) {
 				bo.Progress = g.stderr
 			}
-			rep, err := batch.Run(cmd.Context(), sup, items, bo)
-			if err != nil {
-				return err
+			var rep benchReport
+			if fidelity {
+				f, runErr := batch.RunFidelity(cmd.Context(), sup, items, bo)
+				for _, p := range f.Passes {
+					noteUnmatched(p.Report, m)
+				}
+				rep, err = f, runErr
+			} else {
+				r, runErr := batch.Run(cmd.Context(), sup, items, bo)
+				noteUnmatched(r, m)
+				rep, err = r, runErr
 			}
-			rep.Zygotes = sup.Stats()
-			for _, u := range m.UnmatchedKernels {
-				rep.UnmatchedKernels = append(rep.UnmatchedKernels, u.Kernel+": "+u.Reason)
-			}
-			for _, t := range m.UnmatchedTasks {
-				rep.UnmatchedTasks = append(rep.UnmatchedTasks, t.Name)
-			}
+			// err is ctx's (Ctrl-C): print what was measured, marked
+			// partial, then exit 130.
 			if asJSON {
-				return rep.WriteJSON(g.stdout)
+				return errors.Join(rep.WriteJSON(g.stdout), err)
 			}
-			return rep.WriteText(g.stdout)
+			return errors.Join(rep.WriteText(g.stdout), err)
 		},
 	}
 	cmd.Flags().StringVar(&tasksDir, "tasks", "", "directory (or file) of KernelBench-format tasks (required)")
@@ -69,10 +74,30 @@ func newBenchCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (no progress bar)")
 	cmd.Flags().IntVar(&repeat, "repeat", 1, "evaluate each pair K times (speedup spread)")
 	cmd.Flags().IntVar(&concurrency, "concurrency", 0, "evaluations in flight (default: every zygote slot)")
+	cmd.Flags().BoolVar(&fidelity, "fidelity", false, "bench at full concurrency, then at concurrency 1, and compare each kernel's median speedup")
 	cmd.MarkFlagRequired("tasks")
 	cmd.MarkFlagRequired("kernels")
 	jf.register(cmd)
 	return cmd
+}
+
+// benchReport is a bench report or a fidelity report.
+type benchReport interface {
+	WriteText(io.Writer) error
+	WriteJSON(io.Writer) error
+}
+
+// noteUnmatched adds the files that matched nothing to a pass's report.
+func noteUnmatched(rep *batch.Report, m datasets.Matching) {
+	if rep == nil {
+		return
+	}
+	for _, u := range m.UnmatchedKernels {
+		rep.UnmatchedKernels = append(rep.UnmatchedKernels, u.Kernel+": "+u.Reason)
+	}
+	for _, t := range m.UnmatchedTasks {
+		rep.UnmatchedTasks = append(rep.UnmatchedTasks, t.Name)
+	}
 }
 
 // benchItems loads tasks and kernels and pairs them; no pair at all is an error.

@@ -31,6 +31,13 @@ type Options struct {
 	// Progress, when non-nil, receives a progress bar (the caller decides
 	// whether it is a terminal and whether --json asked for silence).
 	Progress io.Writer
+	Label    string // the progress bar's description; default "evaluating"
+}
+
+// statser is what a harness.Supervisor offers beyond Evaluate: its zygote
+// slots, which Run copies into the report when the Evaluator has them.
+type statser interface {
+	Stats() []harness.ZygoteStats
 }
 
 type result struct {
@@ -42,11 +49,13 @@ type result struct {
 }
 
 // Run evaluates every item Repeat times. It returns the report of what ran;
-// the error is ctx's when the run was cut short (the report is then partial).
+// the error is ctx's when the run was cut short (the report is then partial,
+// and says so). With a Supervisor the report holds its zygote stats as they
+// stand at the end of the run.
 func Run(ctx context.Context, ev Evaluator, items []Item, opts Options) (*Report, error) {
 	conc, repeat := max(opts.Concurrency, 1), max(opts.Repeat, 1)
 	total := len(items) * repeat
-	bar := newBar(opts.Progress, total)
+	bar := newBar(opts.Progress, opts.Label, total)
 	type work struct{ item, repeat int }
 	queue := make(chan work)
 	results := make(chan result, total)
@@ -93,16 +102,24 @@ feed:
 		}
 		all = append(all, r)
 	}
-	return buildReport(items, all, wall), ctx.Err()
+	rep := buildReport(items, all, wall)
+	rep.Partial = ctx.Err() != nil
+	if s, ok := ev.(statser); ok {
+		rep.Zygotes = s.Stats()
+	}
+	return rep, ctx.Err()
 }
 
-func newBar(w io.Writer, total int) *progressbar.ProgressBar {
+func newBar(w io.Writer, label string, total int) *progressbar.ProgressBar {
 	if w == nil {
 		return nil
 	}
+	if label == "" {
+		label = "evaluating"
+	}
 	return progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("evaluating"),
+		progressbar.OptionSetDescription(label),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionClearOnFinish(),

@@ -60,7 +60,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Evals != 12 || len(rep.Rows) != 12 {
+	if rep.Evals != 12 || len(rep.Rows) != 12 || rep.Partial {
 		t.Fatalf("%d evals, %d rows", rep.Evals, len(rep.Rows))
 	}
 	if p := ev.peak.Load(); p > 2 {
@@ -108,7 +108,7 @@ func TestRunCancelled(t *testing.T) {
 	cancel()
 	items := []Item{{Task: harness.Task{Name: "a"}, Code: "good"}}
 	rep, err := Run(ctx, &fakeEvaluator{}, items, Options{Repeat: 100})
-	if !errors.Is(err, context.Canceled) || rep == nil || rep.Evals > 1 {
+	if !errors.Is(err, context.Canceled) || rep == nil || rep.Evals > 1 || !rep.Partial {
 		t.Fatalf("got %v, %+v", err, rep)
 	}
 }

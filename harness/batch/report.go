@@ -15,6 +15,9 @@ import (
 
 // Report summarises a batch run.
 type Report struct {
+	// Partial is true when the run was cut short (Ctrl-C): the figures
+	// cover only the evaluations that finished.
+	Partial      bool               `json:"partial,omitempty"`
 	Evals        int                `json:"evals"`
 	WallS        float64            `json:"wall_s"`
 	EvalsPerSec  float64            `json:"evals_per_s"`
@@ -25,24 +28,27 @@ type Report struct {
 	Rows         []Row              `json:"rows"`
 	Spreads      []Spread           `json:"speedup_spreads,omitempty"` // with repeats
 	TaskErrors   []TaskError        `json:"task_errors,omitempty"`
+	// Zygote slots at the end of the run (when the Evaluator is a Supervisor).
+	Zygotes []harness.ZygoteStats `json:"zygotes,omitempty"`
 	// Filled by the caller, which knows how the items were made.
-	Zygotes          []harness.ZygoteStats `json:"zygotes,omitempty"`
-	UnmatchedKernels []string              `json:"unmatched_kernels,omitempty"` // "path: reason"
-	UnmatchedTasks   []string              `json:"unmatched_tasks,omitempty"`
+	UnmatchedKernels []string `json:"unmatched_kernels,omitempty"` // "path: reason"
+	UnmatchedTasks   []string `json:"unmatched_tasks,omitempty"`
 }
 
 // Row is one evaluation.
 type Row struct {
-	Task      string   `json:"task"`
-	Kernel    string   `json:"kernel"`
-	Repeat    int      `json:"repeat"`
-	Status    string   `json:"status"` // "" when Error is set
-	Speedup   *float64 `json:"speedup"`
-	RuntimeMS *float64 `json:"runtime_median_ms"`
-	RefMS     *float64 `json:"ref_median_ms"`
-	Flags     []string `json:"hack_flags"`
-	Feedback  string   `json:"feedback"` // first line
-	LatencyMS float64  `json:"latency_ms"`
+	Task    string   `json:"task"`
+	Kernel  string   `json:"kernel"`
+	Repeat  int      `json:"repeat"`
+	Status  string   `json:"status"` // "" when Error is set
+	Speedup *float64 `json:"speedup"`
+	// TimingMode is the verdict's: "gpu", or "cpu_interpreter" (speedup null).
+	TimingMode string   `json:"timing_mode,omitempty"`
+	RuntimeMS  *float64 `json:"runtime_median_ms"`
+	RefMS      *float64 `json:"ref_median_ms"`
+	Flags      []string `json:"hack_flags"`
+	Feedback   string   `json:"feedback"` // first line
+	LatencyMS  float64  `json:"latency_ms"`
 	// StageMS is the verdict's stage breakdown: where this evaluation's time went.
 	StageMS map[string]float64 `json:"stage_ms,omitempty"`
 	Error   string             `json:"error,omitempty"` // the evaluation could not run
@@ -94,6 +100,7 @@ func buildReport(items []Item, results []result, wall time.Duration) *Report {
 			continue
 		}
 		row.Status, row.Speedup, row.Feedback = string(v.Status), v.Speedup, firstLine(v.Feedback)
+		row.TimingMode = v.TimingMode
 		row.StageMS = v.StageMS
 		if v.HackFlags != nil {
 			row.Flags = v.HackFlags
@@ -172,6 +179,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // WriteText writes a human summary and the per-evaluation table.
 func (r *Report) WriteText(w io.Writer) error {
+	if r.Partial {
+		fmt.Fprintln(w, "PARTIAL REPORT: interrupted; only the evaluations that finished are counted")
+	}
 	fmt.Fprintf(w, "%d evaluations in %.1f s: %.2f evals/s, latency p50 %.0f ms, p99 %.0f ms\n",
 		r.Evals, r.WallS, r.EvalsPerSec, r.LatencyP50MS, r.LatencyP99MS)
 	fmt.Fprintf(w, "statuses: %s\n", joinCounts(r.Statuses))
@@ -194,6 +204,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "spread %s / %s: n=%d min %.2fx median %.2fx max %.2fx (p90/p10 %.3f, max/min %.3f)\n",
 			s.Task, baseName(s.Kernel), s.N, s.Min, s.Median, s.Max, s.P90OverP10, s.Ratio)
 	}
+	r.writeFooter(w)
+	return nil
+}
+
+// writeFooter writes the task errors, the unmatched files and the zygotes.
+func (r *Report) writeFooter(w io.Writer) {
 	if len(r.TaskErrors) > 0 {
 		fmt.Fprintln(w, "\ntask errors:")
 		for _, te := range r.TaskErrors {
@@ -214,7 +230,6 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, z := range r.Zygotes {
 		fmt.Fprintf(w, "zygote %s: %d jobs, %d restarts\n", z.Label, z.JobsDone, z.Restarts)
 	}
-	return nil
 }
 
 func joinCounts(m map[string]int) string {
