@@ -30,6 +30,10 @@ type Options struct {
 	// judged and timed. Canonical makes true nil, so it travels (and enters
 	// the result cache key) only when false.
 	RequireTriton *bool `json:"require_triton,omitempty"`
+	// CPUTiming runs the timing protocol in CPU mode too, on host clocks: the
+	// figures are not comparable (no speedup), but the judge's checks of the
+	// candidate's timer and timed outputs run, as they do on a GPU.
+	CPUTiming bool `json:"cpu_timing,omitempty"`
 }
 
 // Defaults that the host can lower (HostMemoryMB, the gateway's caps).

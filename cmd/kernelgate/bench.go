@@ -40,6 +40,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer sup.Close()
+			opts = jf.fitHost(opts, evalSlots(sup))
 			bo := batch.Options{Concurrency: concurrency, Repeat: repeat, Job: opts}
 			if bo.Concurrency == 0 {
 				for _, z := range sup.Stats() {
