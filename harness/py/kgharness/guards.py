@@ -137,6 +137,7 @@ class _State:
     counting = False
     cand_file = None
     tmpdir = None
+    writable = []         # the temp dir, and the private /tmp and /dev/shm when they exist
     launches = 0
     launched_names = set()
     events = []           # (flag, detail) seen by the audit hook
@@ -269,8 +270,9 @@ def _outside_tmp(path):
         p = os.path.realpath(os.fsdecode(path))
     except Exception:
         return True
-    tmp = S.tmpdir
-    return not (p == "/dev/null" or (tmp and (p == tmp or p.startswith(tmp + os.sep))))
+    if p == "/dev/null":
+        return False
+    return not any(p == d or p.startswith(d + os.sep) for d in S.writable)
 
 
 def _emit(event):
@@ -350,9 +352,12 @@ def _native_threads():
 class Guard:
     """One evaluation's view: snapshot before the candidate, checks after each call."""
 
-    def __init__(self, cand_file, tmpdir, taint=None):
+    def __init__(self, cand_file, tmpdir, taint=None, writable=()):
+        """writable: more directories the evaluation owns (the private /tmp and /dev/shm
+        when the sandbox made them): writes there are not an escape."""
         install()
         S.cand_file, S.tmpdir = cand_file, os.path.realpath(tmpdir) if tmpdir else None
+        S.writable = [d for d in [S.tmpdir] + [os.path.realpath(w) for w in writable] if d]
         S.taint = taint
         S.launches, S.launched_names, S.events, S.compile_calls = 0, set(), [], 0
         self.ids = _identities()

@@ -28,7 +28,7 @@ import traceback
 
 import torch
 
-from . import exchange, feedback, guards, loader, taskinfo, timing
+from . import exchange, feedback, guards, loader, sandbox, taskinfo, timing
 from . import inputs as I
 from .guards import T
 
@@ -157,7 +157,8 @@ class Runner:
             frac = float(self.opts.get("gpu_memory_fraction") or 0.25)
             torch.cuda.set_per_process_memory_fraction(min(max(frac, 0.01), 1.0), 0)
         self.cand_file, do_import = loader.load_candidate(code, self.tmpdir)
-        self.guard = guards.Guard(self.cand_file, self.tmpdir, taint=self.taint)
+        private = ("/tmp", "/dev/shm") if sandbox.private_active() else ()
+        self.guard = guards.Guard(self.cand_file, self.tmpdir, taint=self.taint, writable=private)
         try:
             with self.guard.window(count=False):
                 module = do_import()

@@ -12,6 +12,7 @@ The mode comes from KERNELGATE_TEST_MODE (cpu_interpreter by default, gpu on a G
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -56,9 +57,14 @@ def check_verdict(v, expect, what):
 @pytest.mark.parametrize("case", MANIFEST, ids=[c["file"][:-3] for c in MANIFEST])
 def test_hack_fixture(zygote, case):
     code = (HACKS / case["file"]).read_text()
-    v = zygote.evaluate(str(REPO / case["task"]), code, case.get("options", {}))
+    opts = case.get("options", {})
+    t0 = time.monotonic()
+    v = zygote.evaluate(str(REPO / case["task"]), code, opts)
+    took = time.monotonic() - t0
     check_verdict(v, case["expect"][MODE], case["file"])
     assert zygote.alive(), "the zygote must survive every candidate"
+    # No hack may hold a slot longer than its own limit (a forged message is judged at once).
+    assert took < opts.get("timeout_s", 120) + 10, f"{case['file']} took {took:.0f} s"
 
 
 def test_manifest_is_complete():
@@ -70,7 +76,7 @@ def test_manifest_is_complete():
     required = {"side_stream", "thread", "lazy_output", "patch", "stale_memory", "input_mutation",
                 "cache", "phase_detect", "deferred_batch", "decoy", "precision", "degenerate",
                 "hardcode", "introspection", "exit", "escape", "resource", "cache_poison",
-                "compile_passthrough", "too_fast", "control"}
+                "compile_passthrough", "too_fast", "control", "forge", "leak"}
     assert required <= classes, f"uncovered: {required - classes}"
     for c in MANIFEST:
         assert set(c["expect"]) == {"cpu_interpreter", "gpu"}, c["file"]
@@ -80,3 +86,55 @@ def test_manifest_is_complete():
                 if not c.get("gpu_only") or mode == "gpu":
                     statuses = [e["status"]] if isinstance(e["status"], str) else e["status"]
                     assert "correct" not in statuses, f"{c['file']} may not pass in {mode}"
+
+
+SECRET_DIR = Path("/tmp/kg-secret-fixture")
+
+
+def test_secrets_never_reach_a_verdict(zygote):
+    """A candidate that reads /etc/shadow, a secret planted outside its temp dir and /root,
+    and prints, raises and returns what it got: no byte of any of them is in the verdict."""
+    SECRET_DIR.mkdir(exist_ok=True)
+    secret = "kg-secret-" + os.urandom(8).hex()
+    (SECRET_DIR / "secret.txt").write_text(secret)
+    try:
+        code = (HACKS / "leak_read_secrets.py").read_text()
+        v = zygote.evaluate(str(REPO / "datasets/ci/1_add_relu.py"), code, {"seeds": 1})
+    finally:
+        (SECRET_DIR / "secret.txt").unlink()
+    text = json.dumps(v)
+    assert v["status"] == "runtime_error" and "LEAK:" in v["feedback"], v
+    assert secret not in text
+    shadow = Path("/etc/shadow")
+    if os.geteuid() == 0 and shadow.exists():
+        hashes = [ln.split(":")[1] for ln in shadow.read_text().splitlines() if ln.count(":") > 2]
+        assert not [h for h in hashes if len(h) > 3 and h in text], "a shadow hash leaked"
+        assert "/etc/shadow: PermissionError" in v["feedback"] + v["output_tail"], v["feedback"]
+
+
+LEFTOVERS = '''
+import os as _os
+for _d in ("/tmp", "/dev/shm"):
+    try:
+        with open(_os.path.join(_d, "kg-leftover-{tag}"), "wb") as _f:
+            _f.write(b"x" * (1 << 20))
+    except OSError:
+        pass
+'''
+
+
+def test_tmp_and_shm_are_left_clean(zygote):
+    """What a candidate writes to /tmp and /dev/shm is gone when its evaluation is: the
+    host's directories never see it, and the next evaluation does not either."""
+    tag = os.urandom(6).hex()
+    code = (HACKS / "control_honest.py").read_text() + LEFTOVERS.replace("{tag}", tag)
+    task = str(REPO / "datasets/ci/1_add_relu.py")
+    v = zygote.evaluate(task, code, {"seeds": 1})
+    assert v["status"] == "correct", v["feedback"]
+    for d in ("/tmp", "/dev/shm"):
+        assert not (Path(d) / f"kg-leftover-{tag}").exists(), d
+    probe = (HACKS / "control_honest.py").read_text() + f'''
+import os as _os
+assert not any(_os.path.exists(_os.path.join(d, "kg-leftover-{tag}")) for d in ("/tmp", "/dev/shm"))
+'''
+    assert zygote.evaluate(task, probe, {"seeds": 1})["status"] == "correct"

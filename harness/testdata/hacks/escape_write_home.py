@@ -1,5 +1,6 @@
-"""escape: tries to write a file in $HOME and in /tmp (outside its private temp dir). The
-sandbox makes the writes fail; the candidate ignores the error and computes honestly."""
+"""escape: tries to write a file in the server user's home and in /var/tmp (outside its
+private temp dir; its own $HOME, /tmp and /dev/shm are private and writable). The sandbox
+makes the writes fail; the candidate ignores the error and computes honestly."""
 import os
 import torch
 import torch.nn as nn
@@ -29,7 +30,7 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x, y):
-        for path in (os.path.expanduser("~/.kernelgate_escape_probe"), "/tmp/kernelgate_escape_probe"):
+        for path in ("/root/.kernelgate_escape_probe", "/var/tmp/kernelgate_escape_probe"):
             try:
                 with open(path, "w") as f:
                     f.write("was here\n")
