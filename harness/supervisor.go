@@ -166,6 +166,7 @@ func (s *Supervisor) Evaluate(ctx context.Context, job Job) (Verdict, error) {
 		return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 	}
 	id := "job-" + strconv.FormatUint(s.nextID.Add(1), 10)
+	retries := 0
 	for attempt := 1; ; attempt++ {
 		w, z, err := s.acquire(ctx)
 		if err != nil {
@@ -181,19 +182,48 @@ func (s *Supervisor) Evaluate(ctx context.Context, job Job) (Verdict, error) {
 		if err != nil {
 			return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 		}
+		if v.Retry != "" && retries < maxRetries {
+			// Out of device memory because of other work on the GPU: not this
+			// evaluation's outcome. The zygote has learned to reserve more for the task.
+			retries++
+			s.log.Info("retrying an evaluation", "job", id, "reason", v.Retry, "retry", retries)
+			if err := sleepCtx(ctx, time.Duration(retries)*250*time.Millisecond); err != nil {
+				return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
+			}
+			continue
+		}
 		s.fill(&v, w, z, job, before, after)
+		if retries > 0 {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("retried %d time(s): out of GPU memory while other work held it", retries))
+		}
 		return v, nil
 	}
 }
 
-// backstop is how long to wait for a result before killing the child: the
-// job's timeout (which excludes waiting for the GPU timing lock), the grace,
-// and in GPU mode the worst-case wait for the lock behind the other jobs
-// (three timed models each: reference before, candidate, reference after).
+// maxRetries bounds how often one evaluation is run again for a reason that is
+// not its own (Verdict.Retry); the last verdict then stands, Retry set.
+const maxRetries = 2
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// backstop is how long to wait for a result before killing the evaluation: its
+// timeout and the grace, and in GPU mode the worst case of what its timeout does
+// not count: waiting for device memory (admission) and stopped while the other
+// evaluations are timed, each of which the zygote bounds by its own timeout. It
+// catches a zygote that stopped answering, not slow evaluations.
 func (s *Supervisor) backstop(o Options, conc int) time.Duration {
 	d := time.Duration(o.TimeoutS)*time.Second + s.cfg.KillGrace
-	if s.mode == TimingGPU && o.Timing {
-		d += time.Duration(conc-1) * 3 * time.Duration(o.TimingBudgetMS) * time.Millisecond
+	if s.mode == TimingGPU {
+		d *= time.Duration(max(conc, 1))
 	}
 	return d
 }

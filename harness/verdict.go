@@ -160,10 +160,18 @@ type Verdict struct {
 	// WallCheck is the judge's cross-check of the candidate's timer (schema 1.1);
 	// nil when nothing was timed.
 	WallCheck *WallCheck `json:"wall_check"`
-	Env       Env        `json:"env"`
-	TaskName  string     `json:"task_name"`
-	TaskHash  string     `json:"task_hash"`
-	CodeHash  string     `json:"code_hash"`
+	// DeviceMemory is each process's peak device memory (GPU mode; schema 1.1): what
+	// the next evaluation of the task reserves (admission by memory).
+	DeviceMemory *DeviceMemory `json:"device_memory"`
+	// Retry is non-empty when the verdict is not the evaluation's outcome but a
+	// reason to run it again: "gpu_oom", out of device memory while other work held
+	// it. The supervisor retries (Supervisor.Evaluate); what reaches a caller has it
+	// empty unless the retries ran out.
+	Retry    string `json:"retry"`
+	Env      Env    `json:"env"`
+	TaskName string `json:"task_name"`
+	TaskHash string `json:"task_hash"`
+	CodeHash string `json:"code_hash"`
 	// TaskInfo describes the task; only a task check's verdict has it.
 	TaskInfo *TaskInfo `json:"task_info,omitempty"`
 	// The gateway's two deadlines, measured by its worker (absent from
@@ -171,6 +179,14 @@ type Verdict struct {
 	// job queue, and the harness's own time for this evaluation.
 	QueueWaitMS *float64 `json:"queue_wait_ms,omitempty"`
 	ExecMS      *float64 `json:"exec_ms,omitempty"`
+}
+
+// DeviceMemory is the peak device memory (MiB, torch's reserved) of the
+// evaluation's processes; the three CUDA contexts come on top.
+type DeviceMemory struct {
+	ReferenceMB float64 `json:"reference_mb"`
+	CandidateMB float64 `json:"candidate_mb"`
+	JudgeMB     float64 `json:"judge_mb"`
 }
 
 // WallCheck compares, per timed call, the judge's wall time minus the time the

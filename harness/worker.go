@@ -49,6 +49,9 @@ func (s *Supervisor) startWorker(ctx, runCtx context.Context, w *worker) (*zygot
 		python: s.python, pythonPath: s.pyRoot, mode: mode, deviceIndex: w.index,
 		dataDir: s.cfg.DataDir, startTimeout: s.cfg.StartTimeout, lineLimit: s.cfg.LogLineLimit,
 	}
+	if w.dev != nil {
+		spec.memoryBudgetMB = memoryBudgetMB(w.dev.MemoryTotal)
+	}
 	return startZygote(ctx, runCtx, spec, s.log.With("zygote", w.label))
 }
 
@@ -174,4 +177,11 @@ func (s *Supervisor) release(w *worker) {
 func (s *Supervisor) notifyLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// memoryBudgetMB is what a GPU's evaluations may reserve together: its memory less
+// 8% and 1 GiB for the driver, fragmentation and whatever else runs there.
+func memoryBudgetMB(totalBytes uint64) int {
+	mb := int(totalBytes >> 20)
+	return max(mb*92/100-1024, 0)
 }

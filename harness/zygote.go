@@ -26,6 +26,9 @@ type zygoteSpec struct {
 	dataDir      string
 	startTimeout time.Duration
 	lineLimit    int
+	// memoryBudgetMB is the device memory the zygote's evaluations may reserve
+	// together (admission by memory, PROTOCOL.md); 0 admits everything at once.
+	memoryBudgetMB int
 }
 
 // zygote is one running Python zygote and the jobs it has in flight.
@@ -85,7 +88,8 @@ func startZygote(ctx, runCtx context.Context, spec zygoteSpec, log *slog.Logger)
 		pending: map[string]*pendingJob{},
 	}
 	cmd := exec.CommandContext(runCtx, spec.python, "-m", "kgharness.zygote",
-		"--mode", spec.mode, "--device-index", strconv.Itoa(spec.deviceIndex))
+		"--mode", spec.mode, "--device-index", strconv.Itoa(spec.deviceIndex),
+		"--memory-budget-mb", strconv.Itoa(spec.memoryBudgetMB))
 	cmd.Env = zygoteEnv(os.Environ(), spec)
 	cmd.ExtraFiles = []*os.File{jobsR, recsW} // fd 3, fd 4
 	cmd.Stdout = newLineLog(log.With("stream", "stdout"), spec.lineLimit)

@@ -57,6 +57,15 @@ class PipeContext(Context):
     def send_verdict(self, verdict):
         self.send({"type": "verdict", "nonce": self._nonce, "verdict": verdict})
 
+    def reserve(self, mb):
+        """Wait until the zygote admits this evaluation's device memory (kgharness.admission);
+        True when it runs alone on the GPU (it did not fit beside anything)."""
+        self.send({"type": "reserve", "mb": round(float(mb), 1)})
+        b = os.read(self.grant_fd, 1)
+        if not b:
+            raise RuntimeError("memory admission: the zygote closed the grant pipe")
+        return b == b"\x02"
+
     @contextlib.contextmanager
     def timing_lock(self):
         if self._held:

@@ -21,6 +21,11 @@ class Context:
     def stage(self, name):
         """Report that the evaluation entered stage `name` (used for timeout feedback)."""
 
+    def reserve(self, mb):
+        """Wait until the GPU has room for mb MiB more (kgharness.admission); True when the
+        evaluation runs alone on the GPU. Nothing else runs here: at once, not alone."""
+        return False
+
     @contextlib.contextmanager
     def timing_lock(self):
         """Hold the GPU's timing lock: every other evaluation on it is stopped meanwhile."""

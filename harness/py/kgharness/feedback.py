@@ -44,6 +44,14 @@ def is_compile_error(exc):
     return False
 
 
+def is_device_oom(exc):
+    """An out-of-memory error of the GPU (not of the host), anywhere in the chain."""
+    for e in _chain(exc):
+        if type(e).__name__ == "OutOfMemoryError" or "CUDA out of memory" in _message(e)[:300]:
+            return True
+    return False
+
+
 def classify(exc, during_import=False):
     """Status for an exception raised by candidate code: (status, flag or None)."""
     if isinstance(exc, SystemExit):

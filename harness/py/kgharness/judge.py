@@ -22,7 +22,7 @@ import time
 
 import torch
 
-from . import channel, exchange, feedback, loader, screen, spawn, taskinfo, trials, window
+from . import admission, channel, exchange, feedback, loader, screen, spawn, taskinfo, trials, window
 from .verdict import FLAGS, STATUSES, add_flag, finalize, name_task_failure, new_verdict
 
 DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
@@ -72,6 +72,8 @@ class Judge:
         self.R = self.C = None
         self.pool = None
         self.launches, self.used_compile = 0, False
+        self.mem = {}                       # role -> peak MiB reserved on the device
+        self.alone = False                  # admitted with the GPU to itself
         self._stage, self._stage_t = None, None
 
     # ---- bookkeeping ---------------------------------------------------------------
@@ -147,6 +149,11 @@ class Judge:
                 if r.role == "candidate":
                     self.flag(item[0], str(item[1])[:200])
         r.chan.taints = []
+        peak = reply.get("mem_peak_mb")
+        if isinstance(peak, (int, float)) and not isinstance(peak, bool) and peak >= 0:
+            self.mem[r.role] = max(self.mem.get(r.role, 0.0), float(peak))
+        if reply.get("oom") is True and reply.get("ok") is not True:
+            self.device_oom(r, reply)
         if r.role == "candidate":
             if isinstance(reply.get("launches"), int) and reply["launches"] >= 0:
                 self.launches = reply["launches"]
@@ -164,6 +171,24 @@ class Judge:
         if status != "invalid_submission":
             self.v["compiled"] = self._stage != "load" or status != "compile_error"
         self.fail(status, str(reply.get("feedback") or "")[:4000], str(reply.get("error_signature") or "")[:300])
+
+    def device_oom(self, r, reply):
+        """Out of GPU memory. The reference's OOM, and the candidate's while it held less
+        than its share, were caused by whatever else is on the GPU: the supervisor retries
+        the evaluation (PROTOCOL.md, retry) instead of taking this as its verdict."""
+        if self.alone and r.role == "reference":
+            self.task_fail(f"the task does not fit this GPU: the reference ran out of memory with "
+                           f"the GPU to itself during {self._stage}")
+        if r.role == "candidate":
+            share, cap = reply.get("own_share"), reply.get("cap")
+            if not (isinstance(share, (int, float)) and isinstance(cap, (int, float)) and share < 0.9 * cap):
+                return   # it used its share: its own resource_limit, as it reported
+        self.retry("gpu_oom", f"the {r.role} ran out of GPU memory during {self._stage} while other "
+                   f"work held the rest")
+
+    def retry(self, reason, why):
+        self.v["retry"] = reason
+        self.fail("harness_error", f"{why}; the evaluation is to be retried")
 
     def runner_gone(self, g):
         why = f"the {g.role} process {g.why} during {self._stage}"
@@ -192,6 +217,8 @@ class Judge:
         except BaseException as e:  # noqa: BLE001 - the contract is "never raise"
             self.v["status"] = "harness_error"
             self.v["feedback"] = f"internal harness error: {type(e).__name__}: {e}"[:800]
+            if self.gpu and (feedback.is_device_oom(e) or "CUDA driver error 2" in str(e)):
+                self.v["retry"] = "gpu_oom"   # the judge's own buffers did not fit: try again
         try:
             self.close()
             self.v["stage_ms"]["total"] = round((time.monotonic() - t0) * 1e3, 3)
@@ -222,6 +249,7 @@ class Judge:
         v["warnings"] = screen.screen(code)
         self.R = self.ctx.spawn("reference", job)
         self.C = self.ctx.spawn("candidate", job)
+        self.admit(check=False)
         self.init_device()
         self.stage("load")
         rr, rc = self.ask_both("load")
@@ -238,6 +266,17 @@ class Judge:
             window.Window(self, t).run()
         self.stage("checks")
         self.final_checks()
+
+    def admit(self, check, info=None):
+        """Wait for the GPU's memory (the zygote's admission) before any CUDA work."""
+        if not self.gpu:
+            return
+        self.stage("admission")
+        if info is None:
+            rep = self.ask(self.R, "load", describe=True, describe_only=True)
+            info = rep.get("task_info") if isinstance(rep.get("task_info"), dict) else {}
+        est = admission.estimate_mb(info, check=check)
+        self.alone = self.ctx.reserve(est if est is not None else admission.DEFAULT_MB)
 
     def note_sandbox(self, walls):
         """The candidate's walls, as its runner saw them (informational: the judge's own
@@ -307,6 +346,11 @@ class Judge:
 
     def close(self):
         self.stage(None)
+        if self.gpu and self.pool is not None:
+            own = torch.cuda.max_memory_reserved() + sum(b.handle["size"] for b in self.pool.buffers.values())
+            self.v["device_memory"] = {"reference_mb": round(self.mem.get("reference", 0.0), 1),
+                                       "candidate_mb": round(self.mem.get("candidate", 0.0), 1),
+                                       "judge_mb": round(own / (1 << 20), 1)}
         for r in (self.C, self.R):
             if r is not None:
                 with contextlib.suppress(Exception):
@@ -346,6 +390,7 @@ class Judge:
                                   "call runs on the meta device; determinism and degeneracy were not "
                                   "checked (too large for this device)")
             return
+        self.admit(check=True, info=info)
         self.init_device()
         self.stage("reference")
         # A second import, on purpose: module-level state the meta pass touched (a lazily

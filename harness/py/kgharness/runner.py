@@ -72,16 +72,28 @@ class Runner:
             out = self.failure(e)
         out.setdefault("ok", True)
         out["flags"] = self.new_flags()
+        if self.gpu and torch.cuda.is_initialized():
+            # What this process holds on the device, for admission by memory (kgharness.judge).
+            out["mem_peak_mb"] = round(torch.cuda.max_memory_reserved() / (1 << 20), 1)
         if self.guard is not None:
             out["launches"] = self.guard.launches
             out["used_compile"] = self.guard.used_compile()
         return out
 
     def failure(self, exc, during_import=False):
+        oom = feedback.is_device_oom(exc)
         if self.role == "reference":
             return {"ok": False, "task_error": f"the reference raised {type(exc).__name__}: "
-                    f"{str(exc)[:200]}", "trace": traceback.format_exc()[-1500:]}
+                    f"{str(exc)[:200]}", "trace": traceback.format_exc()[-1500:], "oom": oom}
         status, flag = feedback.classify(exc, during_import)
+        if oom:
+            # Was it this process's own doing? Its share of the GPU, against what it held.
+            frac = float(self.opts.get("gpu_memory_fraction") or 0.25)
+            held = torch.cuda.memory_reserved() if torch.cuda.is_initialized() else 0
+            total = torch.cuda.get_device_properties(0).total_memory if torch.cuda.is_initialized() else 1
+            return {"ok": False, "status": status, "oom": True, "own_share": held / total, "cap": frac,
+                    "feedback": feedback.clean_traceback(exc, self.cand_file),
+                    "error_signature": feedback.error_signature(exc)}
         if flag:
             self.flag(flag, f"{type(exc).__name__} during the call")
         return {"ok": False, "status": status, "feedback": feedback.clean_traceback(exc, self.cand_file),

@@ -58,6 +58,8 @@ def new_verdict(mode="cpu_interpreter", device="cpu"):
         "output_tail": "",
         "stage_ms": {},
         "wall_check": None,
+        "device_memory": None,
+        "retry": "",
         "env": {
             "device": device,
             "python": platform.python_version(),

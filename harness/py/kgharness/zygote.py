@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from . import gpulock, outcome, protocol, sandbox, watch
+from . import admission, gpulock, outcome, protocol, sandbox, watch
 from .verdict import finalize, new_verdict
 
 IN_FD, OUT_FD = 3, 4
@@ -71,14 +71,16 @@ class Child:
         spent stopped while another evaluation held it."""
         waiting = now - waiting_since if waiting_since is not None else 0.0
         frozen = self.frozen_s + (now - self.frozen_since if self.frozen_since is not None else 0.0)
-        return now - self.t_fork - self.lock_stats.get("wait", 0.0) - waiting - frozen
+        waits = self.lock_stats.get("wait", 0.0) + self.lock_stats.get("mem_wait", 0.0)
+        return now - self.t_fork - waits - waiting - frozen
 
     def leaders(self):
         return {self.pid} | set(self.runners.values())
 
 
 class Zygote:
-    def __init__(self, mode, device, evaluator, tmp_base, sandbox_info, in_fd=IN_FD, out_fd=OUT_FD):
+    def __init__(self, mode, device, evaluator, tmp_base, sandbox_info, in_fd=IN_FD, out_fd=OUT_FD,
+                 memory_budget_mb=0.0):
         self.mode, self.device, self.evaluator = mode, device, evaluator
         self.sandbox_info = sandbox_info
         self.outcomes = outcome.Outcomes(mode, device, sandbox_info)
@@ -90,6 +92,8 @@ class Zygote:
         self.children = {}             # id -> Child
         self.by_pid, self.by_fd = {}, {}
         self.lock = gpulock.GpuLock(self._grant)
+        # Admission by device memory (GPU mode; a budget of 0 admits everything at once).
+        self.mem = admission.Admission(memory_budget_mb, self._grant_mem) if memory_budget_mb > 0 else None
         self.reader = protocol.LineReader()
         self.poll = select.poll()
         self.stopping = False
@@ -250,6 +254,12 @@ class Zygote:
             self.lock.request(child)
         elif kind == "unlock":
             self.release(child)
+        elif kind == "reserve":
+            mb = rec.get("mb") if isinstance(rec.get("mb"), (int, float)) else 0.0
+            if self.mem is None:
+                self._grant_mem(child, False)
+            else:
+                self.mem.request(child, self.mem.need(admission.task_key(child.job), mb))
         elif kind == "runner" and rec.get("role") in ("reference", "candidate") and \
                 isinstance(rec.get("pid"), int) and len(child.runners) < 2:
             child.runners.setdefault(rec["role"], rec["pid"])
@@ -269,6 +279,15 @@ class Zygote:
             return True
         except OSError:
             return False     # it died (or stopped reading): next in line
+
+    @staticmethod
+    def _grant_mem(child, alone):
+        """Tell a judge its device memory is reserved (2: and no other evaluation runs)."""
+        try:
+            os.write(child.grant_w, b"\x02" if alone else b"\x01")
+            return True
+        except OSError:
+            return False
 
     def release(self, child):
         """Child no longer holds (or waits for) the lock: continue the others first, so the
@@ -316,7 +335,10 @@ class Zygote:
             if child.kill_reason:
                 sandbox.kill_group(child.pid, child.pids)   # a fork bomb may outrun one kill
                 continue
-            if child.active_s(now, self.lock.waiting_since(child)) > child.timeout_s:
+            waiting = self.lock.waiting_since(child)
+            if waiting is None and self.mem is not None:
+                waiting = self.mem.waiting_since(child)
+            if child.active_s(now, waiting) > child.timeout_s:
                 self.kill(child, "timeout", f"the evaluation exceeded its {child.timeout_s:g} s "
                           f"wall-clock limit during stage {child.stage}")
                 continue
@@ -338,6 +360,9 @@ class Zygote:
         del self.children[child.id]
         del self.by_pid[child.pid]
         verdict = self.outcomes.for_child(child, status)
+        if self.mem is not None:
+            self.mem.release(child)
+            self.mem.learn(admission.task_key(child.job), verdict, oom=verdict.get("retry") == "gpu_oom")
         shutil.rmtree(child.tmpdir, ignore_errors=True)
         self.send(protocol.record("result", child.id, verdict=verdict))
 
@@ -423,6 +448,8 @@ def main(argv=None):
     ap.add_argument("--device-index", type=int, default=0)
     ap.add_argument("--evaluator", default="kgharness.evaluate:evaluate")
     ap.add_argument("--tmp-base", default=None)
+    ap.add_argument("--memory-budget-mb", type=float, default=0.0,
+                    help="GPU memory evaluations may reserve together (0: no admission)")
     args = ap.parse_args(argv)
     if args.mode == "cpu_interpreter":
         os.environ["TRITON_INTERPRET"] = "1"     # must precede the first triton import
@@ -435,7 +462,7 @@ def main(argv=None):
     # on a GPU, still initialise CUDA (the probe tries both in a forked child).
     sb = sandbox.probe(args.tmp_base, drop_uid=True, cuda=args.mode == "gpu")
     device = "cuda:0" if args.mode == "gpu" else "cpu"
-    z = Zygote(args.mode, device, evaluator, args.tmp_base, sb)
+    z = Zygote(args.mode, device, evaluator, args.tmp_base, sb, memory_budget_mb=args.memory_budget_mb)
     if args.mode == "gpu":
         from . import warmup
         cache = os.path.join(z.base, "trusted-triton-cache")

@@ -37,7 +37,7 @@ class ZygoteError(RuntimeError):
 
 class ZygoteClient:
     def __init__(self, mode="cpu_interpreter", evaluator=None, tmp_base=None, env=None,
-                 hello_timeout=120.0, python=None):
+                 hello_timeout=120.0, python=None, extra_args=()):
         self.mode = mode
         self.records, self.errors = [], []
         self._results = {}
@@ -56,6 +56,7 @@ class ZygoteClient:
             args += ["--evaluator", evaluator]
         if tmp_base:
             args += ["--tmp-base", str(tmp_base)]
+        args += list(extra_args)
         self.log = tempfile.NamedTemporaryFile(prefix="zygote-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(
             [python or sys.executable, "-c", _BOOT, str(to_z_r), str(from_z_w)] + args,

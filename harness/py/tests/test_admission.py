@@ -1,0 +1,90 @@
+"""Admission by device memory: the bookkeeping (a fake clock), then through a real zygote."""
+
+import time
+
+import pytest
+
+from kgharness.admission import CONTEXT_MB, MARGIN, Admission, estimate_mb, measured_mb, task_key
+from zygote_client import ZygoteClient
+from test_zygote import EVALUATOR, TASK, TESTS
+
+
+class Holder:
+    def __init__(self, name, alive=True):
+        self.name, self.alive, self.lock_stats = name, alive, {}
+
+    def __repr__(self):
+        return self.name
+
+
+def make(budget):
+    now, granted = [0.0], []
+
+    def grant(h, alone):
+        if h.alive:
+            granted.append((h, alone))
+        return h.alive
+    return Admission(budget, grant, clock=lambda: now[0]), granted, now
+
+
+def test_grants_what_fits_in_fifo_order_and_a_giant_alone():
+    adm, granted, now = make(1000)
+    a, b, c, d = Holder("a"), Holder("b"), Holder("c"), Holder("d")
+    adm.request(a, 600)
+    adm.request(b, 600)            # does not fit beside a
+    adm.request(c, 100)            # would fit, but FIFO: behind b
+    assert granted == [(a, False)]
+    now[0] = 2.0
+    adm.release(a)
+    assert granted == [(a, False), (b, False), (c, False)]
+    assert b.lock_stats["mem_wait"] == 2.0
+    adm.request(d, 5000)           # larger than the GPU: waits until it is alone, then runs alone
+    adm.release(b)
+    assert len(granted) == 3
+    adm.release(c)
+    assert granted[-1] == (d, True)
+
+
+def test_a_dead_waiter_never_blocks_and_learning_raises_the_need():
+    adm, granted, _ = make(1000)
+    a, dead, b = Holder("a"), Holder("dead", alive=False), Holder("b")
+    adm.request(a, 900)
+    adm.request(dead, 900)
+    adm.request(b, 900)
+    adm.release(a)
+    assert [h for h, _ in granted] == [a, b]
+    key = task_key({"task": {"source": "x"}})
+    v = {"device_memory": {"reference_mb": 100.0, "candidate_mb": 120.0, "judge_mb": 30.0}}
+    assert measured_mb(v) == 250.0 + 3 * CONTEXT_MB
+    adm.learn(key, v)
+    assert adm.need(key, 10) == pytest.approx(MARGIN * (250.0 + 3 * CONTEXT_MB))
+    adm.learn(key, v, oom=True)    # it did not fit: at least half the GPU next time
+    assert adm.need(key, 10) >= 500 * MARGIN
+
+
+def test_estimate_from_the_shapes():
+    mib = 1 << 20
+    info = {"input_bytes": 100 * mib, "param_bytes": 0, "output_bytes": 10 * mib}
+    assert estimate_mb(info) == pytest.approx(2 * 120 + 30 + 512 + 3 * CONTEXT_MB)
+    assert estimate_mb(dict(info, output_bytes=None)) is None
+
+
+@pytest.fixture(scope="module")
+def z():
+    with ZygoteClient(evaluator=EVALUATOR, env={"PYTHONPATH": TESTS},
+                      extra_args=["--memory-budget-mb", "1000"]) as client:
+        yield client
+
+
+def test_zygote_admits_by_memory(z):
+    a = z.submit(TASK, "reserve 600 0.6")
+    z.started(a)
+    time.sleep(0.2)
+    b = z.submit(TASK, "reserve 600 0.1")       # waits for a
+    c = z.submit(TASK, "reserve 300 0.1")       # FIFO behind b
+    va, vb, vc = (z.wait(i, 30) for i in (a, b, c))
+    assert all(v["status"] == "correct" for v in (va, vb, vc)), (va, vb, vc)
+    assert vb["probe"]["granted"][0] >= va["probe"]["granted"][1] - 0.05
+    assert not vb["probe"]["alone"]
+    giant = z.evaluate(TASK, "reserve 5000 0.1")
+    assert giant["probe"]["alone"] is True
