@@ -54,6 +54,20 @@ class PipeContext(Context):
         self.send({"type": "runner", "role": role, "pid": r.pid})
         return r
 
+    def seal(self):
+        """The judge's Landlock, after its runners are forked (see _isolate)."""
+        if self.sandbox.get("landlock"):
+            return
+        # Signals stay allowed: the runners, forked before this layer, are outside it, and
+        # the judge stops, continues and kills them.
+        ok, msg = sandbox.apply_landlock(self.tmpdir, private=self.sandbox.get("mountns", False),
+                                         scoped=sandbox.SCOPE_ABSTRACT_UNIX)
+        self.sandbox["landlock"] = ok
+        full = ok and self.sandbox.pop("_ok", False)
+        self.sandbox["level"] = "full" if full else "partial"
+        if not ok:
+            self.sandbox["detail"] = "; ".join(x for x in (self.sandbox.get("detail"), msg) if x)
+
     def send_verdict(self, verdict):
         self.send({"type": "verdict", "nonce": self._nonce, "verdict": verdict})
 
@@ -99,17 +113,17 @@ def _fallback(mode, device, status, feedback, flag=None):
 
 
 def _isolate(tmpdir, options):
-    """The judge's own walls: private /tmp and /dev/shm (a mount namespace its runners
-    share and that dies with them), no network, rlimits, Landlock. It keeps its
-    capabilities: its runners, forked later, need them to build theirs (their own
-    network namespace, a uid drop), and the judge runs no foreign code."""
+    """The judge's first walls: private /tmp and /dev/shm (a mount namespace its runners
+    share and that dies with them), no network, rlimits. Landlock comes in seal(), once
+    the runners are forked: Landlock layers stack, and a judge's layer (whose /proc rule
+    names the judge's own pid) would deny a runner's CUDA driver its own /proc entries
+    (error 304, seen on the H200). The judge keeps its capabilities for the same reason:
+    its runners build their own walls (a network namespace, a uid drop) from them."""
     mnt = sandbox.private_mounts(tmpdir)
     net, rl = sandbox.apply_netns(), sandbox.apply_rlimits(options)
-    ll = sandbox.apply_landlock(tmpdir, private=mnt[0])
-    parts = (mnt, net, rl, ll)
-    ok = all(p[0] for p in parts)
-    return {"mountns": mnt[0], "netns": net[0], "rlimits": rl[0], "landlock": ll[0],
-            "level": "full" if ok else "partial", "detail": "; ".join(p[1] for p in parts if not p[0])}
+    parts = (mnt, net, rl)
+    return {"mountns": mnt[0], "netns": net[0], "rlimits": rl[0], "landlock": False,
+            "level": "partial", "detail": "; ".join(p[1] for p in parts if not p[0]), "_ok": all(p[0] for p in parts)}
 
 
 def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device, nonce=""):

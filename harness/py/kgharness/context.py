@@ -31,6 +31,9 @@ class Context:
         """Hold the GPU's timing lock: every other evaluation on it is stopped meanwhile."""
         yield 0.0
 
+    def seal(self):
+        """The judge's last walls, once its runners are forked (nothing here)."""
+
     def spawn(self, role, job):
         """Fork a runner ("reference" or "candidate") for job; a spawn.RunnerProc."""
         from . import spawn

@@ -249,6 +249,7 @@ class Judge:
         v["warnings"] = screen.screen(code)
         self.R = self.ctx.spawn("reference", job)
         self.C = self.ctx.spawn("candidate", job)
+        self.ctx.seal()
         self.admit(check=False)
         self.init_device()
         self.stage("load")
@@ -369,6 +370,7 @@ class Judge:
         label = task.get("path") or task.get("name") or "<task>"
         check = check_options(self.job.get("check"))
         self.R = self.ctx.spawn("reference", self.job)
+        self.ctx.seal()
         self.stage("shapes")
         rep = self.ask(self.R, "load", describe=True, describe_only=True)
         info = rep.get("task_info") if isinstance(rep.get("task_info"), dict) else {}

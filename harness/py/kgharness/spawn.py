@@ -69,7 +69,10 @@ class RunnerProc:
 
     def stop(self):
         if not self.stopped:
-            _signal_group(self.pid, signal.SIGSTOP)
+            if not _signal_group(self.pid, signal.SIGSTOP):
+                # The judge must be able to stop its runners (timing is interleaved with
+                # the other side stopped): a sandbox that forbids it is a harness bug.
+                raise RuntimeError(f"the judge may not signal its {self.role} runner")
             self.stopped = True
 
     def cont(self):
@@ -79,8 +82,13 @@ class RunnerProc:
 
     def kill(self):
         _signal_group(self.pid, signal.SIGKILL)
-        if self.status is None:
-            _, self.status = _wait(self.pid, 0)
+        deadline = time.monotonic() + 5.0
+        while self.status is None and time.monotonic() < deadline:
+            pid, status = _wait(self.pid, os.WNOHANG)
+            if pid:
+                self.status = status
+            else:
+                time.sleep(0.002)
         try:
             self.chan.sock.close()
         except OSError:
@@ -88,13 +96,20 @@ class RunnerProc:
 
 
 def _signal_group(pid, sig):
+    """False only when the signal was refused (a runner that is gone needs none)."""
     try:
         os.killpg(pid, sig)
+        return True
+    except ProcessLookupError:
+        return True
     except OSError:
         try:
             os.kill(pid, sig)
+            return True
+        except ProcessLookupError:
+            return True
         except OSError:
-            pass
+            return False
 
 
 def _wait(pid, flags):

@@ -11,10 +11,14 @@ import pytest
 if os.environ.get("TRITON_INTERPRET") == "1":
     pytest.skip("GPU tests need compiled Triton (TRITON_INTERPRET unset)", allow_module_level=True)
 
+# The judge is forked from this process and initialises CUDA itself: this process must
+# not (a process forked after CUDA init cannot use the GPU), so ask NVML, not CUDA.
+os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
 import torch  # noqa: E402
 
 if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
+assert not torch.cuda.is_initialized()
 
 from _evalhelp import ADD_RELU, fixture, patched, run  # noqa: E402
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The harness v2 checks on a lent H200 (issue 10): one device call, nothing built here
+# (bin/kernelgate is carried). PHASE=smoke: probes, doctor, one evaluation, the GPU test
+# suite, a short level2 bench. PHASE=measure: the README's figures (bench, fidelity on
+# level2 and heavy, the heavy suite at full concurrency). Logs under $OUT; a table last.
+set -uo pipefail
+export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3} PYTHONUNBUFFERED=1
+out=${OUT:-/tmp/kg-out}; mkdir -p "$out"
+phase=${PHASE:-smoke}
+kg=bin/kernelgate
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,memory.used --format=csv,noheader > "$out/smi.txt"
+
+if [ "$phase" = smoke ]; then
+  timeout 60 python3 scripts/gpu_probe_ipc.py ipc_uid > "$out/probe.txt" 2>&1; echo "probe rc=$?"
+  timeout 60 $kg doctor --json > "$out/doctor.json" 2> "$out/doctor.err"; echo "doctor rc=$?"
+  timeout 120 $kg eval --task datasets/level2/2_gemm_gelu.py --kernel datasets/solutions/level2/2_gemm_gelu.py \
+      --json > "$out/eval.json" 2> "$out/eval.err"; echo "eval rc=$?"
+  (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 240 python3 -m pytest -q -n 4 \
+      -p no:cacheprovider --tb=short tests/test_hacks.py tests/test_eval_gpu.py tests/test_solutions.py) \
+      > "$out/pytest-gpu.log" 2>&1; echo "pytest rc=$?"
+  timeout 150 $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 --repeat 3 --json \
+      > "$out/bench.json" 2> "$out/bench.err"; echo "bench rc=$?"
+  cat "$out/probe.txt"
+  python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+try:
+    d = json.load(open(f"{out}/doctor.json")); print("doctor sandbox:", json.dumps(d.get("sandbox", d))[:400])
+except Exception as e: print("doctor:", e)
+try:
+    v = json.load(open(f"{out}/eval.json"))
+    v = v.get("verdict", v)
+    print("eval:", v["status"], "speedup", v.get("speedup"), "wall", v.get("wall_check"), "mem", v.get("device_memory"),
+          "sandbox", v["env"].get("sandbox"), v["env"].get("sandbox_detail"), "stages", v.get("stage_ms"), v.get("feedback", "")[:300])
+except Exception as e: print("eval:", e)
+try:
+    b = json.load(open(f"{out}/bench.json")); print("bench: evals/s", b.get("evals_per_s"), "statuses", b.get("statuses"))
+except Exception as e: print("bench:", e)
+PY
+  grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -25
+fi
