@@ -196,6 +196,11 @@ type WallCheck struct {
 	RefOverheadMS  float64 `json:"ref_overhead_ms"`
 	CandOverheadMS float64 `json:"cand_overhead_ms"`
 	LimitMS        float64 `json:"limit_ms"`
+	// Pairs is how many interleaved calls were compared; ExcessP10MS and
+	// ExcessP90MS spread the call-by-call excess (candidate minus reference).
+	Pairs       int     `json:"pairs"`
+	ExcessP10MS float64 `json:"excess_p10_ms"`
+	ExcessP90MS float64 `json:"excess_p90_ms"`
 }
 
 // TaskInfo is what a task check found out about a task without computing

@@ -166,7 +166,34 @@ def probe_drain():
          readings=readings[:12] + readings[-3:])
 
 
-PROBES = {"ipc": probe_ipc, "ipc_uid": lambda: probe_ipc(drop_uid=True),
+def probe_contexts():
+    """N processes create their CUDA context at once (forked from a parent that imported
+    torch, as a zygote does): does creation serialise? Wall time for N = 1, 4, 16."""
+    import torch  # noqa: F401 - imported before the forks, as in the zygote
+    for n in (1, 4, 16):
+        r, w = os.pipe()
+        t0 = time.monotonic()
+        pids = []
+        for _ in range(n):
+            pid = os.fork()
+            if pid == 0:
+                t1 = time.monotonic()
+                import torch as t2
+                t2.zeros(1, device="cuda")
+                t2.cuda.synchronize()
+                os.write(w, f"{time.monotonic() - t1:.3f}\n".encode())
+                os._exit(0)
+            pids.append(pid)
+        for pid in pids:
+            os.waitpid(pid, 0)
+        wall = time.monotonic() - t0
+        os.close(w)
+        each = sorted(float(x) for x in os.read(r, 1 << 16).decode().split())
+        os.close(r)
+        emit("contexts", n=n, wall_s=round(wall, 3), each_median_s=each[len(each) // 2], each_max_s=each[-1])
+
+
+PROBES = {"contexts": probe_contexts, "ipc": probe_ipc, "ipc_uid": lambda: probe_ipc(drop_uid=True),
           "context": probe_context_cost, "drain": probe_drain}
 
 

@@ -39,3 +39,28 @@ except Exception as e: print("bench:", e)
 PY
   grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -25
 fi
+
+if [ "$phase" = scale ]; then
+  timeout 120 python3 scripts/gpu_probe_ipc.py contexts > "$out/contexts.txt" 2>&1; echo "contexts rc=$?"
+  for c in 4 8 16; do
+    timeout 110 $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 --repeat 2 --concurrency $c --json \
+        > "$out/bench-c$c.json" 2> "$out/bench-c$c.err"; echo "bench c$c rc=$?"
+  done
+  cat "$out/contexts.txt"
+  python3 - "$out" <<'PY'
+import json, sys, statistics as st
+out = sys.argv[1]
+for c in (4, 8, 16):
+    try:
+        b = json.load(open(f"{out}/bench-c{c}.json"))
+    except Exception as e:
+        print(c, e); continue
+    rows = b["rows"]
+    med = lambda k: st.median([r["stage_ms"].get(k, 0) for r in rows])
+    print(f"c={c}: {b['evals_per_s']:.2f} evals/s {b['statuses']} latency p50 {b['latency_p50_ms']:.0f} ms; "
+          f"admission {med('admission'):.0f} load {med('load'):.0f} correctness {med('correctness'):.0f} "
+          f"first_call {med('first_call'):.0f} timing {med('timing'):.0f}")
+    flags = [r["feedback"][:120] for r in rows if r["status"] != "correct"][:3]
+    print("   ", flags)
+PY
+fi
