@@ -87,9 +87,11 @@ func startZygote(ctx, runCtx context.Context, spec zygoteSpec, log *slog.Logger)
 		done:    make(chan struct{}),
 		pending: map[string]*pendingJob{},
 	}
-	cmd := exec.CommandContext(runCtx, spec.python, "-m", "kgharness.zygote",
-		"--mode", spec.mode, "--device-index", strconv.Itoa(spec.deviceIndex),
-		"--memory-budget-mb", strconv.Itoa(spec.memoryBudgetMB))
+	args := []string{"-m", "kgharness.zygote", "--mode", spec.mode, "--device-index", strconv.Itoa(spec.deviceIndex)}
+	if spec.memoryBudgetMB > 0 {
+		args = append(args, "--memory-budget-mb", strconv.Itoa(spec.memoryBudgetMB))
+	}
+	cmd := exec.CommandContext(runCtx, spec.python, args...)
 	cmd.Env = zygoteEnv(os.Environ(), spec)
 	cmd.ExtraFiles = []*os.File{jobsR, recsW} // fd 3, fd 4
 	cmd.Stdout = newLineLog(log.With("stream", "stdout"), spec.lineLimit)
