@@ -1,7 +1,8 @@
-"""fp16 ConvTranspose3d 128 -> 64 channels (kernel 4, stride 2: 2x upsampling) to 16 x 32 x 128 x 128, LeakyReLU, per-channel scale.
+"""fp16 ConvTranspose3d 128 -> 64 (2x upsampling), LeakyReLU, per-channel scale.
 
-1.1 TFLOP (256 MiB in, 1 GiB out). The input is scaled by 2 so the outputs sit well above
-the fp16 tolerance.
+Kernel 4, stride 2, padding 1: 16 volumes of 16 x 64 x 64 become 32 x 128 x 128. 1.1 TFLOP
+(256 MiB in, 1 GiB out). The input is scaled by 2 so the outputs sit well above the fp16
+tolerance.
 """
 import torch
 import torch.nn as nn

@@ -1,7 +1,8 @@
-"""bf16 ConvTranspose2d 256 -> 128 channels (kernel 4, stride 2) to 32 x 256 x 256, then logsumexp over channels.
+"""bf16 ConvTranspose2d 256 -> 128 (2x upsampling), then logsumexp over the channels.
 
-0.55 TFLOP of convolution into a 512 MiB activation that a fused epilogue reduces to a
-4 MiB map without writing it back. The input is scaled by 5 so the channel values spread
+Kernel 4, stride 2, padding 1: 32 images of 128 x 128 become 256 x 256. 0.55 TFLOP of
+convolution into a 512 MiB activation that a fused epilogue reduces to a 4 MiB map
+without writing it back. The input is scaled by 5 so the channel values spread
 (standard deviation about 2) and the logsumexp varies across pixels and seeds instead of
 sitting near log(128). The reduction runs in fp32, then rounds to bf16 once.
 """

@@ -1,7 +1,8 @@
-"""fp16 Conv3d 32 -> 64 channels (3x3x3, padding 1) on 4 x 64 x 128 x 128 volumes, InstanceNorm3d (affine), ReLU.
+"""fp16 Conv3d 32 -> 64 (3x3x3), InstanceNorm3d (affine), ReLU, on 4 volumes of 64 x 128^2.
 
-0.46 TFLOP of convolution; then every (sample, channel) is normalised over its 2^20
-voxels: 256 long reductions over a 512 MiB activation.
+Padding 1 keeps the volume's size. 0.46 TFLOP of convolution; then every (sample,
+channel) is normalised over its 2^20 voxels: 256 long reductions over a 512 MiB
+activation.
 """
 import torch
 import torch.nn as nn
