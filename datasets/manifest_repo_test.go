@@ -6,6 +6,12 @@ import (
 	"testing"
 )
 
+// awaitingGPU are the suites whose tasks no GPU check has measured yet (they
+// are too large for a CPU): their entries come from a CPU check at shape
+// level. Take a suite out once `kernelgate tasks check datasets/<suite>
+// --manifest datasets/manifest.json` has run on a GPU.
+var awaitingGPU = map[string]bool{"heavy": true}
+
 // The project's manifest describes exactly the project's tasks: a task
 // added, renamed or re-tagged without re-running `kernelgate tasks check
 // datasets/ --manifest datasets/manifest.json` fails here.
@@ -38,6 +44,12 @@ func TestProjectManifestMatchesTheSuites(t *testing.T) {
 			}
 			if e.Solution != want {
 				t.Errorf("%s: manifest solution %q, on disk %q", id, e.Solution, want)
+			}
+			if awaitingGPU[s.Name] && e.GPU == nil {
+				if e.Checked != "shapes" || e.DType == "" || e.MB == nil {
+					t.Errorf("%s: no CPU shape-level check recorded (checked %q)", id, e.Checked)
+				}
+				continue
 			}
 			if e.Checked != "full" || e.GPU == nil || e.GPU.RefMS <= 0 || e.DType == "" {
 				t.Errorf("%s: no full GPU check recorded (checked %q, gpu %+v)", id, e.Checked, e.GPU)

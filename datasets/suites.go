@@ -15,6 +15,8 @@ type Suite struct {
 	Dir   string // absolute
 	Level int    // from a "level<N>" name; 0 otherwise (ci, synthetic, ...)
 	Tasks []Task
+	// Settings come from the directory's suite.json, if it has one.
+	Settings Settings
 }
 
 var levelName = regexp.MustCompile(`^level_?(\d+)$`)
@@ -97,8 +99,12 @@ func loadSuite(dir string) (Suite, error) {
 	if err != nil {
 		return Suite{}, err
 	}
+	settings, err := ReadSettings(dir)
+	if err != nil {
+		return Suite{}, err
+	}
 	name := filepath.Base(dir)
-	return Suite{Name: name, Dir: dir, Tasks: tasks, Level: LevelOf(name)}, nil
+	return Suite{Name: name, Dir: dir, Tasks: tasks, Level: LevelOf(name), Settings: settings}, nil
 }
 
 // LevelOf is the level a suite's name gives: N for "level<N>", else 0.

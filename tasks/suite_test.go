@@ -79,7 +79,7 @@ func TestDefaultDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string // every suite; solutions/ is not one
-	for _, s := range []string{"ci", "level1", "level2", "level3"} {
+	for _, s := range []string{"ci", "heavy", "level1", "level2", "level3"} {
 		want = append(want, filepath.Join(repo, "datasets", s))
 	}
 	if got := DefaultDirs(repo, ""); !slices.Equal(got, want) {

@@ -19,6 +19,7 @@ func newTasksCheckCmd(g *globals) *cobra.Command {
 		depth, manifest   string
 		solutions, asJSON bool
 		concurrency       int
+		maxMB             float64
 	)
 	cmd := &cobra.Command{
 		Use:   "check DIR...",
@@ -32,7 +33,12 @@ memory, or when its solution is not judged correct.
 
 --depth auto runs for real what the device can afford: every task on a GPU (where the
 reference is also timed); on a CPU only small tasks, the others at shape level (one
-forward call on torch's meta device). The exit status is 1 when any task is rejected.`,
+forward call on torch's meta device); a solution of a task checked at shape level is not
+run. The exit status is 1 when any task is rejected.
+
+A task may need at most 4096 MiB of inputs, parameters and outputs for one call, unless
+its suite declares another limit in suite.json ({"max_mb": 16384} in datasets/heavy);
+--max-mb replaces both for every suite.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := jf.options(cmd)
@@ -41,6 +47,9 @@ forward call on torch's meta device). The exit status is 1 when any task is reje
 			}
 			if depth != "auto" && depth != "full" && depth != "shapes" {
 				return usageError{fmt.Errorf("--depth %q: want auto, full or shapes", depth)}
+			}
+			if maxMB < 0 {
+				return usageError{fmt.Errorf("--max-mb %g: want a positive limit, or 0 for the suites' own", maxMB)}
 			}
 			var suites []datasets.Suite
 			for _, a := range args {
@@ -55,7 +64,7 @@ forward call on torch's meta device). The exit status is 1 when any task is reje
 				return err
 			}
 			defer sup.Close()
-			co := check.Options{Depth: depth, Job: opts, Concurrency: concurrency, Solutions: solutions}
+			co := check.Options{Depth: depth, Job: opts, Concurrency: concurrency, Solutions: solutions, MaxMB: maxMB}
 			if co.Concurrency == 0 {
 				for _, z := range sup.Stats() {
 					co.Concurrency += z.Concurrency
@@ -93,6 +102,7 @@ forward call on torch's meta device). The exit status is 1 when any task is reje
 	cmd.Flags().StringVar(&manifest, "manifest", "", "merge the valid tasks into this manifest file (e.g. datasets/manifest.json)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	cmd.Flags().IntVar(&concurrency, "concurrency", 0, "checks in flight (default: every zygote slot)")
+	cmd.Flags().Float64Var(&maxMB, "max-mb", 0, "the most MiB of inputs, parameters and outputs a task may need for one call, for every suite (default: the suite's suite.json, else 4096)")
 	jf.register(cmd)
 	return cmd
 }
@@ -131,7 +141,7 @@ func writeManifest(path string, results []check.Result) error {
 func writeCheckTable(w io.Writer, results []check.Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tCHECK\tDTYPE\tGFLOP\tMB\tREF ms\tSOLUTION\tRESULT")
-	var full, shapes, solOK, solRun int
+	var full, shapes, solOK, solRun, solSkipped int
 	for _, r := range results {
 		e := check.Entry(r, time.Time{})
 		ref := "-"
@@ -146,6 +156,7 @@ func writeCheckTable(w io.Writer, results []check.Result) {
 			sol = string(r.Solution.Status)
 		case r.SolutionNote != "":
 			sol = "not run"
+			solSkipped++
 		}
 		if r.Solution != nil {
 			solRun++
@@ -170,8 +181,12 @@ func writeCheckTable(w io.Writer, results []check.Result) {
 	}
 	tw.Flush()
 	n := rejected(results)
-	fmt.Fprintf(w, "\n%d tasks: %d valid (%d run in full, %d at shape level only), %d rejected; solutions: %d of %d run correct\n",
+	fmt.Fprintf(w, "\n%d tasks: %d valid (%d run in full, %d at shape level only), %d rejected; solutions: %d of %d run correct",
 		len(results), len(results)-n, full, shapes, n, solOK, solRun)
+	if solSkipped > 0 {
+		fmt.Fprintf(w, ", %d not run (their tasks were checked at shape level only: too large for this device)", solSkipped)
+	}
+	fmt.Fprintln(w)
 }
 
 func dash(s string) string {

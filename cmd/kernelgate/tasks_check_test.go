@@ -14,7 +14,8 @@ import (
 
 // TestTasksCheckRejectsWithReasons runs `tasks check` over the real zygote
 // (CPU): a valid task with its solution, a task with a wrong solution, one
-// that does not import, a degenerate one and one too big to run on a CPU.
+// that does not import, a degenerate one and one too big to run on a CPU; and
+// the same big task in a suite whose suite.json allows less than it needs.
 func TestTasksCheckRejectsWithReasons(t *testing.T) {
 	if _, err := harness.ResolvePython(os.Getenv(harness.EnvPython)); err != nil {
 		if os.Getenv("KERNELGATE_REQUIRE_PYTHON") == "1" {
@@ -31,7 +32,11 @@ func TestTasksCheckRejectsWithReasons(t *testing.T) {
 		"mini/3_no_import.py":                "import torch\nraise ImportError('needs a GPU library')\n",
 		"mini/4_constant.py":                 strings.Replace(string(good), "return torch.relu(x + y)", "return torch.zeros_like(x)", 1),
 		"mini/5_big.py":                      strings.Replace(string(good), "torch.randn(64, 128)", "torch.randn(8192, 8192)", 2),
+		"tight/1_big.py":                     strings.Replace(string(good), "torch.randn(64, 128)", "torch.randn(8192, 8192)", 2),
+		"tight/suite.json":                   `{"max_mb": 512}`,
+		"solutions/tight/1_big.py":           string(sol),
 		"solutions/mini/1_good.py":           string(sol),
+		"solutions/mini/5_big.py":            string(sol), // not run: its task is checked at shape level
 		"solutions/mini/2_wrong_solution.py": strings.Replace(string(sol), "tl.maximum(", "tl.minimum(", 1),
 	}
 	for name, src := range files {
@@ -48,7 +53,7 @@ func TestTasksCheckRejectsWithReasons(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"tasks", "check", root, "--seeds", "2", "--manifest", manifest}, &stdout, &stderr)
 	out := stdout.String()
-	if code != exitFailed || !strings.Contains(stderr.String(), "3 of 5 tasks rejected") {
+	if code != exitFailed || !strings.Contains(stderr.String(), "4 of 6 tasks rejected") {
 		t.Fatalf("exit %d, stderr %q\n%s", code, stderr.String(), out)
 	}
 	for _, want := range []string{
@@ -56,6 +61,8 @@ func TestTasksCheckRejectsWithReasons(t *testing.T) {
 		"importing the task raised ImportError: needs a GPU library",
 		"degenerate reference",
 		"mini/5_big  ", // valid, at shape level
+		"solutions: 1 of 2 run correct, 1 not run (their tasks were checked at shape level only",
+		"1_big.py: one forward call needs 768 MiB of inputs, parameters and outputs; a task may use at most 512 MiB",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -86,6 +93,7 @@ func TestTasksBadInput(t *testing.T) {
 		{[]string{"tasks", "check", empty}, "no task files"},
 		{[]string{"tasks", "check", filepath.Join(empty, "missing")}, "no such file"},
 		{[]string{"tasks", "check", "--depth", "deep", empty}, "--depth \"deep\""},
+		{[]string{"tasks", "check", "--max-mb", "-1", empty}, "--max-mb -1"},
 		{[]string{"tasks", "check"}, "requires at least 1 arg"},
 		{[]string{"tasks", "list", empty}, "no task files"},
 		{[]string{"tasks", "show", "--tasks", "../../datasets", "ci/no_such_task"}, "no task \"ci/no_such_task\""},

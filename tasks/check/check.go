@@ -26,6 +26,9 @@ type Target struct {
 	Level    int
 	Task     datasets.Task
 	Solution string // path of its solution file, "" when none
+	// MaxMB is the suite's memory limit for one call (its suite.json); 0:
+	// the harness's default.
+	MaxMB float64
 }
 
 // Targets lists every task of the suites, with its solution if one exists.
@@ -33,7 +36,8 @@ func Targets(suites []datasets.Suite) []Target {
 	var out []Target
 	for _, s := range suites {
 		for _, t := range s.Tasks {
-			out = append(out, Target{ID: s.Name + "/" + t.Name, Level: s.Level, Task: t, Solution: s.Solution(t)})
+			out = append(out, Target{ID: s.Name + "/" + t.Name, Level: s.Level, Task: t, Solution: s.Solution(t),
+				MaxMB: s.Settings.MaxMB})
 		}
 	}
 	return out
@@ -46,6 +50,18 @@ type Options struct {
 	Concurrency int       // checks in flight; default 1
 	Solutions   bool      // also evaluate each task's solution
 	Progress    io.Writer // a progress bar, when non-nil
+	// MaxMB, when positive, is every task's memory limit for one call
+	// (--max-mb), in place of its suite's and the harness's default.
+	MaxMB float64
+}
+
+// maxMB is the limit t's check runs under: the flag's, else the suite's,
+// else 0 (the harness's default).
+func (o Options) maxMB(t Target) float64 {
+	if o.MaxMB > 0 {
+		return o.MaxMB
+	}
+	return t.MaxMB
 }
 
 // Result is one task's outcome.
@@ -116,7 +132,7 @@ func one(ctx context.Context, ev Evaluator, t Target, opts Options) (Result, boo
 	r := Result{Target: t}
 	task := harness.Task{Name: t.Task.Name, Path: t.Task.Path, Source: t.Task.Source}
 	v, err := ev.Evaluate(ctx, harness.Job{Task: task, Options: opts.Job, TaskCheck: true,
-		Check: &harness.CheckOptions{Depth: opts.Depth}})
+		Check: &harness.CheckOptions{Depth: opts.Depth, MaxMB: opts.maxMB(t)}})
 	if ctx.Err() != nil {
 		return r, false
 	}

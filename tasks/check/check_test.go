@@ -139,3 +139,42 @@ func TestResultJSON(t *testing.T) {
 		t.Errorf("json %s", b)
 	}
 }
+
+// The memory limit sent with a task check: --max-mb over the suite's
+// suite.json over the harness's default (0 in the job).
+func TestMaxMB(t *testing.T) {
+	tests := []struct {
+		name        string
+		suite, flag float64
+		want        float64
+	}{
+		{"defaults", 0, 0, 0},
+		{"suite", 16384, 0, 16384},
+		{"flag", 0, 2048, 2048},
+		{"flag over suite", 16384, 2048, 2048},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := &scripted{}
+			tg := target(t, "good", "")
+			tg.MaxMB = tt.suite
+			if _, err := Run(context.Background(), ev, []Target{tg}, Options{Depth: "auto", MaxMB: tt.flag}); err != nil {
+				t.Fatal(err)
+			}
+			if len(ev.jobs) != 1 || ev.jobs[0].Check == nil || ev.jobs[0].Check.MaxMB != tt.want {
+				t.Fatalf("jobs %+v; want max_mb %g", ev.jobs, tt.want)
+			}
+		})
+	}
+}
+
+func TestTargetsCarryTheSuiteLimit(t *testing.T) {
+	suites := []datasets.Suite{
+		{Name: "heavy", Settings: datasets.Settings{MaxMB: 16384}, Tasks: []datasets.Task{{Name: "1_a"}}},
+		{Name: "level1", Level: 1, Tasks: []datasets.Task{{Name: "1_b"}}},
+	}
+	got := Targets(suites)
+	if len(got) != 2 || got[0].ID != "heavy/1_a" || got[0].MaxMB != 16384 || got[1].MaxMB != 0 || got[1].Level != 1 {
+		t.Errorf("targets %+v", got)
+	}
+}
