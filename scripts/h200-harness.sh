@@ -64,3 +64,32 @@ for c in (4, 8, 16):
     print("   ", flags)
 PY
 fi
+
+if [ "$phase" = measure ]; then
+  (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 170 python3 -m pytest -q -n 4 \
+      -p no:cacheprovider --tb=line tests/test_hacks.py tests/test_eval_gpu.py tests/test_solutions.py) \
+      > "$out/pytest-gpu.log" 2>&1; echo "pytest rc=$?"
+  timeout 170 $kg bench --fidelity --tasks datasets/level2 --kernels datasets/solutions/level2 --repeat 1 --json \
+      > "$out/fidelity-level2.json" 2> "$out/fidelity-level2.err"; echo "fidelity rc=$?"
+  timeout 130 $kg tasks check datasets/heavy --manifest datasets/manifest.json \
+      > "$out/heavy-check.txt" 2>&1; echo "heavy check rc=$?"
+  cp datasets/manifest.json "$out/manifest.json"
+  grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -15
+  tail -25 "$out/heavy-check.txt"
+  python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+try:
+    f = json.load(open(f"{out}/fidelity-level2.json"))
+    print("fidelity summary:", json.dumps(f.get("summary")))
+    for p in f.get("passes") or []:
+        r = p.get("report") or {}
+        print(" pass", p.get("name"), "conc", p.get("concurrency"), "evals/s", round(r.get("evals_per_s") or 0, 3), r.get("statuses"))
+    for k in (f.get("kernels") or [])[:20]:
+        print("  ", k["task"][:28], round(k["speedup_full"], 3), round(k["speedup_c1"], 3), round(k["ratio"], 4))
+    for e in (f.get("excluded") or [])[:8]:
+        print("  excluded", e["task"][:28], e["reason"][:100])
+except Exception as e:
+    print("fidelity:", e)
+PY
+fi

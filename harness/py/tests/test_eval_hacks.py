@@ -107,7 +107,8 @@ def test_tensor_subclass_output(tmp_path):
 
 
 def test_write_outside_tmpdir_is_escape(tmp_path):
-    target = str(tmp_path.parent / "kg_escape_probe.txt")
+    # Not under /tmp: a runner's /tmp is its own private tmpfs, where writing is fine.
+    target = f"/var/tmp/kg_escape_probe_{os.getpid()}.txt"
     code = patched(FWD, FWD + f"        open({target!r}, 'w').close()\n")
     hack(tmp_path, code, "escape")
     assert not os.path.exists(target), "the sandbox let the candidate write outside its temp dir"
