@@ -93,3 +93,13 @@ except Exception as e:
     print("fidelity:", e)
 PY
 fi
+
+if [ "$phase" = verify ]; then
+  (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 115 python3 -m pytest -q -n 6 \
+      -p no:cacheprovider --tb=line tests/test_hacks.py tests/test_solutions.py) \
+      > "$out/pytest-gpu.log" 2>&1; echo "pytest rc=$?"
+  timeout 105 $kg tasks check datasets/heavy --manifest datasets/manifest.json > "$out/heavy-check.txt" 2>&1
+  echo "heavy check rc=$?"; cp datasets/manifest.json "$out/manifest.json"
+  grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -12
+  tail -22 "$out/heavy-check.txt"
+fi

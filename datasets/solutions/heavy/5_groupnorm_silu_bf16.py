@@ -1,7 +1,7 @@
 """Honest solution: one program per (sample, group). Pass 1 accumulates shifted sums and sums
 of squares over the group's contiguous slab (2^18 values at the task's size; the shift, the
 slab's first value, keeps the variance free of cancellation); pass 2 normalises, applies
-the per-channel affine and SiLU, and rounds to bf16 once."""
+the per-channel affine, rounds to bf16 as the reference's GroupNorm does, then SiLU."""
 import torch
 import torch.nn as nn
 import triton
@@ -37,6 +37,10 @@ def groupnorm_silu_kernel(x_ptr, w_ptr, b_ptr, out_ptr, eps, CPG: tl.constexpr, 
         b = tl.load(b_ptr + c, mask=m, other=0.0).to(tl.float32)
         x = tl.load(x_ptr + base + idx, mask=m, other=0.0).to(tl.float32)
         y = (x - mean) * rstd * w + b
+        # The reference rounds GroupNorm's output to bf16 before SiLU: so does this, or the
+        # two roundings' 1-ULP differences add up to 2 ULPs, over the bf16 tolerance at |y| > 4
+        # (1026 of 2^29 elements on an H200).
+        y = y.to(tl.bfloat16).to(tl.float32)
         y = y / (1.0 + tl.exp(-y))
         tl.store(out_ptr + base + idx, y.to(out_ptr.dtype.element_ty), mask=m)
 

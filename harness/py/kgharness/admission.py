@@ -8,8 +8,8 @@ The zygote grants reservations in FIFO order while they fit the GPU's budget; on
 cannot fit beside anything runs alone. When the evaluation ends, its verdict's
 `device_memory` is what the next evaluation of the task reserves.
 
-Pure bookkeeping: `grant(holder, alone)` is the zygote's callback (False when the
-holder is gone).
+Pure bookkeeping: `grant(holder, mb, alone)` is the zygote's callback (False when the
+holder is gone); mb is what was granted, which the judge splits among its processes.
 """
 
 import collections
@@ -17,7 +17,7 @@ import hashlib
 import time
 
 CONTEXT_MB = 640          # one CUDA context with torch's handles (measured on an H200: 618 MiB)
-DEFAULT_MB = 8192         # a task whose shapes the meta pass could not find
+DEFAULT_MB = 8192         # the runners' shares for a task whose shapes the meta pass could not find
 MARGIN = 1.15             # measured footprints vary a little from run to run
 
 
@@ -27,19 +27,37 @@ def task_key(job):
     return hashlib.sha256((src or "").encode("utf-8", "replace")).hexdigest()[:24]
 
 
-def estimate_mb(info, check=False):
-    """A first guess from one forward call's shapes: each runner holds its inputs,
-    parameters and about twice its outputs; the judge, three outputs and its bandwidth
-    probe; three contexts (one and two for a task check). None when the shapes are
-    unknown."""
+MIN_RUNNER_MB = 2048      # what any runner may hold, however small its task
+
+
+def quotas_mb(info, check=False):
+    """Each process's share of a reservation, from one forward call's shapes (None when
+    they are unknown): the reference runner twice its inputs, parameters and outputs (its
+    temporaries), the candidate runner twice that (a kernel may need workspace the
+    reference does not), at least MIN_RUNNER_MB each; the judge three outputs and its
+    bandwidth probe. The runners are held to their shares (kgharness.runner), so one that
+    misjudged its size runs out of memory alone instead of starving its neighbours."""
     parts = [info.get(k) for k in ("input_bytes", "param_bytes", "output_bytes")]
     if any(not isinstance(p, int) for p in parts):
         return None
     ins, params, outs = parts
-    runner = ins + params + 2 * outs
-    runners = 1 if check else 2
-    judge = 3 * outs + (512 << 20)
-    return (runners * runner + judge) / (1 << 20) + (runners + 1) * CONTEXT_MB
+    ref = max(2 * (ins + params + outs) / (1 << 20), MIN_RUNNER_MB)
+    out = {"reference": ref, "judge": (3 * outs + (512 << 20)) / (1 << 20)}
+    if not check:
+        out["candidate"] = max(2 * ref, MIN_RUNNER_MB)
+    return out
+
+
+def default_quotas(check=False):
+    out = {"reference": DEFAULT_MB / 2, "judge": 1024.0}
+    if not check:
+        out["candidate"] = DEFAULT_MB / 2
+    return out
+
+
+def total_mb(quotas):
+    """What a reservation holds: the shares and one CUDA context per process."""
+    return sum(quotas.values()) + len(quotas) * CONTEXT_MB
 
 
 def measured_mb(verdict):
@@ -78,8 +96,11 @@ class Admission:
         mb = measured_mb(verdict)
         if mb:
             self.learned[key] = max(self.learned.get(key, 0.0), mb)
-        if oom:   # it did not fit what it reserved: reserve more next time
-            self.learned[key] = max(self.learned.get(key, 0.0), 1.5 * (mb or 0.0), self.budget / 2)
+        if oom:
+            # It did not fit what it reserved: half the GPU next time, then all of it.
+            had = self.learned.get(key, 0.0)
+            self.learned[key] = self.budget + 1 if had >= self.budget / 2 else \
+                max(had, 1.5 * (mb or 0.0), self.budget / 2)
 
     def waiting_since(self, who):
         for w, _, asked in self.queue:
@@ -98,5 +119,5 @@ class Admission:
             stats = getattr(who, "lock_stats", None)
             if stats is not None:
                 stats["mem_wait"] = stats.get("mem_wait", 0.0) + self.clock() - asked
-            if self.grant(who, alone and mb > self.budget):
+            if self.grant(who, mb, alone and mb > self.budget):
                 self.held[who] = mb

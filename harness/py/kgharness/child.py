@@ -14,6 +14,7 @@ import ctypes
 import faulthandler
 import os
 import signal
+import struct
 import sys
 import time
 import traceback
@@ -72,13 +73,16 @@ class PipeContext(Context):
         self.send({"type": "verdict", "nonce": self._nonce, "verdict": verdict})
 
     def reserve(self, mb):
-        """Wait until the zygote admits this evaluation's device memory (kgharness.admission);
-        True when it runs alone on the GPU (it did not fit beside anything)."""
+        """Wait until the zygote admits this evaluation's device memory (kgharness.admission):
+        (MiB granted, at least mb; True when it runs alone on the GPU)."""
         self.send({"type": "reserve", "mb": round(float(mb), 1)})
-        b = os.read(self.grant_fd, 1)
-        if not b:
-            raise RuntimeError("memory admission: the zygote closed the grant pipe")
-        return b == b"\x02"
+        b = b""
+        while len(b) < 9:
+            chunk = os.read(self.grant_fd, 9 - len(b))
+            if not chunk:
+                raise RuntimeError("memory admission: the zygote closed the grant pipe")
+            b += chunk
+        return struct.unpack("<d", b[1:])[0], b[:1] == b"\x02"
 
     @contextlib.contextmanager
     def timing_lock(self):

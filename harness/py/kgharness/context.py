@@ -22,9 +22,9 @@ class Context:
         """Report that the evaluation entered stage `name` (used for timeout feedback)."""
 
     def reserve(self, mb):
-        """Wait until the GPU has room for mb MiB more (kgharness.admission); True when the
-        evaluation runs alone on the GPU. Nothing else runs here: at once, not alone."""
-        return False
+        """Wait until the GPU has room for mb MiB more (kgharness.admission): (MiB granted,
+        True when the evaluation runs alone). Nothing else runs here: at once, not alone."""
+        return float(mb), False
 
     @contextlib.contextmanager
     def timing_lock(self):

@@ -74,6 +74,7 @@ class Judge:
         self.launches, self.used_compile = 0, False
         self.mem = {}                       # role -> peak MiB reserved on the device
         self.alone = False                  # admitted with the GPU to itself
+        self.quota = {}                     # role -> MiB of device memory it may hold
         self._stage, self._stage_t = None, None
 
     # ---- bookkeeping ---------------------------------------------------------------
@@ -183,6 +184,8 @@ class Judge:
             share, cap = reply.get("own_share"), reply.get("cap")
             if not (isinstance(share, (int, float)) and isinstance(cap, (int, float)) and share < 0.9 * cap):
                 return   # it used its share: its own resource_limit, as it reported
+        # The reference ran out within its share, or a process below its share found the
+        # GPU full: retry, and the zygote reserves more for the task next time.
         self.retry("gpu_oom", f"the {r.role} ran out of GPU memory during {self._stage} while other "
                    f"work held the rest")
 
@@ -253,7 +256,8 @@ class Judge:
         self.admit(check=False)
         self.init_device()
         self.stage("load")
-        rr, rc = self.ask_both("load")
+        rr, rc = self.ask_both("load", {"quota_mb": self.quota.get("reference")},
+                               {"quota_mb": self.quota.get("candidate")})
         v["compiled"] = True
         self.note_sandbox(rc.get("sandbox"))
         v["stage_ms"]["reference"] = _ms(rr.get("runner_ms"))
@@ -276,8 +280,12 @@ class Judge:
         if info is None:
             rep = self.ask(self.R, "load", describe=True, describe_only=True)
             info = rep.get("task_info") if isinstance(rep.get("task_info"), dict) else {}
-        est = admission.estimate_mb(info, check=check)
-        self.alone = self.ctx.reserve(est if est is not None else admission.DEFAULT_MB)
+        quotas = admission.quotas_mb(info, check=check) or admission.default_quotas(check)
+        want = admission.total_mb(quotas)
+        granted, self.alone = self.ctx.reserve(want)
+        # A larger grant (the task measured more before, or ran out of memory) raises every share.
+        scale = max(granted / want, 1.0)
+        self.quota = {role: mb * scale for role, mb in quotas.items()}
 
     def note_sandbox(self, walls):
         """The candidate's walls, as its runner saw them (informational: the judge's own
@@ -397,7 +405,7 @@ class Judge:
         self.stage("reference")
         # A second import, on purpose: module-level state the meta pass touched (a lazily
         # built cache, a call counter) must not leak into the real run.
-        rep = self.ask(self.R, "load")
+        rep = self.ask(self.R, "load", quota_mb=self.quota.get("reference"))
         self.held, self.min_bytes = _count(rep.get("held")), rep.get("min_bytes")
         t = trials.Trials(self)
         t.run()

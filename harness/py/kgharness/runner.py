@@ -88,7 +88,7 @@ class Runner:
         status, flag = feedback.classify(exc, during_import)
         if oom:
             # Was it this process's own doing? Its share of the GPU, against what it held.
-            frac = float(self.opts.get("gpu_memory_fraction") or 0.25)
+            frac = getattr(self, "mem_cap", 1.0)
             held = torch.cuda.memory_reserved() if torch.cuda.is_initialized() else 0
             total = torch.cuda.get_device_properties(0).total_memory if torch.cuda.is_initialized() else 1
             return {"ok": False, "status": status, "oom": True, "own_share": held / total, "cap": frac,
@@ -134,6 +134,7 @@ class Runner:
         if self.gpu:
             torch.cuda.init()
             torch.zeros(1, device=self.dev)
+            self.limit_memory(req.get("quota_mb"))
         with torch.device(self.dev):
             I.seed_all(self.seed)
             init_inputs = list(mod.get_init_inputs())
@@ -162,12 +163,20 @@ class Runner:
             raise Stop(**self.failure(e))
         return model
 
+    def limit_memory(self, quota_mb):
+        """Hold this process to its share of the evaluation's reservation (the candidate also
+        to gpu_memory_fraction): beyond it, it runs out of memory alone, never its neighbours."""
+        total = torch.cuda.get_device_properties(0).total_memory
+        frac = 1.0
+        if isinstance(quota_mb, (int, float)) and quota_mb > 0:
+            frac = quota_mb * (1 << 20) / total
+        if self.role == "candidate":
+            frac = min(frac, float(self.opts.get("gpu_memory_fraction") or 0.25))
+        self.mem_cap = min(max(frac, 0.01), 1.0)
+        torch.cuda.set_per_process_memory_fraction(self.mem_cap, 0)
+
     def build_candidate(self, mod, init_inputs):
         code = self.job.get("code")
-        if self.gpu:
-            # Children share the GPU: one that allocates everything must fail alone.
-            frac = float(self.opts.get("gpu_memory_fraction") or 0.25)
-            torch.cuda.set_per_process_memory_fraction(min(max(frac, 0.01), 1.0), 0)
         self.cand_file, do_import = loader.load_candidate(code, self.tmpdir)
         private = ("/tmp", "/dev/shm") if sandbox.private_active() else ()
         self.guard = guards.Guard(self.cand_file, self.tmpdir, taint=self.taint, writable=private)

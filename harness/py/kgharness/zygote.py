@@ -13,6 +13,7 @@ CUDA is never initialised here: each child initialises its own context.
 
 import argparse
 import importlib
+import struct
 import os
 import select
 import shutil
@@ -257,7 +258,7 @@ class Zygote:
         elif kind == "reserve":
             mb = rec.get("mb") if isinstance(rec.get("mb"), (int, float)) else 0.0
             if self.mem is None:
-                self._grant_mem(child, False)
+                self._grant_mem(child, mb, False)
             else:
                 self.mem.request(child, self.mem.need(admission.task_key(child.job), mb))
         elif kind == "runner" and rec.get("role") in ("reference", "candidate") and \
@@ -281,10 +282,11 @@ class Zygote:
             return False     # it died (or stopped reading): next in line
 
     @staticmethod
-    def _grant_mem(child, alone):
-        """Tell a judge its device memory is reserved (2: and no other evaluation runs)."""
+    def _grant_mem(child, mb, alone):
+        """Tell a judge its device memory is reserved: one byte (2: and no other evaluation
+        runs), then the MiB granted (8 bytes, a double): a pipe write this short is atomic."""
         try:
-            os.write(child.grant_w, b"\x02" if alone else b"\x01")
+            os.write(child.grant_w, (b"\x02" if alone else b"\x01") + struct.pack("<d", float(mb)))
             return True
         except OSError:
             return False

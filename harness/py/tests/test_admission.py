@@ -4,7 +4,8 @@ import time
 
 import pytest
 
-from kgharness.admission import CONTEXT_MB, MARGIN, Admission, estimate_mb, measured_mb, task_key
+from kgharness.admission import (CONTEXT_MB, MARGIN, MIN_RUNNER_MB, Admission, measured_mb, quotas_mb,
+                                  task_key, total_mb)
 from zygote_client import ZygoteClient
 from test_zygote import EVALUATOR, TASK, TESTS
 
@@ -20,7 +21,7 @@ class Holder:
 def make(budget):
     now, granted = [0.0], []
 
-    def grant(h, alone):
+    def grant(h, mb, alone):
         if h.alive:
             granted.append((h, alone))
         return h.alive
@@ -60,13 +61,18 @@ def test_a_dead_waiter_never_blocks_and_learning_raises_the_need():
     assert adm.need(key, 10) == pytest.approx(MARGIN * (250.0 + 3 * CONTEXT_MB))
     adm.learn(key, v, oom=True)    # it did not fit: at least half the GPU next time
     assert adm.need(key, 10) >= 500 * MARGIN
+    adm.learn(key, v, oom=True)    # and again: the whole GPU, alone
+    assert adm.need(key, 10) > 1000
 
 
-def test_estimate_from_the_shapes():
+def test_quotas_from_the_shapes():
     mib = 1 << 20
-    info = {"input_bytes": 100 * mib, "param_bytes": 0, "output_bytes": 10 * mib}
-    assert estimate_mb(info) == pytest.approx(2 * 120 + 30 + 512 + 3 * CONTEXT_MB)
-    assert estimate_mb(dict(info, output_bytes=None)) is None
+    small = quotas_mb({"input_bytes": 100 * mib, "param_bytes": 0, "output_bytes": 10 * mib})
+    assert small == {"reference": MIN_RUNNER_MB, "candidate": 2 * MIN_RUNNER_MB, "judge": 30 + 512}
+    assert total_mb(small) == pytest.approx(3 * MIN_RUNNER_MB + 542 + 3 * CONTEXT_MB)
+    big = quotas_mb({"input_bytes": 6000 * mib, "param_bytes": 0, "output_bytes": 1000 * mib}, check=True)
+    assert big == {"reference": 14000, "judge": 3512}          # a task check has no candidate
+    assert quotas_mb({"input_bytes": 1, "param_bytes": 0, "output_bytes": None}) is None
 
 
 @pytest.fixture(scope="module")
@@ -86,5 +92,6 @@ def test_zygote_admits_by_memory(z):
     assert all(v["status"] == "correct" for v in (va, vb, vc)), (va, vb, vc)
     assert vb["probe"]["granted"][0] >= va["probe"]["granted"][1] - 0.05
     assert not vb["probe"]["alone"]
+    assert va["probe"]["mb"] == 600.0
     giant = z.evaluate(TASK, "reserve 5000 0.1")
-    assert giant["probe"]["alone"] is True
+    assert giant["probe"]["alone"] is True and giant["probe"]["mb"] == 5000.0

@@ -102,10 +102,10 @@ def evaluate(job, ctx):
         return _verdict(ctx, lock=[t0, t1], waited=waited)
     if cmd == "reserve":         # ask for args[0] MiB of device memory, hold it args[1] seconds
         t0 = time.time()
-        alone = ctx.reserve(float(args[0]))
+        granted, alone = ctx.reserve(float(args[0]))
         t1 = time.time()
         time.sleep(float(args[1]))
-        return _verdict(ctx, granted=[t1, time.time()], waited=t1 - t0, alone=alone)
+        return _verdict(ctx, granted=[t1, time.time()], waited=t1 - t0, alone=alone, mb=granted)
     if cmd == "nested":          # a lock request while holding one: must fail, not hang
         with ctx.timing_lock():
             with ctx.timing_lock():
