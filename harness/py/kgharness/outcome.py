@@ -10,7 +10,7 @@ harness error, never the candidate's success.
 import os
 import signal
 
-from . import sandbox
+from . import procs
 from .verdict import STATUSES, add_flag, finalize, name_task_failure, new_verdict
 
 OUTPUT_TAIL_BYTES = 2048
@@ -22,7 +22,7 @@ class Outcomes:
 
     def for_child(self, child, status):
         """The verdict a finished child earns: its own only with the nonce, never by exit code."""
-        tail = sandbox.tail(os.path.join(child.tmpdir, "candidate", "output.log"), OUTPUT_TAIL_BYTES)
+        tail = procs.tail(os.path.join(child.tmpdir, "candidate", "output.log"), OUTPUT_TAIL_BYTES)
         v = child.verdict
         if child.kill_reason:
             status, feedback, task_error = child.kill_reason
@@ -37,7 +37,7 @@ class Outcomes:
         elif v is not None:
             v = self.fallback(child.job, "harness_error", "malformed verdict from the child")
         else:
-            judge_log = sandbox.tail(os.path.join(child.tmpdir, "output.log"), OUTPUT_TAIL_BYTES)
+            judge_log = procs.tail(os.path.join(child.tmpdir, "output.log"), OUTPUT_TAIL_BYTES)
             if os.WIFEXITED(status):
                 how = f"exited with code {os.WEXITSTATUS(status)}"
             else:

@@ -2,7 +2,7 @@
 
 An evaluation is a tree of processes: the judge, its two runners, and whatever they
 fork. The zygote attributes every process to its nearest known leader (the judge or a
-runner; see sandbox.scan) and holds each role to the job's limits: the candidate's
+runner; see procs.scan) and holds each role to the job's limits: the candidate's
 side (its runner, and anything a candidate orphaned, which the judge, a subreaper,
 inherits) and the reference's side separately. Nothing here trusts what the
 evaluation says about itself.
@@ -15,7 +15,7 @@ spent stopped does not count against their timeouts.
 import os
 import signal
 
-from . import sandbox
+from . import procs
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 LOGS = {"judge": "output.log", "reference": os.path.join("reference", "output.log"),
@@ -53,12 +53,12 @@ def check(child, by_role, output_limit):
     for role, (pids, rss) in by_role.items():
         who = "the candidate's" if role == "candidate" else "the reference's"
         why = None
-        if len(pids) > sandbox.MAX_PROCS:
-            why = f"{who} processes numbered more than {sandbox.MAX_PROCS} during stage {child.stage}"
+        if len(pids) > procs.MAX_PROCS:
+            why = f"{who} processes numbered more than {procs.MAX_PROCS} during stage {child.stage}"
         elif rss > child.memory_limit:
             why = (f"{who} processes used {rss >> 20} MiB of host memory, over the limit of "
                    f"{int(child.memory_limit) >> 20} MiB, during stage {child.stage}")
-        elif sandbox.file_size(os.path.join(child.tmpdir, LOGS[role])) > output_limit:
+        elif procs.file_size(os.path.join(child.tmpdir, LOGS[role])) > output_limit:
             why = f"{who} stdout/stderr exceeded {int(output_limit)} bytes during stage {child.stage}; output capped"
         if why and role == "candidate":
             return "resource_limit", why, ""

@@ -6,7 +6,7 @@
 Records from Go arrive on fd 3, ours leave on fd 4 (harness/PROTOCOL.md). The
 loop is single-threaded (poll + a SIGCHLD wakeup fd) because it forks: a
 thread in the zygote would leave its locks held in every child. It owns the
-per-GPU timing lock, each child's deadline and the watchdog (kgharness.sandbox.scan),
+per-GPU timing lock, each child's deadline and the watchdog (kgharness.procs.scan),
 and writes exactly one `result` per accepted `eval`, whatever the child did.
 CUDA is never initialised here: each child initialises its own context.
 """
@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-from . import admission, gpulock, outcome, protocol, sandbox, watch
+from . import admission, gpulock, outcome, procs, protocol, sandbox, watch
 from .verdict import finalize, new_verdict
 
 IN_FD, OUT_FD = 3, 4
@@ -303,7 +303,7 @@ class Zygote:
         leaders = set()
         for c in self.children.values():
             leaders |= c.leaders()
-        groups, strays = sandbox.scan(os.getpid(), leaders)
+        groups, strays = procs.scan(os.getpid(), leaders)
         for c in self.children.values():
             c.by_role, c.pids = watch.roles(c, groups)
         return strays
@@ -323,19 +323,19 @@ class Zygote:
     def kill(self, child, status, feedback, task_error=""):
         if child.kill_reason is None:
             child.kill_reason = (status, feedback, task_error)
-        sandbox.kill_group(child.pid, child.pids)
+        procs.kill_group(child.pid, child.pids)
         for leader in child.leaders():
-            sandbox.kill_group(leader)
+            procs.kill_group(leader)
 
     def watchdog(self):
         if not self.children:
             return
         now = time.monotonic()
         for pid in self.scan():   # escaped a finished evaluation and came to us: kill
-            sandbox.kill_pid(pid)
+            procs.kill_pid(pid)
         for child in list(self.children.values()):
             if child.kill_reason:
-                sandbox.kill_group(child.pid, child.pids)   # a fork bomb may outrun one kill
+                procs.kill_group(child.pid, child.pids)   # a fork bomb may outrun one kill
                 continue
             waiting = self.lock.waiting_since(child)
             if waiting is None and self.mem is not None:
@@ -351,7 +351,7 @@ class Zygote:
     def finish(self, child, status):
         self.release(child)
         for leader in child.leaders():                # leftovers of the evaluation die with it
-            sandbox.kill_group(leader, child.pids)
+            procs.kill_group(leader, child.pids)
         if child.rec_r is not None:
             self.read_child(child)
             if child.rec_r is not None:

@@ -22,7 +22,7 @@ import traceback
 import pytest
 import torch
 
-from kgharness import sandbox
+from kgharness import sandbox, uidrop
 
 KS = sandbox.kernel_support()
 
@@ -357,7 +357,7 @@ def test_torch_and_triton_import_and_run_under_the_sandbox(evaldir):
 
 def test_uid_drop_happens_or_says_why(evaldir, monkeypatch):
     tmpdir, _ = evaldir
-    monkeypatch.setattr(sandbox, "_uid_verdicts", {})   # probe() below leaves its verdict there
+    monkeypatch.setattr(uidrop, "_uid_verdicts", {})   # probe() below leaves its verdict there
     blockers = sandbox.uid_drop_blockers()
     report, res = in_sandbox(tmpdir, lambda: {"resuid": os.getresuid(), "groups": os.getgroups()},
                              drop_uid=True)
@@ -384,8 +384,8 @@ def test_full_sandbox_with_the_uid_drop(evaldir, monkeypatch):
     tmpdir, _ = evaldir
     with open(os.path.join(tmpdir, "output.log"), "w") as f:
         f.write("harness output")
-    monkeypatch.setitem(sandbox._blockers, (sandbox.NOBODY, sandbox.NOBODY), [])
-    monkeypatch.setattr(sandbox, "_uid_verdicts", {})
+    monkeypatch.setitem(uidrop._blockers, (sandbox.NOBODY, sandbox.NOBODY), [])
+    monkeypatch.setattr(uidrop, "_uid_verdicts", {})
 
     def body():
         tid = ctypes.CDLL(None).syscall(186 if os.uname().machine == "x86_64" else 178)
@@ -501,8 +501,8 @@ def test_probe_turns_the_drop_off_when_cuda_fails_only_as_nobody(monkeypatch):
         pytest.skip("the uid drop needs root")
     need("namespaces")   # the probe's temp dir is reachable by nobody only in the private /tmp
     key = (sandbox.NOBODY, sandbox.NOBODY)
-    monkeypatch.setitem(sandbox._blockers, key, [])   # pretend everything is readable
-    monkeypatch.setattr(sandbox, "_uid_verdicts", {})
+    monkeypatch.setitem(uidrop._blockers, key, [])   # pretend everything is readable
+    monkeypatch.setattr(uidrop, "_uid_verdicts", {})
     monkeypatch.setattr(sandbox, "_cuda_check",
                         lambda: {"ok": os.geteuid() == 0, "detail": f"fake CUDA as uid {os.geteuid()}"})
     p = sandbox.probe(drop_uid=True, cuda=True)
