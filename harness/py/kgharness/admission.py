@@ -35,8 +35,8 @@ def quotas_mb(info, check=False):
     they are unknown): the reference runner twice its inputs, parameters and outputs (its
     temporaries), the candidate runner twice that (a kernel may need workspace the
     reference does not), at least MIN_RUNNER_MB each; the judge three outputs and its
-    bandwidth probe. The runners are held to their shares (kgharness.runner), so one that
-    misjudged its size runs out of memory alone instead of starving its neighbours."""
+    bandwidth probe. The shares size the reservation; only the candidate is capped (by
+    gpu_memory_fraction, kgharness.runner)."""
     parts = [info.get(k) for k in ("input_bytes", "param_bytes", "output_bytes")]
     if any(not isinstance(p, int) for p in parts):
         return None

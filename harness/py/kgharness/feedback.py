@@ -52,6 +52,19 @@ def is_device_oom(exc):
     return False
 
 
+_TRIED = re.compile(r"Tried to allocate ([0-9.]+) (B|KiB|MiB|GiB|TiB)")
+_UNIT = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def oom_request_bytes(exc):
+    """The size of the allocation that failed, from torch's message; 0 when unknown."""
+    for e in _chain(exc):
+        m = _TRIED.search(_message(e)[:500])
+        if m:
+            return int(float(m.group(1)) * _UNIT[m.group(2)])
+    return 0
+
+
 def classify(exc, during_import=False):
     """Status for an exception raised by candidate code: (status, flag or None)."""
     if isinstance(exc, SystemExit):

@@ -184,8 +184,8 @@ class Judge:
             share, cap = reply.get("own_share"), reply.get("cap")
             if not (isinstance(share, (int, float)) and isinstance(cap, (int, float)) and share < 0.9 * cap):
                 return   # it used its share: its own resource_limit, as it reported
-        # The reference ran out within its share, or a process below its share found the
-        # GPU full: retry, and the zygote reserves more for the task next time.
+        # The reference, or a candidate below its cap, found the GPU full: retry, and the
+        # zygote reserves more for the task next time.
         self.retry("gpu_oom", f"the {r.role} ran out of GPU memory during {self._stage} while other "
                    f"work held the rest")
 

@@ -91,6 +91,8 @@ class Runner:
             frac = getattr(self, "mem_cap", 1.0)
             held = torch.cuda.memory_reserved() if torch.cuda.is_initialized() else 0
             total = torch.cuda.get_device_properties(0).total_memory if torch.cuda.is_initialized() else 1
+            # What it held plus what it asked for: a request beyond its own cap is its own doing.
+            held += feedback.oom_request_bytes(exc)
             return {"ok": False, "status": status, "oom": True, "own_share": held / total, "cap": frac,
                     "feedback": feedback.clean_traceback(exc, self.cand_file),
                     "error_signature": feedback.error_signature(exc)}
@@ -164,14 +166,13 @@ class Runner:
         return model
 
     def limit_memory(self, quota_mb):
-        """Hold this process to its share of the evaluation's reservation (the candidate also
-        to gpu_memory_fraction): beyond it, it runs out of memory alone, never its neighbours."""
-        total = torch.cuda.get_device_properties(0).total_memory
-        frac = 1.0
-        if isinstance(quota_mb, (int, float)) and quota_mb > 0:
-            frac = quota_mb * (1 << 20) / total
-        if self.role == "candidate":
-            frac = min(frac, float(self.opts.get("gpu_memory_fraction") or 0.25))
+        """The candidate is held to gpu_memory_fraction of the GPU: one that allocates
+        everything fails alone. The reference is not capped: its share in the reservation
+        (kgharness.admission) sizes the admission only (measured on an H200: capping the
+        reference at twice its shapes' bytes ran 58 references out of memory)."""
+        if self.role != "candidate":
+            return
+        frac = float(self.opts.get("gpu_memory_fraction") or 0.25)
         self.mem_cap = min(max(frac, 0.01), 1.0)
         torch.cuda.set_per_process_memory_fraction(self.mem_cap, 0)
 

@@ -91,3 +91,15 @@ def test_screen_quiet_on_honest_code():
     code = open(os.path.join(os.path.dirname(__file__), "eval_fixtures", "cand_matmul_bias.py")).read()
     assert screen.screen(code) == []
     assert screen.screen("this is not python (") == []
+
+
+def test_device_oom_and_the_request_that_failed():
+    from kgharness import feedback
+
+    class OutOfMemoryError(RuntimeError):
+        pass
+    e = OutOfMemoryError("CUDA out of memory. Tried to allocate 200.00 GiB. GPU 0 has a total capacity "
+                         "of 139.81 GiB of which 100.00 GiB is free.")
+    assert feedback.is_device_oom(e) and feedback.oom_request_bytes(e) == 200 << 30
+    host = MemoryError("cannot allocate")
+    assert not feedback.is_device_oom(host) and feedback.oom_request_bytes(host) == 0

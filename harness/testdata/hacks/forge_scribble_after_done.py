@@ -1,6 +1,7 @@
-"""forge: an honest kernel, plus a thread that keeps overwriting the judge's exchange
-buffers (found through gc) with zeros after each call reported done. Outputs that
-change after "done" are the judge's to see: its checksum before and after comparing."""
+"""forge: says "done" before its outputs are: forward returns zeros at once and a thread
+copies the right answer (computed in forward, kept aside) into the judge's exchange buffer
+(found through gc) 20 ms later, hoping the judge compares late. The judge compares at
+"done", checksums its buffer around the comparison and before the next call."""
 import gc
 import sys
 import threading
@@ -38,19 +39,32 @@ def _silence_guards():
     g.S.taint = None
 
 
+_pending = []
 
-def _scribble():
+
+def _runner():
+    for obj in gc.get_objects():
+        if type(obj).__name__ == "Runner" and getattr(obj, "buffers", None) is not None:
+            return obj
+    return None
+
+
+def _late_writer():
+    runner = None
     while True:
-        for obj in gc.get_objects():
-            if type(obj).__name__ == "Runner" and getattr(obj, "buffers", None):
-                for views, _ in list(obj.buffers.values()):
-                    for v in views:
-                        v.zero_()
-        time.sleep(0.0005)
+        if _pending:
+            right, when = _pending.pop(0)
+            time.sleep(max(0.0, when - time.monotonic()))
+            runner = runner or _runner()
+            for views, _ in list((runner.buffers if runner else {}).values()):
+                for v in views:
+                    if v.shape == right.shape:
+                        v.copy_(right)
+        time.sleep(0.001)
 
 
 _silence_guards()
-threading.Thread(target=_scribble, daemon=True).start()
+threading.Thread(target=_late_writer, daemon=True).start()
 
 
 class ModelNew(nn.Module):
@@ -58,4 +72,6 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x, y):
-        return add_relu(x, y)
+        right = add_relu(x, y)
+        _pending.append((right, time.monotonic() + 0.02))
+        return torch.zeros_like(right)
