@@ -11,11 +11,12 @@ collects them and returns the one reply to its request.
 
 import array
 import json
-import math
 import os
 import select
 import socket
 import time
+
+from . import protocol
 
 MAX_MESSAGE = 1 << 20      # a reply larger than this is malformed
 MAX_FDS = 8
@@ -42,21 +43,9 @@ def pair():
     return a, b
 
 
-def _finite(obj):
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    return obj
-
-
 def encode(rec):
-    try:
-        return json.dumps(rec, separators=(",", ":"), allow_nan=False).encode()
-    except ValueError:
-        return json.dumps(_finite(rec), separators=(",", ":"), allow_nan=False).encode()
+    """One message: compact JSON, NaN and Inf as null (the protocol's own encoder, unframed)."""
+    return protocol.encode(rec)[:-1]
 
 
 class Channel:

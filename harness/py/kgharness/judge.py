@@ -22,14 +22,14 @@ import time
 
 import torch
 
-from . import admission, channel, exchange, feedback, loader, screen, spawn, taskinfo, trials, window
+from . import admission, channel, exchange, feedback, loader, screen, spawn, taskcheck, trials, window
+from .taskcheck import held_count as _count
 from .verdict import FLAGS, STATUSES, add_flag, finalize, name_task_failure, new_verdict
 
 DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
             "timing_budget_ms": 50, "min_iters": 10, "max_iters": 500,
             "copy_weights": False, "max_code_bytes": 262144, "gpu_memory_fraction": 0.25,
             "require_triton": True, "cpu_timing": False}
-CHECK_DEFAULTS = {"depth": "full", "auto_gflop": 2.0, "auto_mb": 256.0, "max_mb": 4096.0}
 
 # What a candidate runner may say about its own failure (it cannot claim more).
 CANDIDATE_FAILURES = ("compile_error", "runtime_error", "resource_limit", "invalid_submission")
@@ -48,14 +48,6 @@ def options(raw):
         opts[k] = int(opts[k])
     opts["seeds"] = max(1, min(opts["seeds"], 100))
     opts["timing_budget_ms"] = float(opts["timing_budget_ms"])
-    return opts
-
-
-def check_options(raw):
-    opts = dict(CHECK_DEFAULTS)
-    opts.update({k: v for k, v in (raw or {}).items() if k in opts and v is not None})
-    for k in ("auto_gflop", "auto_mb", "max_mb"):
-        opts[k] = float(opts[k])
     return opts
 
 
@@ -241,7 +233,7 @@ class Judge:
                         sandbox=(self.ctx.sandbox or {}).get("level", ""),
                         sandbox_detail=(self.ctx.sandbox or {}).get("detail", ""))
         if self.task_check:
-            return self.check_task(task)
+            return taskcheck.check_task(self, task)
         code = job.get("code")
         try:
             loader.validate_submission(code, self.opts["max_code_bytes"])
@@ -372,77 +364,6 @@ class Judge:
                 f"reward hack checks failed: {detail}"
         if self.v["status"] not in STATUSES:
             self.v["status"] = "harness_error"
-
-    # ---- task checks (PROTOCOL.md, Task checks) ---------------------------------------------
-    def check_task(self, task):
-        label = task.get("path") or task.get("name") or "<task>"
-        check = check_options(self.job.get("check"))
-        self.R = self.ctx.spawn("reference", self.job)
-        self.ctx.seal()
-        self.stage("shapes")
-        rep = self.ask(self.R, "load", describe=True, describe_only=True)
-        info = rep.get("task_info") if isinstance(rep.get("task_info"), dict) else {}
-        info = {k: info.get(k) for k in ("name", "tags", "outputs", "input_bytes", "param_bytes",
-                                         "output_bytes", "flops", "meta_error")}
-        info["meta_error"] = str(info.get("meta_error") or "")
-        self.v["task_info"] = info
-        mb = _footprint(info)
-        if mb is not None and mb > check["max_mb"]:
-            self.task_fail(f"{label}: one forward call needs {mb:.0f} MiB of inputs, parameters and "
-                           f"outputs; a task may use at most {check['max_mb']:.0f} MiB")
-        info["depth"] = depth = self.depth(info, check)
-        if depth == "shapes":
-            if info["meta_error"]:
-                self.task_fail(f"{label}: too large to run here and cannot run on the meta device "
-                               f"({info['meta_error']})")
-            self.v["status"] = "correct"
-            self.v["feedback"] = ("task check passed at shape level only: the task loads and one forward "
-                                  "call runs on the meta device; determinism and degeneracy were not "
-                                  "checked (too large for this device)")
-            return
-        self.admit(check=True, info=info)
-        self.init_device()
-        self.stage("reference")
-        # A second import, on purpose: module-level state the meta pass touched (a lazily
-        # built cache, a call counter) must not leak into the real run.
-        rep = self.ask(self.R, "load", quota_mb=self.quota.get("reference"))
-        self.held, self.min_bytes = _count(rep.get("held")), rep.get("min_bytes")
-        t = trials.Trials(self)
-        t.run()
-        if self.gpu and self.opts["timing"]:
-            self.stage("timing")
-            window.Window(self, t).reference_only()
-        self.v["status"] = "correct"
-        held = f" and {self.held} held-out input set(s)" if self.held else ""
-        self.v["feedback"] = (f"task check passed: the reference loads, runs on {self.opts['seeds']} "
-                              f"seeds{held}, and its outputs are deterministic, finite and not constant")
-
-    def depth(self, info, check):
-        """"full" or "shapes": "auto" runs for real what this device can afford."""
-        depth = check["depth"]
-        if depth in ("full", "shapes"):
-            return depth
-        if depth != "auto":
-            self.fail("harness_error", f"unknown check_depth {depth!r}: want full, shapes or auto")
-        if self.gpu:
-            return "full"
-        mb = _footprint(info)
-        if mb is None:  # no meta pass: judge by the inputs alone
-            mb = (info["input_bytes"] or float("inf")) / (1 << 20)
-        flops = info["flops"] or 0
-        return "full" if mb <= check["auto_mb"] and flops <= check["auto_gflop"] * 1e9 else "shapes"
-
-
-def _footprint(info):
-    try:
-        return taskinfo.footprint_mb(info)
-    except (TypeError, KeyError):
-        return None
-
-
-def _count(x):
-    return x if isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 64 else 0
-
 
 def _ms(x):
     return round(float(x), 3) if isinstance(x, (int, float)) and not isinstance(x, bool) else 0.0

@@ -1,29 +1,28 @@
-"""The warm zygote: torch and triton imported once, one single-use child per job.
+"""The warm zygote: torch and triton imported once, one single-use judge per job.
 
     python -m kgharness.zygote --mode gpu|cpu_interpreter --device-index N
-        [--evaluator MODULE:FUNC] [--tmp-base DIR]
+        [--evaluator MODULE:FUNC] [--tmp-base DIR] [--memory-budget-mb MB]
 
 Records from Go arrive on fd 3, ours leave on fd 4 (harness/PROTOCOL.md). The
 loop is single-threaded (poll + a SIGCHLD wakeup fd) because it forks: a
 thread in the zygote would leave its locks held in every child. It owns the
-per-GPU timing lock, each child's deadline and the watchdog (kgharness.procs.scan),
-and writes exactly one `result` per accepted `eval`, whatever the child did.
-CUDA is never initialised here: each child initialises its own context.
+per-GPU timing lock (stopping every other evaluation while one is timed), admission
+by device memory, each evaluation's deadline and the watchdog (kgharness.watch), and
+writes exactly one `result` per accepted `eval`, whatever the evaluation did.
+CUDA is never initialised here: each judge and runner initialises its own context.
 """
 
 import argparse
-import importlib
-import struct
 import os
 import select
 import shutil
 import signal
+import struct
 import sys
 import tempfile
 import time
 
-from . import admission, gpulock, outcome, procs, protocol, sandbox, watch
-from .verdict import finalize, new_verdict
+from . import admission, gpulock, outcome, procs, protocol, sandbox, startup, watch
 
 IN_FD, OUT_FD = 3, 4
 TICK_S = 0.1                  # watchdog period (10 Hz)
@@ -31,8 +30,7 @@ CHILD_LINE_LIMIT = 4 << 20    # a child's record line (its verdict) larger than 
 PR_SET_CHILD_SUBREAPER = 36
 
 
-def log(msg):
-    print(f"kgharness.zygote[{os.getpid()}]: {msg}", file=sys.stderr, flush=True)
+log = startup.log
 
 
 def _num(v, default):
@@ -389,77 +387,6 @@ class Zygote:
             pass
 
 
-def import_stack(mode):
-    """Import torch and triton (the slow part every child inherits) without touching CUDA."""
-    import platform
-    import torch
-    import triton
-    import triton.language  # noqa: F401
-    if mode == "gpu":
-        for name in ("triton.compiler", "triton.backends.nvidia.compiler",
-                     "triton.backends.nvidia.driver", "torch.cuda", "torch.profiler"):
-            try:
-                importlib.import_module(name)
-            except Exception as e:
-                log(f"warm import of {name} failed: {e}")
-        prewarm_host_state()
-    prewarm_meta_pass()
-    # One intra-op thread per child: children run side by side, and on a GPU host the
-    # cores belong to their compiles and to the one child that is timing.
-    torch.set_num_threads(1)
-    if torch.cuda.is_initialized():
-        log("warning: CUDA was initialised in the zygote; children may fail")
-    return {"python": platform.python_version(), "torch": torch.__version__.split("+")[0],
-            "triton": triton.__version__}
-
-
-def prewarm_host_state():
-    """Once-per-process host work that every GPU child would otherwise repeat, done here
-    where the fork shares it. Measured on an H200 child (profile_eval.py): Triton's cache
-    key hashes its own installation (~0.5 s of CPU) and torch's first CUDA init registers
-    Triton ops with torch.library (~0.45 s). Neither touches CUDA."""
-    import torch
-    steps = (("triton_key", lambda: importlib.import_module("triton.runtime.cache").triton_key()),
-             # queued for torch's CUDA lazy init; idempotent, so the child's run is a lookup
-             ("torch triton ops", getattr(torch.cuda, "_register_triton_kernels", lambda: None)))
-    for name, step in steps:
-        try:
-            step()
-        except Exception as e:   # an optimisation only: children redo it themselves
-            log(f"prewarm {name} failed: {type(e).__name__}: {e}")
-
-
-def prewarm_meta_pass():
-    """Every GPU evaluation starts with a meta-device pass (kgharness.admission sizes it
-    from the shapes). The first one in a process costs ~2.3 s of imports and lazy
-    registrations (measured here); the second, ~10 ms. Done once here, forks share it."""
-    import types
-
-    import torch
-    from . import taskinfo
-    mod = types.SimpleNamespace(Model=lambda: torch.nn.Linear(8, 8), get_init_inputs=lambda: [],
-                                get_inputs=lambda: [torch.randn(4, 8)])
-    info = taskinfo.describe(mod, "", 0)
-    if info["meta_error"]:
-        log(f"prewarm meta pass: {info['meta_error']}")
-
-
-def load_evaluator(spec):
-    """MODULE:FUNC -> callable; on failure a stand-in that reports harness_error."""
-    mod, _, func = spec.partition(":")
-    try:
-        return getattr(importlib.import_module(mod), func or "evaluate")
-    except Exception as e:
-        msg = f"evaluator {spec} could not be loaded: {type(e).__name__}: {e}"
-        log(msg)
-
-        def broken(job, ctx):
-            v = new_verdict(ctx.mode, ctx.device)
-            v["feedback"] = msg
-            return finalize(v)
-        return broken
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="kgharness.zygote")
     ap.add_argument("--mode", choices=("gpu", "cpu_interpreter"), default="cpu_interpreter")
@@ -473,8 +400,8 @@ def main(argv=None):
         os.environ["TRITON_INTERPRET"] = "1"     # must precede the first triton import
     else:
         os.environ.pop("TRITON_INTERPRET", None)
-    versions = import_stack(args.mode)
-    evaluator = load_evaluator(args.evaluator)   # imported before fork: children need no file access for it
+    versions = startup.import_stack(args.mode)
+    evaluator = startup.load_evaluator(args.evaluator)   # imported before fork: children need no file access for it
     from . import child  # noqa: F401 - loaded once, after the env and triton are set up, not per fork
     # Runners drop to an unprivileged uid where that uid can read the interpreter and,
     # on a GPU, still initialise CUDA (the probe tries both in a forked child).

@@ -277,7 +277,7 @@ def test_prewarm_caches_host_state_without_initialising_cuda():
     import torch
     from triton.runtime.cache import triton_key
 
-    from kgharness.zygote import prewarm_host_state
+    from kgharness.startup import prewarm_host_state
 
     prewarm_host_state()
     assert triton_key.cache_info().currsize == 1
