@@ -89,8 +89,13 @@ func (m *Manifest) Merge(entries []Entry) {
 			m.Tasks = append(m.Tasks, e)
 			continue
 		}
-		if e.GPU == nil {
+		if e.GPU == nil && m.Tasks[i].GPU != nil {
+			// A CPU check keeps the GPU's figures, and with them how deep the GPU
+			// checked: a shape-level CPU pass does not undo a full GPU run.
 			e.GPU = m.Tasks[i].GPU
+			if e.Checked == "shapes" {
+				e.Checked = m.Tasks[i].Checked
+			}
 		}
 		m.Tasks[i] = e
 	}
