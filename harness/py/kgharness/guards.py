@@ -215,11 +215,16 @@ def _install_call_watches():
 
 
 # ---- audit hook --------------------------------------------------------------------
-_STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"])
-_TRUSTED = tuple({os.path.realpath(p) for p in (sysconfig.get_paths()["purelib"],
-                                                sysconfig.get_paths()["platlib"],
-                                                os.path.dirname(os.path.dirname(torch.__file__)),
-                                                os.path.dirname(os.path.abspath(__file__)))})
+def _both(paths):
+    """Each path as given and resolved. Resolved now, in the zygote: a runner's private /tmp
+    hides the links its code objects' file names go through (a venv reached by a symlink
+    under /tmp, as in CI), so resolving them there would misname torch's own frames."""
+    return tuple({q for p in paths for q in (os.path.abspath(p), os.path.realpath(p))})
+
+
+_STDLIB = _both([sysconfig.get_paths()["stdlib"]])
+_TRUSTED = _both([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
+                  os.path.dirname(os.path.dirname(torch.__file__)), os.path.dirname(os.path.abspath(__file__))])
 _INTROSPECTION = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames",
                   "sys.settrace", "sys.setprofile", "ctypes.string_at", "ctypes.wstring_at",
                   "ctypes.cdata", "sys._current_exceptions"}
@@ -241,10 +246,10 @@ def _kind(filename):
         elif filename.startswith("<frozen"):
             k = "stdlib"
         else:
-            real = os.path.realpath(filename) if filename.startswith("/") else filename
-            if any(real.startswith(p + os.sep) for p in _TRUSTED):
+            names = (filename, os.path.realpath(filename)) if filename.startswith("/") else (filename,)
+            if any(n.startswith(p + os.sep) for n in names for p in _TRUSTED):
                 k = "trusted"
-            elif real.startswith(_STDLIB + os.sep):
+            elif any(n.startswith(p + os.sep) for n in names for p in _STDLIB):
                 k = "stdlib"
             else:
                 k = "untrusted"   # candidate file, exec'd strings, files it wrote

@@ -9,6 +9,7 @@ host's) read-write; where no namespace can be made it denies both instead.
 
 import ctypes
 import os
+import sys
 import stat
 
 from .linux import (CLONE_NEWNS, CLONE_NEWUSER, MNT_DETACH, MS_BIND, MS_NOATIME, MS_NODEV,
@@ -121,6 +122,31 @@ def _bind_back(fd, path, rw, mounted):
         _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _mount_flags(path))
 
 
+def _links_under(targets):
+    """Symbolic links under targets that the interpreter's own paths go through, as
+    (link, where it points): sys.path, the prefixes and the harness package are named
+    unresolved in every code object and import, so a venv reached through a link under
+    /tmp (CI's clone has .venv -> ~/.cache/...) must still resolve under the tmpfs."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    names = [sys.prefix, sys.exec_prefix, os.path.dirname(sys.executable), here] + [p for p in sys.path if p]
+    links = []
+    for name in names:
+        cur = "/"
+        for part in os.path.abspath(name).split("/")[1:]:
+            cur = os.path.join(cur, part)
+            if os.path.islink(cur) and any(cur.startswith(t + "/") for t in targets) and \
+                    all(cur != link for link, _ in links):
+                links.append((cur, os.readlink(cur)))
+    return links
+
+
+def _relink(links):
+    for link, to in links:
+        if not os.path.lexists(link):
+            _mkdirs(os.path.dirname(link), 0o711)
+            os.symlink(to, link)
+
+
 def private_mounts(tmpdir, size_mb=TMPFS_MB, keep=None):
     """Give this process, and the processes it forks from now on, their own /tmp and
     /dev/shm: a new mount namespace (nothing propagates back: / is made recursively
@@ -150,6 +176,7 @@ def private_mounts(tmpdir, size_mb=TMPFS_MB, keep=None):
     if any(d in targets for d in dirs):
         return False, f"the temp dir is {', '.join(targets)} itself"
     binds = [(p, rw) for p, rw in wanted if any(p.startswith(t + "/") for t in targets)]
+    links = _links_under(targets)
     cwd = os.path.realpath(os.getcwd())
     fds, mounted = [], []
     try:
@@ -160,6 +187,7 @@ def private_mounts(tmpdir, size_mb=TMPFS_MB, keep=None):
         _layer(targets, size_mb, mounted)
         for fd, p, rw in fds:
             _bind_back(fd, p, rw, mounted)
+        _relink(links)
         _private = {"ns": _mount_ns(), "mounts": {t: _ident(t) for t in targets}, "mb": size_mb}
     except OSError as e:
         for m in reversed(mounted):   # the host's /tmp again, rather than a half-built one

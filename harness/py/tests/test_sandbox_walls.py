@@ -286,6 +286,32 @@ def test_paths_under_tmp_that_the_evaluation_reads_stay_visible_read_only(evaldi
         shutil.rmtree(keep)
 
 
+def test_a_sys_path_entry_through_a_link_under_tmp_still_imports(evaldir, outside):
+    """CI's clone lives under /tmp and reaches its venv through a link (.venv ->
+    ~/.cache/...): under the private /tmp that link must still lead to the packages, or
+    every lazy import in a runner fails (seen: triton.experimental at the first launch)."""
+    need("namespaces")
+    tmpdir, _ = evaldir
+    pkgs = os.path.join(outside, "site")
+    os.makedirs(pkgs)
+    with open(os.path.join(pkgs, "kg_linked_mod.py"), "w") as f:
+        f.write("x = 42\n")
+    link_dir = tempfile.mkdtemp(prefix="kg-clone-")
+    link = os.path.join(link_dir, ".venv")
+    os.symlink(pkgs, link)
+    try:
+        def body():
+            sys.path.insert(0, link)
+            ok, detail = sandbox.private_mounts(tmpdir, size_mb=8)
+            import kg_linked_mod
+            return ok, detail, kg_linked_mod.x, os.path.islink(link)
+        ok, detail, x, still_link = fork_run(body)
+        assert ok, detail
+        assert x == 42 and still_link
+    finally:
+        shutil.rmtree(link_dir)
+
+
 def test_private_mounts_without_root_use_a_user_namespace(outside):
     if os.geteuid() != 0:
         pytest.skip("this test becomes an unprivileged user itself, which needs root")
