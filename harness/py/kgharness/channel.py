@@ -5,7 +5,7 @@ sends is read with a size limit, parsed as plain JSON, and checked by the caller
 Message boundaries come from the socket type, so a runner cannot split, join or
 interleave records; file descriptors (CPU exchange buffers) travel as SCM_RIGHTS
 with the message that names them. A runner may send `taint` messages at any time
-(a detector's finding, sent before the candidate gets what it asked for); `Channel.ask`
+(a detector's finding, sent before the candidate gets what it asked for); `Channel.reply`
 collects them and returns the one reply to its request.
 """
 
@@ -100,10 +100,6 @@ class Channel:
             raise Malformed("a message that is not a JSON object")
         return rec, list(fds)
 
-    def ask(self, op, fds=(), deadline=None, **fields):
-        """Send a request and return its reply (a dict whose op and seq echo ours)."""
-        return self.reply(op, self.request(op, fds, **fields), deadline)
-
     def request(self, op, fds=(), **fields):
         """Send a request; returns its sequence number for `reply`."""
         self.seq += 1
@@ -162,3 +158,15 @@ class RunnerEnd:
             self.sock.send(encode({"op": "taint", "flag": str(flag), "detail": str(detail)[:200]}))
         except OSError:
             pass
+
+
+# Values read from a runner's reply: claims of a hostile process, taken only when sane.
+
+def reported_ms(x):
+    """A runner's report of its own time, for stage_ms (0 when it is not a number)."""
+    return round(float(x), 3) if isinstance(x, (int, float)) and not isinstance(x, bool) else 0.0
+
+
+def held_count(x):
+    """A runner's count of held-out input sets, when it is a sane one."""
+    return x if isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 64 else 0

@@ -103,10 +103,6 @@ class PipeContext(Context):
             self.send({"type": "unlock"})
 
 
-def _redirect_output(tmpdir):
-    spawn._redirect_output(tmpdir)
-
-
 def _fallback(mode, device, status, feedback, flag=None):
     v = new_verdict(mode, device)
     v["status"] = status
@@ -147,7 +143,7 @@ def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device, nonce
         with contextlib.suppress(Exception):
             ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         os.chdir(tmpdir)
-        _redirect_output(tmpdir)
+        spawn.redirect_output(tmpdir)
         faulthandler.enable(file=sys.stderr, all_threads=True)
         os.environ.update(HOME=tmpdir, TMPDIR=tmpdir)
         ctx = PipeContext(rec_fd, grant_fd, mode, device, tmpdir, None, nonce)

@@ -23,7 +23,6 @@ import time
 import torch
 
 from . import admission, channel, exchange, feedback, loader, screen, spawn, taskcheck, trials, window
-from .taskcheck import held_count as _count
 from .verdict import FLAGS, STATUSES, add_flag, finalize, name_task_failure, new_verdict
 
 DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
@@ -66,7 +65,6 @@ class Judge:
         self.launches, self.used_compile = 0, False
         self.mem = {}                       # role -> peak MiB reserved on the device
         self.alone = False                  # admitted with the GPU to itself
-        self.quota = {}                     # role -> MiB of device memory it may hold
         self._stage, self._stage_t = None, None
 
     # ---- bookkeeping ---------------------------------------------------------------
@@ -248,12 +246,11 @@ class Judge:
         self.admit(check=False)
         self.init_device()
         self.stage("load")
-        rr, rc = self.ask_both("load", {"quota_mb": self.quota.get("reference")},
-                               {"quota_mb": self.quota.get("candidate")})
+        rr, rc = self.ask_both("load")
         v["compiled"] = True
         self.note_sandbox(rc.get("sandbox"))
-        v["stage_ms"]["reference"] = _ms(rr.get("runner_ms"))
-        self.held, self.min_bytes = _count(rr.get("held")), rr.get("min_bytes")
+        v["stage_ms"]["reference"] = channel.reported_ms(rr.get("runner_ms"))
+        self.held, self.min_bytes = channel.held_count(rr.get("held")), rr.get("min_bytes")
         self.stage("correctness")
         t = trials.Trials(self)
         failure = t.run()
@@ -274,10 +271,7 @@ class Judge:
             info = rep.get("task_info") if isinstance(rep.get("task_info"), dict) else {}
         quotas = admission.quotas_mb(info, check=check) or admission.default_quotas(check)
         want = admission.total_mb(quotas)
-        granted, self.alone = self.ctx.reserve(want)
-        # A larger grant (the task measured more before, or ran out of memory) raises every share.
-        scale = max(granted / want, 1.0)
-        self.quota = {role: mb * scale for role, mb in quotas.items()}
+        _, self.alone = self.ctx.reserve(want)
 
     def note_sandbox(self, walls):
         """The candidate's walls, as its runner saw them (informational: the judge's own
@@ -364,10 +358,6 @@ class Judge:
                 f"reward hack checks failed: {detail}"
         if self.v["status"] not in STATUSES:
             self.v["status"] = "harness_error"
-
-def _ms(x):
-    return round(float(x), 3) if isinstance(x, (int, float)) and not isinstance(x, bool) else 0.0
-
 
 def _triton_version():
     try:

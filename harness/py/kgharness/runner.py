@@ -57,6 +57,7 @@ class Runner:
         self.flusher = None
         self.reported = 0           # guard findings already sent
         self.sandbox = None         # what held of the walls (kgharness.spawn), for the verdict
+        self.mem_cap = 1.0          # share of the GPU this process may hold (limit_memory)
 
     # ---- dispatch -------------------------------------------------------------------
     def handle(self, req, fds):
@@ -86,20 +87,18 @@ class Runner:
             return {"ok": False, "task_error": f"the reference raised {type(exc).__name__}: "
                     f"{str(exc)[:200]}", "trace": traceback.format_exc()[-1500:], "oom": oom}
         status, flag = feedback.classify(exc, during_import)
+        out = {"ok": False, "status": status, "feedback": feedback.clean_traceback(exc, self.cand_file),
+               "error_signature": feedback.error_signature(exc)}
         if oom:
-            # Was it this process's own doing? Its share of the GPU, against what it held.
-            frac = getattr(self, "mem_cap", 1.0)
+            # Was it this process's own doing? What it held plus what it asked for, against
+            # its share of the GPU: a request beyond its own cap is its own doing.
             held = torch.cuda.memory_reserved() if torch.cuda.is_initialized() else 0
             total = torch.cuda.get_device_properties(0).total_memory if torch.cuda.is_initialized() else 1
-            # What it held plus what it asked for: a request beyond its own cap is its own doing.
             held += feedback.oom_request_bytes(exc)
-            return {"ok": False, "status": status, "oom": True, "own_share": held / total, "cap": frac,
-                    "feedback": feedback.clean_traceback(exc, self.cand_file),
-                    "error_signature": feedback.error_signature(exc)}
+            return dict(out, oom=True, own_share=held / total, cap=self.mem_cap)
         if flag:
             self.flag(flag, f"{type(exc).__name__} during the call")
-        return {"ok": False, "status": status, "feedback": feedback.clean_traceback(exc, self.cand_file),
-                "error_signature": feedback.error_signature(exc)}
+        return out
 
     def flag(self, name, detail):
         if self.guard is not None:
@@ -136,7 +135,7 @@ class Runner:
         if self.gpu:
             torch.cuda.init()
             torch.zeros(1, device=self.dev)
-            self.limit_memory(req.get("quota_mb"))
+            self.limit_memory()
         with torch.device(self.dev):
             I.seed_all(self.seed)
             init_inputs = list(mod.get_init_inputs())
@@ -165,7 +164,7 @@ class Runner:
             raise Stop(**self.failure(e))
         return model
 
-    def limit_memory(self, quota_mb):
+    def limit_memory(self):
         """The candidate is held to gpu_memory_fraction of the GPU: one that allocates
         everything fails alone. The reference is not capped: its share in the reservation
         (kgharness.admission) sizes the admission only (measured on an H200: capping the
@@ -304,12 +303,6 @@ class Runner:
         inputs = I.make_inputs(self.get_inputs, int(req["seed"]), self.dev)
         with torch.no_grad():
             return {"coverage": timing.coverage(self.model, inputs, self.window)}
-
-    def op_check(self, _req, _fds):
-        """Run the detectors' re-checks now (timed calls leave them for later)."""
-        if self.guard is not None:
-            self.guard.check()
-        return {}
 
     def op_finish(self, _req, _fds):
         gc.enable()

@@ -157,7 +157,7 @@ def _child(role, job, mode, device, rdir, sock):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         os.chdir(rdir)
-        _redirect_output(rdir)
+        redirect_output(rdir)
         faulthandler.enable(file=sys.stderr, all_threads=True)
         private_env(rdir)
         seed_private(os.environ["TRITON_CACHE_DIR"])
@@ -185,7 +185,7 @@ def _child(role, job, mode, device, rdir, sock):
         os._exit(code)
 
 
-def _redirect_output(d):
+def redirect_output(d):
     """fd 0 <- /dev/null; fd 1, 2 -> d/output.log (line-buffered, so a crash keeps its tail)."""
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)

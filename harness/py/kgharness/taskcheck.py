@@ -2,7 +2,7 @@
 a meta-device pass first, then at depth "full" the reference stage and, on a GPU, its time.
 `self` is the kgharness.judge.Judge that owns the verdict."""
 
-from . import taskinfo, trials, window
+from . import channel, taskinfo, trials, window
 
 CHECK_DEFAULTS = {"depth": "full", "auto_gflop": 2.0, "auto_mb": 256.0, "max_mb": 4096.0}
 
@@ -20,11 +20,6 @@ def footprint(info):
         return taskinfo.footprint_mb(info)
     except (TypeError, KeyError):
         return None
-
-
-def held_count(x):
-    """A runner's count of held-out input sets, when it is a sane one."""
-    return x if isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 64 else 0
 
 
 def check_task(self, task):
@@ -60,8 +55,8 @@ def check_task(self, task):
     self.stage("reference")
     # A second import, on purpose: module-level state the meta pass touched (a lazily
     # built cache, a call counter) must not leak into the real run.
-    rep = self.ask(self.R, "load", quota_mb=self.quota.get("reference"))
-    self.held, self.min_bytes = held_count(rep.get("held")), rep.get("min_bytes")
+    rep = self.ask(self.R, "load")
+    self.held, self.min_bytes = channel.held_count(rep.get("held")), rep.get("min_bytes")
     t = trials.Trials(self)
     t.run()
     if self.gpu and self.opts["timing"]:

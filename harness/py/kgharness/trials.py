@@ -12,7 +12,7 @@ again: outputs that change after "done" are the `forge` flag's business.
 import torch
 
 from . import correctness as C
-from . import exchange
+from . import channel, exchange
 
 MAX_LEAVES = 256
 MAX_DIMS = 16
@@ -67,7 +67,7 @@ class Trials:
             cf = {"inputs": {"seed": s}, "buf": None if first else self.cand_buf.id}
             rr, rc = j.ask_both("call", rf, cf)
             if i == 0:
-                j.v["stage_ms"]["first_call"] = _ms(rc.get("runner_ms"))
+                j.v["stage_ms"]["first_call"] = channel.reported_ms(rc.get("runner_ms"))
         spec = self.valid_spec(self.R, rr.get("spec"))
         written = rr.get("written")
         if first:
@@ -284,7 +284,3 @@ def spec_mismatch(cand, ref):
         if o["shape"] != r["shape"]:
             return dict(res, msg=f"{name} has shape {tuple(o['shape'])}, expected {tuple(r['shape'])}")
     return None
-
-
-def _ms(x):
-    return round(float(x), 3) if isinstance(x, (int, float)) and not isinstance(x, bool) else 0.0

@@ -273,21 +273,22 @@ class Zygote:
     def _grant(self, child):
         """Give child the timing lock: first stop every other evaluation on this GPU."""
         watch.freeze(list(self.children.values()), child, time.monotonic(), self.scan)
-        try:
-            os.write(child.grant_w, b"\x01")
-            return True
-        except OSError:
-            return False     # it died (or stopped reading): next in line
+        return self._tell(child, b"\x01")
 
     @staticmethod
     def _grant_mem(child, mb, alone):
         """Tell a judge its device memory is reserved: one byte (2: and no other evaluation
         runs), then the MiB granted (8 bytes, a double): a pipe write this short is atomic."""
+        return Zygote._tell(child, (b"\x02" if alone else b"\x01") + struct.pack("<d", float(mb)))
+
+    @staticmethod
+    def _tell(child, data):
+        """Write a grant on the judge's grant pipe (short: atomic)."""
         try:
-            os.write(child.grant_w, (b"\x02" if alone else b"\x01") + struct.pack("<d", float(mb)))
+            os.write(child.grant_w, data)
             return True
         except OSError:
-            return False
+            return False     # it died (or stopped reading): next in line
 
     def release(self, child):
         """Child no longer holds (or waits for) the lock: continue the others first, so the
