@@ -193,7 +193,50 @@ def probe_contexts():
         emit("contexts", n=n, wall_s=round(wall, 3), each_median_s=each[len(each) // 2], each_max_s=each[-1])
 
 
-PROBES = {"contexts": probe_contexts, "ipc": probe_ipc, "ipc_uid": lambda: probe_ipc(drop_uid=True),
+def probe_context_kinds():
+    """Which part of a context's creation serialises: the driver's own (cuInit, the primary
+    context, one allocation) or torch's on top; 1 and 16 at once. Run it again with
+    CUDA_DEVICE_MAX_CONNECTIONS=1 (fewer hardware channels per context) to compare."""
+    import ctypes
+    import torch  # noqa: F401
+
+    def raw():
+        lib = ctypes.CDLL("libcuda.so.1")
+        ctx, ptr = ctypes.c_void_p(), ctypes.c_uint64()
+        assert lib.cuInit(0) == 0
+        assert lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
+        assert lib.cuCtxSetCurrent(ctx) == 0
+        assert lib.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(1 << 20)) == 0
+
+    def full():
+        import torch as t2
+        t2.zeros(1, device="cuda")
+        t2.cuda.synchronize()
+
+    for kind, fn in (("driver", raw), ("torch", full)):
+        for n in (1, 16):
+            r, w = os.pipe()
+            t0 = time.monotonic()
+            pids = []
+            for _ in range(n):
+                pid = os.fork()
+                if pid == 0:
+                    t1 = time.monotonic()
+                    fn()
+                    os.write(w, f"{time.monotonic() - t1:.3f}\n".encode())
+                    os._exit(0)
+                pids.append(pid)
+            for pid in pids:
+                os.waitpid(pid, 0)
+            wall = time.monotonic() - t0
+            os.close(w)
+            each = sorted(float(x) for x in os.read(r, 1 << 16).decode().split())
+            os.close(r)
+            emit("context_kinds", kind=kind, n=n, conns=os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", ""),
+                 wall_s=round(wall, 3), each_median_s=each[len(each) // 2] if each else None)
+
+
+PROBES = {"contexts": probe_contexts, "context_kinds": probe_context_kinds, "ipc": probe_ipc, "ipc_uid": lambda: probe_ipc(drop_uid=True),
           "context": probe_context_cost, "drain": probe_drain}
 
 
@@ -202,7 +245,7 @@ def main(argv):
         PROBES[argv[0]]()
         return 0
     import subprocess
-    for name in PROBES:
+    for name in ("contexts", "ipc", "ipc_uid", "context", "drain"):
         subprocess.run([sys.executable, __file__, name], timeout=120, check=False)
     return 0
 

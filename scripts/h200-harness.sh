@@ -103,3 +103,41 @@ if [ "$phase" = verify ]; then
   grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -12
   tail -22 "$out/heavy-check.txt"
 fi
+
+if [ "$phase" = profile ]; then
+  # Where an evaluation's time goes at full concurrency (level2, REPEAT per kernel): the
+  # host's CPU busy share, each process's CPU time, load phases, the wall check's spread.
+  # PYTEST=1 runs the GPU test suite first.
+  if [ "${PYTEST:-0}" = 1 ]; then
+    (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 240 python3 -m pytest -q -n 4 \
+        -p no:cacheprovider --tb=line tests/test_hacks.py tests/test_eval_gpu.py tests/test_solutions.py) \
+        > "$out/pytest-gpu.log" 2>&1; echo "pytest rc=$?"
+    grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -15
+  fi
+  python3 scripts/cpu_sampler.py "$out/cpu.txt" & smp=$!
+  timeout 200 $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 --repeat ${REPEAT:-2} \
+      --concurrency 16 --json > "$out/bench-c16.json" 2> "$out/bench-c16.err"; echo "bench c16 rc=$?"
+  kill $smp; sleep 0.5
+  python3 - "$out" <<'PY'
+import json, sys, statistics as st
+out = sys.argv[1]
+cpu = [float(l.split()[1]) for l in open(f"{out}/cpu.txt") if l.strip()]
+print(f"host CPU busy during bench: median {st.median(cpu):.2f} mean {st.mean(cpu):.2f} of 1 (n={len(cpu)})")
+b = json.load(open(f"{out}/bench-c16.json"))
+rows = b["rows"]
+keys = sorted({k for r in rows for k in r["stage_ms"]})
+print(f"c16: {b['evals_per_s']:.2f} evals/s over {len(rows)} {b['statuses']} latency p50 {b['latency_p50_ms']:.0f} ms")
+print("  medians:", ", ".join(f"{k} {st.median([r['stage_ms'].get(k, 0) for r in rows]):.0f}" for k in keys))
+cs = [sum(r["stage_ms"].get(k, 0) for k in ("cpu_judge", "cpu_reference", "cpu_candidate")) for r in rows]
+print(f"  CPU s per eval: median {st.median(cs)/1e3:.2f}; 16 cores allow {16/(st.median(cs)/1e3):.2f} evals/s")
+wc = [r["wall_check"] for r in rows if r.get("wall_check")]
+if wc:
+    ex = sorted(w["cand_overhead_ms"] - w["ref_overhead_ms"] for w in wc)
+    print(f"  wall check (cand - ref overhead, per eval): min {ex[0]:.3f} median {st.median(ex):.3f} max {ex[-1]:.3f} ms; "
+          f">0.15 ms: {sum(x > 0.15 for x in ex)}/{len(ex)}; ref overhead median "
+          f"{st.median(w['ref_overhead_ms'] for w in wc):.3f} ms")
+for r in rows:
+    if r["status"] != "correct":
+        print("  ", r["task"][:28], r["status"], r["hack_flags"], r.get("wall_check") or {}, r["feedback"][:160])
+PY
+fi

@@ -51,7 +51,9 @@ type Row struct {
 	LatencyMS  float64  `json:"latency_ms"`
 	// StageMS is the verdict's stage breakdown: where this evaluation's time went.
 	StageMS map[string]float64 `json:"stage_ms,omitempty"`
-	Error   string             `json:"error,omitempty"` // the evaluation could not run
+	// WallCheck is the judge's cross-check of the candidate's timer (GPU timing only).
+	WallCheck *harness.WallCheck `json:"wall_check,omitempty"`
+	Error     string             `json:"error,omitempty"` // the evaluation could not run
 }
 
 // Spread is the speedup spread of one (task, kernel) pair over repeats.
@@ -101,7 +103,7 @@ func buildReport(items []Item, results []result, wall time.Duration) *Report {
 		}
 		row.Status, row.Speedup, row.Feedback = string(v.Status), v.Speedup, firstLine(v.Feedback)
 		row.TimingMode = v.TimingMode
-		row.StageMS = v.StageMS
+		row.StageMS, row.WallCheck = v.StageMS, v.WallCheck
 		if v.HackFlags != nil {
 			row.Flags = v.HackFlags
 		}

@@ -1,7 +1,8 @@
 """Admission by device memory: an evaluation starts its GPU work only when it fits.
 
-Every evaluation on a GPU is three CUDA contexts (judge and two runners) plus what the
-task and the candidate allocate. Once its runners have imported the task, the judge
+Every evaluation on a GPU is two CUDA contexts (its runners), its exchange buffers in the
+judge service (whose one context is outside every reservation) and what the task and
+the candidate allocate. Once its runners have imported the task, the judge
 asks the zygote for a reservation: its estimate from the task's shapes (a meta-device
 pass), or what an earlier evaluation of the same task measured, whichever is larger.
 The zygote grants reservations in FIFO order while they fit the GPU's budget; one that
@@ -34,30 +35,30 @@ def quotas_mb(info, check=False):
     """Each process's share of a reservation, from one forward call's shapes (None when
     they are unknown): the reference runner twice its inputs, parameters and outputs (its
     temporaries), the candidate runner twice that (a kernel may need workspace the
-    reference does not), at least MIN_RUNNER_MB each; the judge three outputs and its
-    bandwidth probe. The shares size the reservation; only the candidate is capped (by
+    reference does not), at least MIN_RUNNER_MB each; the judge (its buffers in the judge
+    service) three outputs. The shares size the reservation; only the candidate is capped (by
     gpu_memory_fraction, kgharness.runner)."""
     parts = [info.get(k) for k in ("input_bytes", "param_bytes", "output_bytes")]
     if any(not isinstance(p, int) for p in parts):
         return None
     ins, params, outs = parts
     ref = max(2 * (ins + params + outs) / (1 << 20), MIN_RUNNER_MB)
-    out = {"reference": ref, "judge": (3 * outs + (512 << 20)) / (1 << 20)}
+    out = {"reference": ref, "judge": (3 * outs + (64 << 20)) / (1 << 20)}
     if not check:
         out["candidate"] = max(2 * ref, MIN_RUNNER_MB)
     return out
 
 
 def default_quotas(check=False):
-    out = {"reference": DEFAULT_MB / 2, "judge": 1024.0}
+    out = {"reference": DEFAULT_MB / 2, "judge": 512.0}
     if not check:
         out["candidate"] = DEFAULT_MB / 2
     return out
 
 
 def total_mb(quotas):
-    """What a reservation holds: the shares and one CUDA context per process."""
-    return sum(quotas.values()) + len(quotas) * CONTEXT_MB
+    """What a reservation holds: the shares and one CUDA context per runner."""
+    return sum(quotas.values()) + sum(k != "judge" for k in quotas) * CONTEXT_MB
 
 
 def measured_mb(verdict):
@@ -67,7 +68,7 @@ def measured_mb(verdict):
     parts = [mem.get(k) for k in ("reference_mb", "candidate_mb", "judge_mb")]
     if not all(isinstance(p, (int, float)) for p in parts) or not any(parts):
         return None
-    return sum(parts) + 3 * CONTEXT_MB
+    return sum(parts) + 2 * CONTEXT_MB
 
 
 class Admission:

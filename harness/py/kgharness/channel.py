@@ -88,15 +88,15 @@ class Channel:
             self.closed = True
             raise ChannelClosed("peer closed the channel")
         if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC) or len(data) > MAX_MESSAGE:
-            _close_all(fds)
+            close_all(fds)
             raise Malformed(f"a message over {MAX_MESSAGE} bytes")
         try:
             rec = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
-            _close_all(fds)
+            close_all(fds)
             raise Malformed("a message that is not JSON") from None
         if not isinstance(rec, dict):
-            _close_all(fds)
+            close_all(fds)
             raise Malformed("a message that is not a JSON object")
         return rec, list(fds)
 
@@ -106,27 +106,32 @@ class Channel:
         self.send(dict(fields, op=op, seq=self.seq), fds)
         return self.seq
 
-    def reply(self, op, seq, deadline=None):
-        """The reply to request `seq` (taints that arrive first are collected)."""
+    def reply(self, op, seq, deadline=None, fds_out=None):
+        """The reply to request `seq` (taints that arrive first are collected). File
+        descriptors that come with it are closed, or appended to fds_out when given."""
         while True:
             timeout = None if deadline is None else deadline - time.monotonic()
             if timeout is not None and timeout <= 0:
                 raise TimeoutError(f"no reply to {op}")
             rec, got = self.recv(timeout)
             if rec.get("op") == "taint":
-                _close_all(got)
+                close_all(got)
                 flag, detail = rec.get("flag"), rec.get("detail")
                 if isinstance(flag, str) and len(self.taints) < 64:
                     self.taints.append((flag[:64], str(detail)[:200]))
                 continue
-            _close_all(got)
             if rec.get("op") != op or rec.get("seq") != seq:
+                close_all(got)
                 raise Malformed(f"expected the reply to {op} #{seq}, got {str(rec.get('op'))[:32]!r} "
                                 f"#{str(rec.get('seq'))[:16]}")
+            if fds_out is None:
+                close_all(got)
+            else:
+                fds_out.extend(got)
             return rec
 
 
-def _close_all(fds):
+def close_all(fds):
     for fd in fds:
         try:
             os.close(fd)

@@ -30,8 +30,9 @@ class PipeContext(Context):
     """The judge's side of its private pipes to the zygote: stage/lock/unlock/runner/verdict
     records out, grant bytes in."""
 
-    def __init__(self, rec_fd, grant_fd, mode, device, tmpdir, sandbox_info, nonce=""):
+    def __init__(self, rec_fd, grant_fd, mode, device, tmpdir, sandbox_info, nonce="", svc_fd=None):
         self.rec_fd = rec_fd
+        self.svc_fd = svc_fd          # this judge's connection to the judge service, if any
         self._nonce = nonce
         self.grant_fd = grant_fd
         self.mode = mode
@@ -68,6 +69,16 @@ class PipeContext(Context):
         self.sandbox["level"] = "full" if full else "partial"
         if not ok:
             self.sandbox["detail"] = "; ".join(x for x in (self.sandbox.get("detail"), msg) if x)
+
+    def buffer_ops(self):
+        """The judge service's operations when the zygote runs one (no CUDA context in
+        this process), else this process's own."""
+        from . import bufferops
+        if self.svc_fd is None:
+            return bufferops.Local(self.mode, self.device)
+        import socket
+        sock, self.svc_fd = socket.socket(fileno=self.svc_fd), None
+        return bufferops.Remote(sock)
 
     def send_verdict(self, verdict):
         self.send({"type": "verdict", "nonce": self._nonce, "verdict": verdict})
@@ -126,7 +137,7 @@ def _isolate(tmpdir, options):
             "level": "partial", "detail": "; ".join(p[1] for p in parts if not p[0]), "_ok": all(p[0] for p in parts)}
 
 
-def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device, nonce=""):
+def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device, nonce="", svc_fd=None):
     """Entry point right after fork() in the judge. Never returns."""
     t_start = time.monotonic()
     ctx = None
@@ -146,7 +157,7 @@ def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device, nonce
         spawn.redirect_output(tmpdir)
         faulthandler.enable(file=sys.stderr, all_threads=True)
         os.environ.update(HOME=tmpdir, TMPDIR=tmpdir)
-        ctx = PipeContext(rec_fd, grant_fd, mode, device, tmpdir, None, nonce)
+        ctx = PipeContext(rec_fd, grant_fd, mode, device, tmpdir, None, nonce, svc_fd)
         # The zygote measures fork latency against this timestamp.
         ctx.send({"type": "stage", "name": "setup", "t": t_start})
         ctx.sandbox = _isolate(tmpdir, job.get("options") or {})

@@ -34,6 +34,11 @@ class Context:
     def seal(self):
         """The judge's last walls, once its runners are forked (nothing here)."""
 
+    def buffer_ops(self):
+        """Where the judge's buffers live and its comparisons run (kgharness.bufferops)."""
+        from . import bufferops
+        return bufferops.Local(self.mode, self.device)
+
     def spawn(self, role, job):
         """Fork a runner ("reference" or "candidate") for job; a spawn.RunnerProc."""
         from . import spawn

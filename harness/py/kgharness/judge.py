@@ -17,12 +17,13 @@ correctness trials and the reference screens; kgharness.window runs the timing.
 import contextlib
 import os
 import random
+import resource
 import signal
 import time
 
 import torch
 
-from . import admission, channel, exchange, feedback, loader, screen, spawn, taskcheck, trials, window
+from . import admission, channel, feedback, loader, screen, spawn, taskcheck, trials, window
 from .verdict import FLAGS, STATUSES, add_flag, finalize, name_task_failure, new_verdict
 
 DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
@@ -61,7 +62,7 @@ class Judge:
         self.rng = random.SystemRandom()    # seeds and checks no runner can predict
         self.details = []                   # (flag, detail), for the feedback
         self.R = self.C = None
-        self.pool = None
+        self.ops = None                     # kgharness.bufferops: buffers and comparisons
         self.launches, self.used_compile = 0, False
         self.mem = {}                       # role -> peak MiB reserved on the device
         self.alone = False                  # admitted with the GPU to itself
@@ -210,7 +211,8 @@ class Judge:
         except BaseException as e:  # noqa: BLE001 - the contract is "never raise"
             self.v["status"] = "harness_error"
             self.v["feedback"] = f"internal harness error: {type(e).__name__}: {e}"[:800]
-            if self.gpu and (feedback.is_device_oom(e) or "CUDA driver error 2" in str(e)):
+            if self.gpu and (getattr(e, "oom", False) or feedback.is_device_oom(e) or
+                             "CUDA driver error 2" in str(e)):
                 self.v["retry"] = "gpu_oom"   # the judge's own buffers did not fit: try again
         try:
             self.close()
@@ -250,6 +252,10 @@ class Judge:
         v["compiled"] = True
         self.note_sandbox(rc.get("sandbox"))
         v["stage_ms"]["reference"] = channel.reported_ms(rr.get("runner_ms"))
+        for role, rep in (("reference", rr), ("candidate", rc)):
+            for k, x in (rep.get("phases_ms") if isinstance(rep.get("phases_ms"), dict) else {}).items():
+                if k in ("sandbox", "cuda", "build"):
+                    v["stage_ms"][f"{role}_{k}"] = channel.reported_ms(x)
         self.held, self.min_bytes = channel.held_count(rr.get("held")), rr.get("min_bytes")
         self.stage("correctness")
         t = trials.Trials(self)
@@ -284,11 +290,13 @@ class Judge:
             self.v["env"]["sandbox"], self.v["env"]["sandbox_detail"] = walls["level"], detail
 
     def init_device(self):
+        """The judge's buffers and computations: in the GPU's judge service when the zygote
+        runs one (the judge then has no CUDA context), else in this process."""
+        t0 = time.monotonic()
+        self.ops = self.ctx.buffer_ops()
         if self.gpu:
-            torch.cuda.init()
-            torch.zeros(1, device=self.dev)
-            self.v["env"]["gpu_name"] = torch.cuda.get_device_name(0)
-        self.pool = exchange.Pool(self.ctx.mode, self.dev)
+            self.v["env"]["gpu_name"] = str(self.ops.info().get("gpu_name") or "")[:120]
+            self.v["stage_ms"]["judge_device"] = round((time.monotonic() - t0) * 1e3, 3)
 
     def timed(self):
         v, o = self.v, self.opts
@@ -341,8 +349,11 @@ class Judge:
 
     def close(self):
         self.stage(None)
-        if self.gpu and self.pool is not None:
-            own = torch.cuda.max_memory_reserved() + sum(b.handle["size"] for b in self.pool.buffers.values())
+        own = None
+        if self.gpu and self.ops is not None:
+            with contextlib.suppress(Exception):
+                own = self.ops.held_bytes()
+        if own is not None:
             self.v["device_memory"] = {"reference_mb": round(self.mem.get("reference", 0.0), 1),
                                        "candidate_mb": round(self.mem.get("candidate", 0.0), 1),
                                        "judge_mb": round(own / (1 << 20), 1)}
@@ -350,8 +361,12 @@ class Judge:
             if r is not None:
                 with contextlib.suppress(Exception):
                     r.kill()
-        if self.pool is not None:
-            self.pool.close()
+                if r.cpu_s is not None:
+                    self.v["stage_ms"][f"cpu_{r.role}"] = round(r.cpu_s * 1e3, 3)
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        self.v["stage_ms"]["cpu_judge"] = round((ru.ru_utime + ru.ru_stime) * 1e3, 3)
+        if self.ops is not None:
+            self.ops.close()
         if self.details:
             detail = "; ".join(f"{f}: {d}" for f, d in self.details[:6])
             self.v["feedback"] = (self.v["feedback"] + "\n" if self.v["feedback"] else "") + \

@@ -58,6 +58,7 @@ class Runner:
         self.reported = 0           # guard findings already sent
         self.sandbox = None         # what held of the walls (kgharness.spawn), for the verdict
         self.mem_cap = 1.0          # share of the GPU this process may hold (limit_memory)
+        self.sandbox_ms = 0.0       # how long its walls took to put up (kgharness.spawn)
 
     # ---- dispatch -------------------------------------------------------------------
     def handle(self, req, fds):
@@ -132,10 +133,12 @@ class Runner:
             out["task_info"] = taskinfo.describe(mod, loader.task_source(task), self.seed)
             if req.get("describe_only"):
                 return out
+        t0 = time.monotonic()
         if self.gpu:
             torch.cuda.init()
             torch.zeros(1, device=self.dev)
             self.limit_memory()
+        t1 = time.monotonic()
         with torch.device(self.dev):
             I.seed_all(self.seed)
             init_inputs = list(mod.get_init_inputs())
@@ -144,6 +147,9 @@ class Runner:
         else:
             self.model = self.build_candidate(mod, init_inputs)
         self.held = self.held_sets(mod)
+        # Where the load's time went (diagnostics only: stage_ms, never a decision).
+        out["phases_ms"] = {"sandbox": self.sandbox_ms, "cuda": round((t1 - t0) * 1e3, 3),
+                            "build": round((time.monotonic() - t1) * 1e3, 3)}
         out.update(held=len(self.held), min_bytes=_int_or_none(getattr(mod, "MIN_BYTES", None)))
         return out
 

@@ -35,6 +35,7 @@ class RunnerProc:
     def __init__(self, role, pid, chan, tmpdir):
         self.role, self.pid, self.chan, self.tmpdir = role, pid, chan, tmpdir
         self.status = None          # waitpid status once reaped
+        self.cpu_s = None           # its CPU time (user + system) once reaped
         self.stopped = False
 
     def request(self, op, fds=(), **fields):
@@ -57,15 +58,23 @@ class RunnerProc:
         """Reap the runner (it closed its channel) and say how it ended."""
         deadline = time.monotonic() + 1.0
         while self.status is None and time.monotonic() < deadline:
-            pid, status = _wait(self.pid, os.WNOHANG)
+            pid, status = self._wait()
             if pid:
-                self.status = status
                 break
             time.sleep(0.005)
         if self.status is None:   # alive but silent: it closed its channel on purpose
             self.kill()
             return RunnerGone(self.role, None, "closed its channel without exiting")
         return RunnerGone(self.role, self.status, describe_exit(self.status))
+
+    def _wait(self):
+        try:
+            pid, status, ru = os.wait4(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return self.pid, 0
+        if pid:
+            self.status, self.cpu_s = status, ru.ru_utime + ru.ru_stime
+        return pid, status
 
     def stop(self):
         if not self.stopped:
@@ -84,10 +93,8 @@ class RunnerProc:
         _signal_group(self.pid, signal.SIGKILL)
         deadline = time.monotonic() + 5.0
         while self.status is None and time.monotonic() < deadline:
-            pid, status = _wait(self.pid, os.WNOHANG)
-            if pid:
-                self.status = status
-            else:
+            pid, _ = self._wait()
+            if not pid:
                 time.sleep(0.002)
         try:
             self.chan.sock.close()
@@ -110,13 +117,6 @@ def _signal_group(pid, sig):
             return True
         except OSError:
             return False
-
-
-def _wait(pid, flags):
-    try:
-        return os.waitpid(pid, flags)
-    except ChildProcessError:
-        return pid, 0
 
 
 def describe_exit(status):
@@ -165,8 +165,10 @@ def _child(role, job, mode, device, rdir, sock):
         # The strictest walls: the judge's private mounts (shared), its own network
         # namespace, Landlock on its own directory, an unprivileged uid where the probe
         # found that works, no capabilities.
+        t0 = time.monotonic()
         walls = sandbox.apply(rdir, job.get("options") or {}, drop_uid=True)
         r = runner.Runner(role, job, mode, device, rdir, taint=end.taint)
+        r.sandbox_ms = round((time.monotonic() - t0) * 1e3, 3)
         r.sandbox = {k: walls.get(k) for k in ("level", "detail", "uid", "uid_note")}
         runner.serve(end, r)
         code = 0

@@ -9,9 +9,6 @@ After a candidate writes, the judge checksums its buffer, compares, and checksum
 again: outputs that change after "done" are the `forge` flag's business.
 """
 
-import torch
-
-from . import correctness as C
 from . import channel, exchange
 
 MAX_LEAVES = 256
@@ -26,7 +23,8 @@ class Trials:
         self.spec = None
         self.ref_buf = self.cand_buf = None
         self.in_sums = []
-        self.ref0 = None         # seed 0's reference outputs, until seed 1 is screened
+        self.ref0 = None         # seed 0's reference outputs (a snapshot id), until seed 1 is screened
+        self.ops = judge.ops     # kgharness.bufferops: the buffers and every computation over them
         self.tol = None
 
     # ---- the run ----------------------------------------------------------------------
@@ -60,11 +58,11 @@ class Trials:
     def trial(self, i, s):
         j = self.j
         first = self.ref_buf is None
-        rf = {"inputs": {"seed": s}, "buf": None if first else self.ref_buf.id}
+        rf = {"inputs": {"seed": s}, "buf": None if first else self.ref_buf}
         if self.Cr is None:
             rr, rc = j.ask(self.R, "call", **rf), None
         else:
-            cf = {"inputs": {"seed": s}, "buf": None if first else self.cand_buf.id}
+            cf = {"inputs": {"seed": s}, "buf": None if first else self.cand_buf}
             rr, rc = j.ask_both("call", rf, cf)
             if i == 0:
                 j.v["stage_ms"]["first_call"] = channel.reported_ms(rc.get("runner_ms"))
@@ -72,14 +70,13 @@ class Trials:
         written = rr.get("written")
         if first:
             self.setup(spec)
-            written = j.ask(self.R, "write", buf=self.ref_buf.id).get("written")
+            written = j.ask(self.R, "write", buf=self.ref_buf).get("written")
         if spec != self.spec or written is not True:
             j.task_fail("the reference's outputs have other shapes or types for another seed")
-        ref = self.leaves(self.spec, self.ref_buf)
-        self.screen(i, ref, rr.get("in_sum"))
+        self.screen(i, rr.get("in_sum"))
         if rc is None:
             return None
-        return self.candidate_result(rc, ref, self.cand_buf, first)
+        return self.candidate_result(rc, (self.ref_buf, self.spec), self.cand_buf, first)
 
     def setup(self, spec):
         self.spec = spec
@@ -88,17 +85,22 @@ class Trials:
             self.cand_buf = self.lend(self.Cr, spec)
 
     def lend(self, r, spec):
+        """A new buffer for spec's outputs, attached by runner r: its id."""
         _, size = exchange.layout(spec)
-        buf = self.j.pool.alloc(size)
-        self.j.ask(r, "attach", fds=buf.fds, buf=buf.id, handle=buf.handle, spec=spec)
-        return buf
+        bid, handle, fds = self.ops.alloc(size)
+        try:
+            self.j.ask(r, "attach", fds=fds, buf=bid, handle=handle, spec=spec)
+        finally:
+            channel.close_all(fds)   # the runner has its own copy now
+        return bid
 
     # ---- the candidate's side -----------------------------------------------------------
     def candidate_result(self, rc, ref, buf, may_write):
-        """Compare one candidate call with the reference leaves in `ref` (a compare() dict)."""
+        """Compare one candidate call (in buffer `buf`) with the reference outputs `ref`
+        (buffer id, spec): a compare() dict."""
         j = self.j
         cspec = self.valid_spec(self.Cr, rc.get("spec"))
-        bad = spec_mismatch(cspec, self.spec if buf is self.cand_buf else self.held_spec)
+        bad = spec_mismatch(cspec, self.spec if buf == self.cand_buf else self.held_spec)
         if bad is not None:
             if bad.get("flag"):
                 j.flag(bad["flag"], bad["msg"])
@@ -108,16 +110,16 @@ class Trials:
         if rc.get("written") is not True:
             if not may_write:
                 j.forge("outputs that match the expected layout were not written to the judge's buffer")
-            if j.ask(self.Cr, "write", buf=buf.id).get("written") is not True:
+            if j.ask(self.Cr, "write", buf=buf).get("written") is not True:
                 j.forge("outputs that match the expected layout were not written to the judge's buffer")
-        before = C.fingerprint(buf.u8)
-        res = C.compare(self.leaves(cspec, buf), ref, self.tol)
-        if C.fingerprint(buf.u8) != before:
+        before = self.ops.fingerprint(buf)
+        res = self.ops.compare(buf, cspec, ref[0], ref[1], self.tol)
+        if self.ops.fingerprint(buf) != before:
             j.flag("forge", "the candidate's outputs changed after it reported them")
         v = j.v
         v["max_abs_error"] = max(v["max_abs_error"] or 0.0, res["max_abs"])
         v["max_rel_error"] = max(v["max_rel_error"] or 0.0, res["max_rel"])
-        if res["ok"] and buf is self.cand_buf:
+        if res["ok"] and buf == self.cand_buf:
             v["trials_passed"] += 1
         return res
 
@@ -128,10 +130,10 @@ class Trials:
             rr = j.ask(self.R, "call", inputs={"held": k})
             self.held_spec = self.valid_spec(self.R, rr.get("spec"))
             rbuf = self.lend(self.R, self.held_spec)
-            if j.ask(self.R, "write", buf=rbuf.id).get("written") is not True:
+            if j.ask(self.R, "write", buf=rbuf).get("written") is not True:
                 j.task_fail(f"the reference's outputs for held-out set {k} could not be written")
-            ref = self.leaves(self.held_spec, rbuf)
-            if C.nonfinite(ref):
+            ref = (rbuf, self.held_spec)
+            if self.ops.nonfinite(*ref):
                 j.task_fail(f"reference output for held-out set {k} contains NaN/Inf")
             cbuf = self.lend(self.Cr, self.held_spec)
             self.last_in_sum = rr.get("in_sum")
@@ -154,25 +156,26 @@ class Trials:
             rr = self.j.ask(self.R, "call", inputs={"held": k})
             spec = self.valid_spec(self.R, rr.get("spec"))
             buf = self.lend(self.R, spec)
-            self.j.ask(self.R, "write", buf=buf.id)
-            if C.nonfinite(self.leaves(spec, buf)):
+            self.j.ask(self.R, "write", buf=buf)
+            if self.ops.nonfinite(buf, spec):
                 self.j.task_fail(f"reference output for held-out set {k} contains NaN/Inf")
 
     # ---- the reference's side: screens ------------------------------------------------------
-    def screen(self, i, ref, in_sum):
-        j = self.j
+    def screen(self, i, in_sum):
+        j, ops, ref = self.j, self.ops, (self.ref_buf, self.spec)
         self.last_in_sum = in_sum
         self.in_sums.append(in_sum)
-        if C.nonfinite(ref):
+        if ops.nonfinite(*ref):
             j.task_fail("reference output contains NaN/Inf")
         if i == 0:
-            self.tol = C.tolerance(ref, j.opts)
+            self.tol = ops.tolerance(*ref, atol=j.opts["atol"], rtol=j.opts["rtol"])
             j.v["tolerance"] = self.tol
-            if C.near_constant(ref, self.tol):
+            if ops.near_constant(*ref, self.tol):
                 j.task_fail("degenerate reference: output is (near-)constant, so a constant would pass")
-            self.ref0 = [t.clone() if isinstance(t, torch.Tensor) else t for t in ref]
+            self.ref0 = ops.snapshot(*ref)
         if i == 1:
-            independent = not C.differ(self.ref0, ref, self.tol)
+            independent = not ops.differ(self.ref0, self.ref_buf, self.spec, self.tol)
+            ops.drop(self.ref0)
             self.ref0 = None
             if independent and self.seed_independent():
                 j.task_fail("degenerate reference: outputs do not depend on the input seed (one fixed "
@@ -181,25 +184,22 @@ class Trials:
     def seed_independent(self):
         """The exact check, for outputs two seeds could not tell apart: is the mean over all
         seeds within tolerance of every seed's output? Recomputes each seed twice (rare)."""
-        seed, n = self.j.opts["seed"], self.j.opts["seeds"]
+        seed, n, ops = self.j.opts["seed"], self.j.opts["seeds"], self.ops
         acc = None
         for i in range(n):
             self.recompute(seed + i)
-            floats = [t.float() for t in self.float_leaves()]
-            acc = floats if acc is None else [a.add_(f) for a, f in zip(acc, floats)]
-        mean = [(a / n).to(t.dtype) for a, t in zip(acc, self.float_leaves())]
-        for i in range(n):
-            self.recompute(seed + i)
-            if not C.compare(mean, self.float_leaves(), self.tol)["ok"]:
-                return False
-        return True
-
-    def float_leaves(self):
-        return [t for t in self.leaves(self.spec, self.ref_buf)
-                if isinstance(t, torch.Tensor) and t.is_floating_point()]
+            acc = ops.accumulate(acc, self.ref_buf, self.spec)
+        try:
+            for i in range(n):
+                self.recompute(seed + i)
+                if not ops.mean_within(acc, n, self.ref_buf, self.spec, self.tol):
+                    return False
+            return True
+        finally:
+            ops.drop(acc)
 
     def recompute(self, s):
-        rr = self.j.ask(self.R, "call", inputs={"seed": s}, buf=self.ref_buf.id)
+        rr = self.j.ask(self.R, "call", inputs={"seed": s}, buf=self.ref_buf)
         if rr.get("written") is not True:
             self.j.task_fail("the reference's outputs have other shapes or types for another seed")
 
@@ -219,19 +219,6 @@ class Trials:
                 self.j.task_fail(f"the reference's outputs cannot be used: {why}")
             self.j.forge(f"an invalid output description ({why})")
         return spec
-
-    def leaves(self, spec, buf):
-        """The judge's view of a runner's outputs: typed tensors over its buffer, numbers."""
-        lay, _ = exchange.layout(spec)
-        views = exchange.views(buf.u8, lay)
-        out, k = [], 0
-        for leaf in spec:
-            if leaf["kind"] == "tensor":
-                out.append(views[k])
-                k += 1
-            else:
-                out.append(leaf.get("value"))
-        return out
 
 
 def invalid_spec(spec):

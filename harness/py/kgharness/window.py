@@ -23,11 +23,9 @@ the reference's output for the same seed. The candidate cannot know which.
 
 import contextlib
 import gc
+import os
 import time
 
-import torch
-
-from . import correctness as C
 from . import exchange, timing
 
 # The candidate's overhead may exceed the reference's by at least ABS_LIMIT_MS, or
@@ -46,8 +44,6 @@ REF_DRIFT = 1.05          # the interleaved reference slower than "before" by mo
 # floor a forged timer hits first on tasks too small for the judge's clock to see (a
 # tiny kernel is all launch latency; SECURITY.md, known limits).
 MIN_CALL_MS = 0.002
-DRAIN_MAX_S = 3.0
-DRAIN_IDLE_MS = 0.5       # a ~10 us spin that takes longer is sharing the GPU
 VERIFY_SHARE = 8          # verify about one timed call in this many (at least two, and the last)
 
 
@@ -58,14 +54,15 @@ class Window:
         o = judge.opts
         self.budget, self.min_iters, self.max_iters = o["timing_budget_ms"], o["min_iters"], o["max_iters"]
         self.gpu = judge.gpu
+        self.ops = judge.ops
         self.pending = None       # the candidate buffer's checksum after its last call
 
     # ---- the two entry points ----------------------------------------------------------
     def run(self):
         j, v = self.j, self.j.v
-        with j.ctx.timing_lock(), _no_gc():
+        with j.ctx.timing_lock(), self.held(), _no_gc():
             v["stage_ms"]["drain"] = self.drain()
-            self.bw = timing.bandwidth_bytes_per_ms(j.dev) if self.gpu else None
+            self.bw = self.ops.bandwidth() if self.gpu else None
             self.C.stop()
             try:
                 before, _ = self.alone(self.R, self.t.ref_buf, 0.5)
@@ -76,39 +73,47 @@ class Window:
 
     def reference_only(self):
         """A task check's figure: the reference alone, a full budget."""
-        with self.j.ctx.timing_lock(), _no_gc():
+        with self.j.ctx.timing_lock(), self.held(), _no_gc():
             self.j.v["stage_ms"]["drain"] = self.drain()
             self.j.v["ref_runtime"], _ = self.alone(self.R, self.t.ref_buf, 1.0)
 
     # ---- pieces -------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def held(self):
+        """The judge service runs no other judge's request while this window is open, and
+        both runners run on one CPU (the judge on another)."""
+        self.ops.window(True)
+        pinned = _pin((self.R, self.C))
+        try:
+            yield
+        finally:
+            _unpin(pinned)
+            self.ops.window(False)
+
     def drain(self):
         """Wait until GPU work queued by the evaluations the zygote just stopped has run out."""
-        if not self.gpu:
-            return 0.0
-        t0, quiet = time.monotonic(), 0
-        while time.monotonic() - t0 < DRAIN_MAX_S:
-            w0 = time.perf_counter()
-            torch.cuda._sleep(20_000)
-            torch.cuda.synchronize()
-            quiet = quiet + 1 if (time.perf_counter() - w0) * 1e3 < DRAIN_IDLE_MS else 0
-            if quiet >= 3:
-                break
-        else:
+        ms, quiet = self.ops.drain()
+        if not quiet:
             self.j.v["warnings"].append("the GPU was still busy with other work when timing started")
-        return round((time.monotonic() - t0) * 1e3, 3)
+        return ms
 
     def call(self, r, buf, seed):
         """One timed call: (runner's ms, judge's wall ms, prep wall ms)."""
         j = self.j
+        # The judge's work around a call is the same for both sides (a checksum of its
+        # buffer before and after, on the judge service's context): a GPU context switch
+        # that one side paid more often than the other would show on the judge's clock.
         if r is self.C:
             self.check_pending()
+        else:
+            self.ops.fingerprint(buf)
         # The runner's own GPU work (making its inputs) comes last before its timed call,
         # on both sides alike: a call that follows the judge's GPU work instead pays a
         # context switch on the GPU that its timer does not see (0.14-0.5 ms on the H200).
         p0 = time.perf_counter()
         j.ask(r, "prep", seed=seed)
         t0 = time.perf_counter()
-        rep = j.ask(r, "go", buf=buf.id)
+        rep = j.ask(r, "go", buf=buf)
         wall = (time.perf_counter() - t0) * 1e3
         ms = rep.get("ms")
         if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not (0 < ms < 1e7):
@@ -120,12 +125,14 @@ class Window:
                 j.task_fail("the reference's timed outputs did not fit its buffer")
             j.flag("cache", "a timed call returned outputs of another shape or type")
             j.fail("reward_hack", "")
+        after = self.ops.fingerprint(buf)
         if r is self.C:
-            self.pending = C.fingerprint(buf.u8)
+            self.pending = after
         return float(ms), wall, (t0 - p0) * 1e3
 
     def check_pending(self):
-        if self.pending is not None and C.fingerprint(self.t.cand_buf.u8) != self.pending:
+        now = self.ops.fingerprint(self.t.cand_buf)
+        if self.pending is not None and now != self.pending:
             self.j.flag("forge", "the candidate's outputs changed after it reported the call done")
             self.j.fail("reward_hack", "")
         self.pending = None
@@ -185,7 +192,7 @@ class Window:
 
     def verify(self, k):
         spec = self.t.spec
-        res = C.compare(self.t.leaves(spec, self.t.cand_buf), self.t.leaves(spec, self.t.ref_buf), self.t.tol)
+        res = self.ops.compare(self.t.cand_buf, spec, self.t.ref_buf, spec, self.t.tol)
         if not res["ok"]:
             self.j.flag("cache", f"timed call {k} did not match the reference: {res['msg'][:120]}")
             self.j.fail("reward_hack", "")
@@ -229,6 +236,37 @@ class Window:
             self.j.flag("forge", f"the judge's clock saw {mc - mr:.3g} ms more per call than the "
                         f"candidate's own timer: its work ran where that timer could not see it, or "
                         f"the timer was forged")
+
+
+def _pin(runners):
+    """Both runners' main threads on the same CPU for the window, the judge on another:
+    a per-process difference (a core's clock, its distance to the GPU) showed on an H200
+    as one side's overhead steadily 0.2-0.4 ms above the other's in one evaluation, and
+    the other evaluations are stopped meanwhile, so the CPUs are free. Best effort: where
+    the kernel refuses, nothing is pinned. Returns what to restore."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except OSError:
+        return []
+    if len(cpus) < 2:
+        return []
+    saved = []
+    for pid, cpu in [(r.pid, cpus[-1]) for r in runners if r is not None] + [(0, cpus[-2])]:
+        try:
+            before = os.sched_getaffinity(pid)
+            os.sched_setaffinity(pid, {cpu})
+            saved.append((pid, before))
+        except OSError:
+            pass
+    return saved
+
+
+def _unpin(saved):
+    for pid, cpus in saved:
+        try:
+            os.sched_setaffinity(pid, cpus)
+        except OSError:
+            pass
 
 
 @contextlib.contextmanager

@@ -9,7 +9,8 @@ thread in the zygote would leave its locks held in every child. It owns the
 per-GPU timing lock (stopping every other evaluation while one is timed), admission
 by device memory, each evaluation's deadline and the watchdog (kgharness.watch), and
 writes exactly one `result` per accepted `eval`, whatever the evaluation did.
-CUDA is never initialised here: each judge and runner initialises its own context.
+CUDA is never initialised here: each runner initialises its own context, and the judge
+service (kgharness.judgesvc, forked once at start) holds the one all judges share.
 """
 
 import argparse
@@ -22,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from . import admission, gpulock, outcome, procs, protocol, sandbox, startup, watch
+from . import admission, gpulock, judgesvc, outcome, procs, protocol, sandbox, startup, watch
 
 IN_FD, OUT_FD = 3, 4
 TICK_S = 0.1                  # watchdog period (10 Hz)
@@ -97,6 +98,12 @@ class Zygote:
         self.poll = select.poll()
         self.stopping = False
         self.next_tick = 0.0
+        self.svc = judgesvc.Service(mode, device)
+
+    def start_service(self):
+        """Fork the judge service (before any judge, and before the signal pipes exist)."""
+        pid = self.svc.start(close_fds=[self.in_fd, self.out_fd])
+        log(f"judge service started (pid {pid})")
 
     # ---- plumbing -------------------------------------------------------
     def send(self, rec):
@@ -190,8 +197,13 @@ class Zygote:
             grant_r, grant_w = os.pipe()
             fds += [grant_r, grant_w]
             close = [self.in_fd, self.out_fd, self.wake_r, self.wake_w, rec_r, grant_w]
+            if self.svc.ctrl is not None:
+                close.append(self.svc.ctrl.fileno())
             for c in self.children.values():
                 close += [c.rec_r, c.grant_w]
+            svc = self.svc.connect()
+            if svc is not None:
+                fds.append(svc.detach())
             sys.stdout.flush()
             sys.stderr.flush()
             child.t_fork = time.monotonic()
@@ -206,9 +218,12 @@ class Zygote:
         if pid == 0:
             from . import child as childmod    # loaded in main(); never returns
             childmod.run(job, self.evaluator, self.mode, tmpdir, rec_w, grant_r,
-                         [fd for fd in close if fd is not None], self.device, child.nonce)
+                         [fd for fd in close if fd is not None], self.device, child.nonce,
+                         svc_fd=fds[4] if len(fds) > 4 else None)
         os.close(rec_w)
         os.close(grant_r)
+        if len(fds) > 4:
+            os.close(fds[4])
         os.set_blocking(rec_r, False)
         os.set_blocking(grant_w, False)
         child.pid, child.rec_r, child.grant_w = pid, rec_r, grant_w
@@ -305,7 +320,7 @@ class Zygote:
         groups, strays = procs.scan(os.getpid(), leaders)
         for c in self.children.values():
             c.by_role, c.pids = watch.roles(c, groups)
-        return strays
+        return [pid for pid in strays if pid != self.svc.pid]
 
     def reap(self):
         while True:
@@ -315,6 +330,14 @@ class Zygote:
                 return
             if pid == 0:
                 return
+            if pid == self.svc.pid:
+                log(f"judge service exited (status {status}); restarting it")
+                self.svc.gone()
+                if not self.stopping:
+                    self.svc.start(close_fds=[self.in_fd, self.out_fd, self.wake_r, self.wake_w] +
+                                   [fd for c in self.children.values() for fd in (c.rec_r, c.grant_w)
+                                    if fd is not None])
+                continue
             child = self.by_pid.get(pid)
             if child is not None:
                 self.finish(child, status)
@@ -377,6 +400,7 @@ class Zygote:
             except ChildProcessError:
                 status = 0
             self.finish(child, status)
+        self.svc.stop()
         shutil.rmtree(self.base, ignore_errors=True)
 
     @staticmethod
@@ -401,6 +425,11 @@ def main(argv=None):
         os.environ["TRITON_INTERPRET"] = "1"     # must precede the first triton import
     else:
         os.environ.pop("TRITON_INTERPRET", None)
+        # One hardware work queue per CUDA context (every process forked from here inherits
+        # it): 16 contexts created at once took 1.2 s instead of 3.1 s on the H200, and
+        # context creation serialises in the driver. The cost: work a process puts on
+        # several streams shares one queue (PROTOCOL.md). An operator's setting wins.
+        os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", "1")
     versions = startup.import_stack(args.mode)
     evaluator = startup.load_evaluator(args.evaluator)   # imported before fork: children need no file access for it
     from . import child  # noqa: F401 - loaded once, after the env and triton are set up, not per fork
@@ -417,6 +446,7 @@ def main(argv=None):
             os.environ[warmup.ENV] = cache    # children inherit it and copy from it
         else:
             log(f"trusted Triton cache not filled ({why}); children compile from scratch")
+    z.start_service()
     z.send(protocol.hello(os.getpid(), versions["python"], versions["torch"], versions["triton"],
                           args.mode, device, {k: sb.get(k) for k in
                                               ("netns", "landlock", "rlimits", "mountns", "uid_drop", "level", "detail")}))

@@ -56,9 +56,9 @@ def test_a_dead_waiter_never_blocks_and_learning_raises_the_need():
     assert [h for h, _ in granted] == [a, b]
     key = task_key({"task": {"source": "x"}})
     v = {"device_memory": {"reference_mb": 100.0, "candidate_mb": 120.0, "judge_mb": 30.0}}
-    assert measured_mb(v) == 250.0 + 3 * CONTEXT_MB
+    assert measured_mb(v) == 250.0 + 2 * CONTEXT_MB
     adm.learn(key, v)
-    assert adm.need(key, 10) == pytest.approx(MARGIN * (250.0 + 3 * CONTEXT_MB))
+    assert adm.need(key, 10) == pytest.approx(MARGIN * (250.0 + 2 * CONTEXT_MB))
     adm.learn(key, v, oom=True)    # it did not fit: at least half the GPU next time
     assert adm.need(key, 10) >= 500 * MARGIN
     adm.learn(key, v, oom=True)    # and again: the whole GPU, alone
@@ -68,10 +68,11 @@ def test_a_dead_waiter_never_blocks_and_learning_raises_the_need():
 def test_quotas_from_the_shapes():
     mib = 1 << 20
     small = quotas_mb({"input_bytes": 100 * mib, "param_bytes": 0, "output_bytes": 10 * mib})
-    assert small == {"reference": MIN_RUNNER_MB, "candidate": 2 * MIN_RUNNER_MB, "judge": 30 + 512}
-    assert total_mb(small) == pytest.approx(3 * MIN_RUNNER_MB + 542 + 3 * CONTEXT_MB)
+    assert small == {"reference": MIN_RUNNER_MB, "candidate": 2 * MIN_RUNNER_MB, "judge": 30 + 64}
+    # one context per runner: the judge's buffers live in the judge service's context
+    assert total_mb(small) == pytest.approx(3 * MIN_RUNNER_MB + 94 + 2 * CONTEXT_MB)
     big = quotas_mb({"input_bytes": 6000 * mib, "param_bytes": 0, "output_bytes": 1000 * mib}, check=True)
-    assert big == {"reference": 14000, "judge": 3512}          # a task check has no candidate
+    assert big == {"reference": 14000, "judge": 3064}          # a task check has no candidate
     assert quotas_mb({"input_bytes": 1, "param_bytes": 0, "output_bytes": None}) is None
 
 

@@ -1,0 +1,214 @@
+"""What the judge does with the runners' outputs: the exchange buffers it lends, and
+every computation over them (checksums, comparisons, the reference's screens, the
+drain probe, the bandwidth floor).
+
+Two implementations of one set of operations, addressed by buffer id and output spec:
+
+- `Local` runs them in the calling process. The judge uses it on a CPU (memfd
+  buffers), and the GPU's judge service uses one per connected judge.
+- `Remote` asks the GPU's judge service (kgharness.judgesvc) over a private socket.
+  On a GPU the judge then needs no CUDA context of its own: an evaluation is two
+  contexts, not three (context creation serialises in the driver: 0.21 s each on the
+  H200 at 16 at once, the bound on throughput that this halves for the judge's part).
+
+Nothing here ever sees a runner's Python object: buffers hold bytes the judge owns,
+and the spec that types them was checked by the judge (kgharness.trials).
+"""
+
+import os
+import time
+
+import torch
+
+from . import channel, exchange, timing
+from . import correctness as C
+
+DRAIN_MAX_S = 3.0
+DRAIN_IDLE_MS = 0.5       # a ~10 us spin that takes longer is sharing the GPU
+_RES_FLOATS = ("max_abs", "max_rel", "scaled")
+
+
+class OpError(Exception):
+    """An operation failed; `oom` when the device was out of memory."""
+
+    def __init__(self, msg, oom=False):
+        super().__init__(msg)
+        self.oom = oom
+
+
+def leaves(u8, spec):
+    """The judge's view of a runner's outputs: typed tensors over its buffer, numbers."""
+    lay, _ = exchange.layout(spec)
+    views = exchange.views(u8, lay)
+    out, k = [], 0
+    for leaf in spec:
+        if leaf["kind"] == "tensor":
+            out.append(views[k])
+            k += 1
+        else:
+            out.append(leaf.get("value"))
+    return out
+
+
+class Local:
+    """The operations in this process."""
+
+    _bw = {}              # device -> bytes per ms, measured once per process
+
+    def __init__(self, mode, device):
+        self.mode, self.device, self.gpu = mode, device, mode == "gpu"
+        self.pool = exchange.Pool(mode, device)
+        self.kept = {}    # id -> leaves copied out of a buffer (snapshot, accumulate)
+        self._next = 1 << 30
+
+    # ---- buffers ------------------------------------------------------------------
+    def alloc(self, size):
+        """(id, handle for the runner, fds that travel with it: the caller's to close)."""
+        buf = self.pool.alloc(size)
+        return buf.id, buf.handle, [os.dup(fd) for fd in buf.fds]
+
+    def _leaves(self, bid, spec):
+        if bid in self.kept:
+            return self.kept[bid]
+        buf = self.pool.buffers.get(bid)
+        if buf is None:
+            raise OpError(f"no buffer {bid}")
+        return leaves(buf.u8, spec)
+
+    def _keep(self, items):
+        self._next += 1
+        self.kept[self._next] = items
+        return self._next
+
+    def info(self):
+        return {"gpu_name": torch.cuda.get_device_name(0)} if self.gpu else {}
+
+    def held_bytes(self):
+        own = sum(b.handle["size"] for b in self.pool.buffers.values())
+        return own + sum(t.numel() * t.element_size() for ls in self.kept.values()
+                         for t in ls if isinstance(t, torch.Tensor))
+
+    def close(self):
+        self.kept.clear()
+        self.pool.close()
+
+    # ---- over buffers -------------------------------------------------------------------
+    def fingerprint(self, bid):
+        buf = self.pool.buffers.get(bid)
+        if buf is None:
+            raise OpError(f"no buffer {bid}")
+        return C.fingerprint(buf.u8)
+
+    def compare(self, out_id, out_spec, ref_id, ref_spec, tol):
+        return C.compare(self._leaves(out_id, out_spec), self._leaves(ref_id, ref_spec), tol)
+
+    def nonfinite(self, bid, spec):
+        return C.nonfinite(self._leaves(bid, spec))
+
+    def tolerance(self, bid, spec, atol=None, rtol=None):
+        return C.tolerance(self._leaves(bid, spec), {"atol": atol, "rtol": rtol})
+
+    def near_constant(self, bid, spec, tol):
+        return C.near_constant(self._leaves(bid, spec), tol)
+
+    def snapshot(self, bid, spec):
+        """A copy of a buffer's leaves that later writes cannot touch: its id."""
+        return self._keep([t.clone() if isinstance(t, torch.Tensor) else t for t in self._leaves(bid, spec)])
+
+    def differ(self, a_id, b_id, spec, tol):
+        return C.differ(self._leaves(a_id, spec), self._leaves(b_id, spec), tol)
+
+    def accumulate(self, acc_id, bid, spec):
+        """Add a buffer's floating leaves (as float32) into acc_id (None: a new sum): its id."""
+        floats = [t.float() for t in _floats(self._leaves(bid, spec))]
+        if acc_id is None:
+            return self._keep(floats)
+        acc = self.kept[acc_id]
+        for a, f in zip(acc, floats):
+            a.add_(f)
+        return acc_id
+
+    def mean_within(self, acc_id, n, bid, spec, tol):
+        """The sum in acc_id divided by n is within tolerance of the buffer's floating leaves."""
+        mine = _floats(self._leaves(bid, spec))
+        mean = [(a / n).to(t.dtype) for a, t in zip(self.kept[acc_id], mine)]
+        return C.compare(mean, mine, tol)["ok"]
+
+    def drop(self, bid):
+        self.kept.pop(bid, None)
+
+    def window(self, opening):
+        """A timing window opens or closes (only the judge service has others to hold off)."""
+
+    # ---- the device -----------------------------------------------------------------------
+    def drain(self):
+        """Wait until GPU work queued by other evaluations has run out: (ms, quiet)."""
+        if not self.gpu:
+            return 0.0, True
+        t0, quiet = time.monotonic(), 0
+        while time.monotonic() - t0 < DRAIN_MAX_S:
+            w0 = time.perf_counter()
+            torch.cuda._sleep(20_000)
+            torch.cuda.synchronize()
+            quiet = quiet + 1 if (time.perf_counter() - w0) * 1e3 < DRAIN_IDLE_MS else 0
+            if quiet >= 3:
+                return round((time.monotonic() - t0) * 1e3, 3), True
+        return round((time.monotonic() - t0) * 1e3, 3), False
+
+    def bandwidth(self):
+        """Device bytes per ms (the too_fast floor); measured once, inside a timing window."""
+        if not self.gpu:
+            return None
+        if self.device not in Local._bw:
+            Local._bw[self.device] = timing.bandwidth_bytes_per_ms(self.device)
+        return Local._bw[self.device]
+
+
+def _floats(ls):
+    return [t for t in ls if isinstance(t, torch.Tensor) and t.is_floating_point()]
+
+
+class Remote:
+    """The same operations, asked of the GPU's judge service over `sock` (a SOCK_SEQPACKET
+    end the zygote handed this judge). Buffers die with the connection."""
+
+    OPS = ("fingerprint", "compare", "nonfinite", "tolerance", "near_constant", "snapshot",
+           "differ", "accumulate", "mean_within", "drop", "drain", "bandwidth", "held_bytes", "info", "window")
+
+    def __init__(self, sock, timeout_s=300.0):
+        self.chan = channel.Channel(sock)
+        self.timeout_s = timeout_s
+
+    def _ask(self, op, *a, fds_out=None, **k):
+        try:
+            seq = self.chan.request(op, a=list(a), k=k)
+            rep = self.chan.reply(op, seq, deadline=time.monotonic() + self.timeout_s, fds_out=fds_out)
+        except (channel.ChannelClosed, channel.Malformed, TimeoutError) as e:
+            raise OpError(f"the judge service did not answer {op}: {e}") from None
+        if rep.get("ok") is not True:
+            raise OpError(f"judge service, {op}: {str(rep.get('error'))[:300]}", oom=rep.get("oom") is True)
+        return rep.get("result")
+
+    def alloc(self, size):
+        fds = []
+        r = self._ask("alloc", int(size), fds_out=fds)
+        return r["id"], r["handle"], fds
+
+    def compare(self, *a, **k):
+        res = self._ask("compare", *a, **k)
+        # JSON has no Inf: an infinite error arrives as null.
+        for key in _RES_FLOATS:
+            if res.get(key) is None:
+                res[key] = float("inf")
+        return res
+
+    def close(self):
+        try:
+            self.chan.sock.close()
+        except OSError:
+            pass
+
+    def __getattr__(self, op):
+        if op not in Remote.OPS:
+            raise AttributeError(op)
+        return lambda *a, **k: self._ask(op, *a, **k)

@@ -1,0 +1,219 @@
+"""The judge service: one process per zygote that owns every judge's exchange buffers
+and runs the judges' computations over them (kgharness.bufferops).
+
+On a GPU this is the one CUDA context that judges share: without it each evaluation
+created three contexts (judge and two runners), and context creation serialises in
+the driver (0.21 s each on the H200 with 16 at once), which bounded level2 throughput
+below one evaluation per second. The zygote, which never initialises CUDA, forks the
+service once at start; for each judge it forks, it makes a socket pair and hands one
+end to the service (SCM_RIGHTS over the control socket), the other to the judge.
+
+The service runs harness code only and talks only to judges, which run harness code
+only: no runner can reach it (a runner's channel is to its judge). One thread per
+judge; a judge's buffers are freed when its connection closes, however it ended. The
+service exits when the zygote closes the control socket, and dies with it (PDEATHSIG).
+"""
+
+import array
+import ctypes
+import os
+import signal
+import socket
+import sys
+import threading
+import traceback
+
+from . import channel, feedback
+from .startup import log
+
+PR_SET_PDEATHSIG = 1
+ALLOWED = ("alloc",) + ("fingerprint", "compare", "nonfinite", "tolerance", "near_constant", "snapshot",
+                        "differ", "accumulate", "mean_within", "drop", "drain", "bandwidth", "held_bytes",
+                        "info")
+
+
+class Service:
+    """The zygote's handle: start() forks it; connect() makes a judge's socket."""
+
+    def __init__(self, mode, device):
+        self.mode, self.device = mode, device
+        self.pid, self.ctrl = None, None
+
+    def start(self, close_fds=()):
+        """Fork the service. The caller must not have initialised CUDA."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            _main(theirs, self.mode, self.device, close_fds)   # never returns
+        theirs.close()
+        self.pid, self.ctrl = pid, ours
+        return pid
+
+    def connect(self):
+        """A new judge connection: the judge's end (a socket), or None when the service
+        is not running (the judge then works in its own process)."""
+        if self.ctrl is None:
+            return None
+        judge_end, svc_end = channel.pair()
+        try:
+            self.ctrl.sendmsg([b"j"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [svc_end.fileno()]))])
+        except OSError as e:
+            log(f"judge service: cannot hand over a connection ({e})")
+            judge_end.close()
+            return None
+        finally:
+            svc_end.close()
+        return judge_end
+
+    def gone(self):
+        """The service exited (the zygote reaped it): judges forked from now on work alone."""
+        if self.ctrl is not None:
+            self.ctrl.close()
+        self.pid, self.ctrl = None, None
+
+    def stop(self):
+        if self.ctrl is not None:
+            self.ctrl.close()
+            self.ctrl = None
+
+
+def _main(ctrl, mode, device, close_fds):
+    code = 70
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        for fd in close_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)
+        if mode == "gpu":
+            import torch
+            torch.cuda.init()
+            torch.zeros(1, device=device)
+        serve(ctrl, mode, device)
+        code = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stderr.flush()
+        os._exit(code)
+
+
+class Gate:
+    """While one judge holds the GPU's timing window, only its requests run here. The
+    zygote stops every other judge, but a request one sent just before it was stopped
+    would still run in this process, on the GPU, inside the holder's window."""
+
+    def __init__(self):
+        self.cv = threading.Condition()
+        self.owner = None
+        self.busy = 0          # requests of other judges running now
+
+    def enter(self, who):
+        with self.cv:
+            while self.owner is not None and self.owner is not who:
+                self.cv.wait()
+            if self.owner is None:
+                self.busy += 1
+                return True
+            return False        # the owner's own request: not counted
+
+    def leave(self):
+        with self.cv:
+            self.busy -= 1
+            self.cv.notify_all()
+
+    def open(self, who):
+        """Hold the gate for `who`; returns once other judges' requests have finished."""
+        with self.cv:
+            while self.owner is not None and self.owner is not who:
+                self.cv.wait()
+            self.owner = who
+            while self.busy:
+                self.cv.wait()
+
+    def close(self, who):
+        with self.cv:
+            if self.owner is who:
+                self.owner = None
+                self.cv.notify_all()
+
+
+GATE = Gate()
+
+
+def serve(ctrl, mode, device):
+    """Accept judge connections from the control socket until it closes."""
+    while True:
+        fds = array.array("i")
+        try:
+            data, anc, _, _ = ctrl.recvmsg(16, socket.CMSG_SPACE(4 * fds.itemsize))
+        except OSError:
+            return
+        if not data:
+            return
+        for level, kind, payload in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
+        for fd in fds:
+            sock = socket.socket(fileno=fd)
+            threading.Thread(target=serve_judge, args=(sock, mode, device), daemon=True).start()
+
+
+def serve_judge(sock, mode, device):
+    """One judge's requests, one reply each, until it closes its end; then its buffers go."""
+    from . import bufferops
+    chan = channel.Channel(sock)
+    ops = bufferops.Local(mode, device)
+    try:
+        while True:
+            try:
+                req, fds = chan.recv()
+            except (channel.ChannelClosed, channel.Malformed):
+                return
+            channel.close_all(fds)
+            if req.get("op") == "window":
+                # Bracket a timing window: [True] opens, [False] closes (PROTOCOL.md).
+                (GATE.open if (req.get("a") or [False])[0] is True else GATE.close)(chan)
+                chan.send({"op": "window", "seq": req.get("seq"), "ok": True, "result": None})
+                continue
+            counted = GATE.enter(chan)
+            try:
+                rep, out_fds = handle(ops, req)
+            finally:
+                if counted:
+                    GATE.leave()
+            try:
+                chan.send(rep, out_fds)
+            finally:
+                channel.close_all(out_fds)
+    except (channel.ChannelClosed, OSError):
+        return
+    finally:
+        GATE.close(chan)
+        ops.close()
+        sock.close()
+
+
+def handle(ops, req):
+    """(reply, fds) for one request."""
+    op, seq = req.get("op"), req.get("seq")
+    base = {"op": op, "seq": seq}
+    a, k = req.get("a") or [], req.get("k") or {}
+    if op not in ALLOWED or not isinstance(a, list) or not isinstance(k, dict):
+        return dict(base, ok=False, error=f"unknown request {str(op)[:40]!r}"), ()
+    try:
+        out = getattr(ops, op)(*a, **k)
+    except Exception as e:  # noqa: BLE001 - the judge hears why, and decides
+        oom = feedback.is_device_oom(e) or "CUDA driver error 2" in str(e)
+        return dict(base, ok=False, error=f"{type(e).__name__}: {e}"[:500], oom=oom), ()
+    if op == "alloc":
+        bid, handle_, fds = out
+        return dict(base, ok=True, result={"id": bid, "handle": handle_}), fds
+    return dict(base, ok=True, result=out), ()
