@@ -141,3 +141,63 @@ for r in rows:
         print("  ", r["task"][:28], r["status"], r["hack_flags"], r.get("wall_check") or {}, r["feedback"][:160])
 PY
 fi
+
+if [ "$phase" = final1 ]; then
+  # Issue 10's figures, part 1: level2 throughput (REPEAT per kernel, 16 in flight), the
+  # fidelity table on level2, the heavy suite's task check.
+  timeout 150 $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 --repeat ${REPEAT:-5} \
+      --concurrency 16 --json > "$out/bench-c16.json" 2> "$out/bench-c16.err"; echo "bench c16 rc=$?"
+  timeout 200 $kg bench --fidelity --tasks datasets/level2 --kernels datasets/solutions/level2 --repeat 1 --json \
+      > "$out/fidelity-level2.json" 2> "$out/fidelity-level2.err"; echo "fidelity rc=$?"
+  timeout 150 $kg tasks check datasets/heavy --manifest datasets/manifest.json > "$out/heavy-check.txt" 2>&1
+  echo "heavy check rc=$?"; cp datasets/manifest.json "$out/manifest.json"
+  tail -20 "$out/heavy-check.txt"
+fi
+
+if [ "$phase" = final2 ]; then
+  # Part 2: the heavy suite with its solutions at full concurrency, then at concurrency 1.
+  timeout 560 $kg bench --fidelity --tasks datasets/heavy --kernels datasets/solutions/heavy --repeat 1 --json \
+      > "$out/fidelity-heavy.json" 2> "$out/fidelity-heavy.err"; echo "heavy fidelity rc=$?"
+fi
+
+if [ "$phase" = final1 ] || [ "$phase" = final2 ]; then
+  python3 - "$out" <<'PY'
+import glob, json, sys, statistics as st
+out = sys.argv[1]
+for f in sorted(glob.glob(f"{out}/bench-c16.json")):
+    b = json.load(open(f))
+    print(f"bench: {b['evals_per_s']:.2f} evals/s over {b['evals']} {b['statuses']} p50 {b['latency_p50_ms']:.0f} ms; "
+          f"mem wait median {b['stage_median_ms'].get('lock_mem_wait', 0):.0f} ms")
+for f in sorted(glob.glob(f"{out}/fidelity-*.json")):
+    try:
+        d = json.load(open(f))
+    except Exception as e:
+        print(f, e); continue
+    print(f.split("/")[-1], "summary:", json.dumps(d.get("summary")))
+    for p in d.get("passes") or []:
+        r = p.get("report") or {}
+        print("  pass", p.get("name"), "conc", p.get("concurrency"), "evals/s", round(r.get("evals_per_s") or 0, 3),
+              r.get("statuses"), "harness_error feedback:",
+              [x["feedback"][:90] for x in r.get("rows") or [] if x.get("status") == "harness_error"][:3])
+    for k in d.get("kernels") or []:
+        print("   ", k["task"][:34].ljust(35), round(k["speedup_full"], 3), round(k["speedup_c1"], 3), round(k["ratio"], 4))
+    for e in (d.get("excluded") or [])[:10]:
+        print("    excluded", e["task"][:34], e["reason"][:110])
+PY
+fi
+
+if [ "$phase" = slots ]; then
+  # Level2 throughput with 16 and 24 evaluation slots on the GPU, one run.
+  for n in 16 24; do
+    KERNELGATE_CONCURRENCY=$n timeout 120 $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 \
+        --repeat ${REPEAT:-5} --json > "$out/bench-s$n.json" 2> "$out/bench-s$n.err"; echo "bench slots=$n rc=$?"
+  done
+  python3 - "$out" <<'PY'
+import json, sys
+for n in (16, 24):
+    b = json.load(open(f"{sys.argv[1]}/bench-s{n}.json"))
+    s = b["stage_median_ms"]
+    print(f"slots {n}: {b['evals_per_s']:.2f} evals/s over {b['evals']} {b['statuses']} p50 {b['latency_p50_ms']:.0f} ms; "
+          f"load {s.get('load', 0):.0f} correctness {s.get('correctness', 0):.0f} mem wait {s.get('lock_mem_wait', 0):.0f}")
+PY
+fi
