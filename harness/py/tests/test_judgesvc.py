@@ -1,0 +1,98 @@
+"""The judge service (kgharness.judgesvc) as a judge sees it: a real forked service on a
+CPU, its operations over memfd buffers, its gate while one judge holds the timing window,
+and buffers that die with their judge's connection."""
+
+import mmap
+import os
+import threading
+import time
+
+import pytest
+import torch
+
+from kgharness import bufferops, exchange, judgesvc
+
+SPEC = [{"kind": "tensor", "dtype": "float32", "shape": [4, 8], "device": "cpu"}]
+
+
+@pytest.fixture(scope="module")
+def svc():
+    s = judgesvc.Service("cpu_interpreter", "cpu")
+    s.start()
+    yield s
+    s.stop()
+    os.waitpid(s.pid, 0)
+
+
+def lend(ops, values):
+    """A buffer in the service, written through its memfd as a runner would."""
+    _, size = exchange.layout(SPEC)
+    bid, handle, fds = ops.alloc(size)
+    assert handle == {"kind": "memfd", "size": size} and len(fds) == 1
+    view = torch.frombuffer(mmap.mmap(fds[0], size), dtype=torch.uint8)
+    os.close(fds[0])
+    bufferops.leaves(view, SPEC)[0].copy_(values)
+    return bid, view
+
+
+def test_operations_agree_with_the_local_ones(svc):
+    ops = bufferops.Remote(svc.connect())
+    x = torch.randn(4, 8)
+    a, _ = lend(ops, x)
+    b, view_b = lend(ops, x + 1e-6)
+    tol = ops.tolerance(a, SPEC)
+    assert tol["atol"] == 1e-4 and tol["dtype"] == "float32"
+    assert ops.compare(b, SPEC, a, SPEC, tol)["ok"]
+    before = ops.fingerprint(b)
+    bufferops.leaves(view_b, SPEC)[0][0, 0] += 1.0     # a late write is seen
+    assert ops.fingerprint(b) != before
+    res = ops.compare(b, SPEC, a, SPEC, tol)
+    assert not res["ok"] and res["max_abs"] == pytest.approx(1.0, abs=1e-3)
+    bufferops.leaves(view_b, SPEC)[0].fill_(float("inf"))
+    assert ops.nonfinite(b, SPEC) and not ops.nonfinite(a, SPEC)
+    assert ops.compare(b, SPEC, a, SPEC, tol)["max_abs"] == float("inf")   # null over JSON
+    snap = ops.snapshot(a, SPEC)
+    assert not ops.differ(snap, a, SPEC, tol)
+    assert ops.held_bytes() >= 3 * 4 * 8 * 4
+    assert ops.drain() == [0.0, True] and ops.bandwidth() is None
+    ops.close()
+
+
+def test_an_unknown_or_bad_request_is_an_error_not_a_crash(svc):
+    ops = bufferops.Remote(svc.connect())
+    with pytest.raises(bufferops.OpError, match="unknown request"):
+        ops._ask("exec", "print(1)")
+    with pytest.raises(bufferops.OpError, match="no buffer"):
+        ops.fingerprint(12345)
+    assert ops.info() == {}        # the connection still works
+    ops.close()
+
+
+def test_other_judges_wait_while_one_holds_the_window(svc):
+    holder, other = bufferops.Remote(svc.connect()), bufferops.Remote(svc.connect())
+    a, _ = lend(holder, torch.ones(4, 8))
+    b, _ = lend(other, torch.ones(4, 8))
+    holder.window(True)
+    done = []
+    t = threading.Thread(target=lambda: done.append(other.fingerprint(b)))
+    t.start()
+    time.sleep(0.3)
+    assert not done                             # held off
+    assert holder.fingerprint(a) > 0            # the holder's own requests run
+    holder.window(False)
+    t.join(5)
+    assert done and done[0] == holder.fingerprint(a)
+    holder.close()
+    other.close()
+
+
+def test_a_closed_connection_releases_the_window_and_the_buffers(svc):
+    holder, other = bufferops.Remote(svc.connect()), bufferops.Remote(svc.connect())
+    lend(holder, torch.zeros(4, 8))
+    holder.window(True)
+    holder.close()                              # the judge died inside its window
+    assert other.info() == {}                   # answered: the gate was released
+    other.close()
+    late = bufferops.Remote(svc.connect())
+    assert late.held_bytes() == 0               # a new judge starts with nothing
+    late.close()
