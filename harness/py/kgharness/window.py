@@ -81,7 +81,7 @@ class Window:
     @contextlib.contextmanager
     def held(self):
         """The judge service runs no other judge's request while this window is open, and
-        both runners run on one CPU (the judge on another)."""
+        both runners run on one CPU."""
         self.ops.window(True)
         pinned = _pin((self.R, self.C))
         try:
@@ -239,26 +239,37 @@ class Window:
 
 
 def _pin(runners):
-    """Both runners' main threads on the same CPU for the window, the judge on another:
-    a per-process difference (a core's clock, its distance to the GPU) showed on an H200
-    as one side's overhead steadily 0.2-0.4 ms above the other's in one evaluation, and
-    the other evaluations are stopped meanwhile, so the CPUs are free. Best effort: where
-    the kernel refuses, nothing is pinned. Returns what to restore."""
-    try:
-        cpus = sorted(os.sched_getaffinity(0))
-    except OSError:
-        return []
-    if len(cpus) < 2:
+    """Both runners' main threads on one CPU for the window: the one the judge runs on
+    when the window opens. A per-process difference (a core's clock, its distance to the
+    GPU) showed on an H200 as one side's overhead steadily 0.2-0.4 ms above the other's
+    in one evaluation. Not one fixed CPU: the zygotes of other GPUs (and of parallel test
+    workers) time their own evaluations at the same moment, and a fixed CPU put their
+    runners on one core (honest kernels flagged `forge` by 0.7-1.0 ms). Best effort:
+    where the kernel refuses, nothing is pinned. Returns what to restore."""
+    cpu = _current_cpu()
+    if cpu is None:
         return []
     saved = []
-    for pid, cpu in [(r.pid, cpus[-1]) for r in runners if r is not None] + [(0, cpus[-2])]:
+    for r in runners:
+        if r is None:
+            continue
         try:
-            before = os.sched_getaffinity(pid)
-            os.sched_setaffinity(pid, {cpu})
-            saved.append((pid, before))
+            before = os.sched_getaffinity(r.pid)
+            os.sched_setaffinity(r.pid, {cpu})
+            saved.append((r.pid, before))
         except OSError:
             pass
     return saved
+
+
+def _current_cpu():
+    """The CPU this process last ran on (/proc/self/stat, field 39), or None."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rfind(b")") + 2:].split()[36])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _unpin(saved):
