@@ -96,3 +96,25 @@ def test_a_closed_connection_releases_the_window_and_the_buffers(svc):
     late = bufferops.Remote(svc.connect())
     assert late.held_bytes() == 0               # a new judge starts with nothing
     late.close()
+
+
+def test_the_zygote_restarts_a_dead_service(tmp_path):
+    import re
+    import signal
+    from pathlib import Path
+
+    from zygote_client import ZygoteClient
+    ci = Path(__file__).resolve().parents[3] / "datasets"
+    task = (ci / "ci" / "1_add_relu.py").read_text()
+    code = (ci / "solutions" / "ci" / "1_add_relu.py").read_text()
+    with ZygoteClient() as z:
+        first = re.search(r"judge service started \(pid (\d+)\)", z.log_text())
+        assert first, z.log_text()
+        os.kill(int(first.group(1)), signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while "restarting it" not in z.log_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "restarting it" in z.log_text(), z.log_text()
+        v = z.wait(z.submit(task, code), 120)
+        assert v["status"] == "correct", v
+        assert z.alive()
