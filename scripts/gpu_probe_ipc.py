@@ -166,30 +166,40 @@ def probe_drain():
          readings=readings[:12] + readings[-3:])
 
 
+def at_once(n, fn):
+    """Fork n children that each run fn() at once: (wall s, each child's s, sorted)."""
+    r, w = os.pipe()
+    t0 = time.monotonic()
+    pids = []
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            t1 = time.monotonic()
+            fn()
+            os.write(w, f"{time.monotonic() - t1:.3f}\n".encode())
+            os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+    wall = time.monotonic() - t0
+    os.close(w)
+    each = sorted(float(x) for x in os.read(r, 1 << 16).decode().split())
+    os.close(r)
+    return wall, each
+
+
+def torch_context():
+    import torch
+    torch.zeros(1, device="cuda")
+    torch.cuda.synchronize()
+
+
 def probe_contexts():
     """N processes create their CUDA context at once (forked from a parent that imported
     torch, as a zygote does): does creation serialise? Wall time for N = 1, 4, 16."""
     import torch  # noqa: F401 - imported before the forks, as in the zygote
     for n in (1, 4, 16):
-        r, w = os.pipe()
-        t0 = time.monotonic()
-        pids = []
-        for _ in range(n):
-            pid = os.fork()
-            if pid == 0:
-                t1 = time.monotonic()
-                import torch as t2
-                t2.zeros(1, device="cuda")
-                t2.cuda.synchronize()
-                os.write(w, f"{time.monotonic() - t1:.3f}\n".encode())
-                os._exit(0)
-            pids.append(pid)
-        for pid in pids:
-            os.waitpid(pid, 0)
-        wall = time.monotonic() - t0
-        os.close(w)
-        each = sorted(float(x) for x in os.read(r, 1 << 16).decode().split())
-        os.close(r)
+        wall, each = at_once(n, torch_context)
         emit("contexts", n=n, wall_s=round(wall, 3), each_median_s=each[len(each) // 2], each_max_s=each[-1])
 
 
@@ -208,36 +218,15 @@ def probe_context_kinds():
         assert lib.cuCtxSetCurrent(ctx) == 0
         assert lib.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(1 << 20)) == 0
 
-    def full():
-        import torch as t2
-        t2.zeros(1, device="cuda")
-        t2.cuda.synchronize()
-
-    for kind, fn in (("driver", raw), ("torch", full)):
+    for kind, fn in (("driver", raw), ("torch", torch_context)):
         for n in (1, 16):
-            r, w = os.pipe()
-            t0 = time.monotonic()
-            pids = []
-            for _ in range(n):
-                pid = os.fork()
-                if pid == 0:
-                    t1 = time.monotonic()
-                    fn()
-                    os.write(w, f"{time.monotonic() - t1:.3f}\n".encode())
-                    os._exit(0)
-                pids.append(pid)
-            for pid in pids:
-                os.waitpid(pid, 0)
-            wall = time.monotonic() - t0
-            os.close(w)
-            each = sorted(float(x) for x in os.read(r, 1 << 16).decode().split())
-            os.close(r)
+            wall, each = at_once(n, fn)
             emit("context_kinds", kind=kind, n=n, conns=os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", ""),
                  wall_s=round(wall, 3), each_median_s=each[len(each) // 2] if each else None)
 
 
-PROBES = {"contexts": probe_contexts, "context_kinds": probe_context_kinds, "ipc": probe_ipc, "ipc_uid": lambda: probe_ipc(drop_uid=True),
-          "context": probe_context_cost, "drain": probe_drain}
+PROBES = {"contexts": probe_contexts, "context_kinds": probe_context_kinds, "ipc": probe_ipc,
+          "ipc_uid": lambda: probe_ipc(drop_uid=True), "context": probe_context_cost, "drain": probe_drain}
 
 
 def main(argv):

@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from . import channel, exchange, timing
+from . import channel, exchange, judgesvc, timing
 from . import correctness as C
 
 DRAIN_MAX_S = 3.0
@@ -172,9 +172,6 @@ class Remote:
     """The same operations, asked of the GPU's judge service over `sock` (a SOCK_SEQPACKET
     end the zygote handed this judge). Buffers die with the connection."""
 
-    OPS = ("fingerprint", "compare", "nonfinite", "tolerance", "near_constant", "snapshot",
-           "differ", "accumulate", "mean_within", "drop", "drain", "bandwidth", "held_bytes", "info", "window")
-
     def __init__(self, sock, timeout_s=300.0):
         self.chan = channel.Channel(sock)
         self.timeout_s = timeout_s
@@ -209,6 +206,6 @@ class Remote:
             pass
 
     def __getattr__(self, op):
-        if op not in Remote.OPS:
+        if op not in judgesvc.OPS:
             raise AttributeError(op)
         return lambda *a, **k: self._ask(op, *a, **k)

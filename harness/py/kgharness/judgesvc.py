@@ -27,9 +27,10 @@ from . import channel, feedback
 from .startup import log
 
 PR_SET_PDEATHSIG = 1
-ALLOWED = ("alloc",) + ("fingerprint", "compare", "nonfinite", "tolerance", "near_constant", "snapshot",
-                        "differ", "accumulate", "mean_within", "drop", "drain", "bandwidth", "held_bytes",
-                        "info")
+# Every operation a judge may ask (kgharness.bufferops.Local's methods of these names).
+OPS = ("alloc", "fingerprint", "compare", "nonfinite", "tolerance", "near_constant", "snapshot",
+       "differ", "accumulate", "mean_within", "drop", "drain", "bandwidth", "held_bytes", "info",
+       "window")
 
 
 class Service:
@@ -168,7 +169,7 @@ def serve(ctrl, mode, device):
 
 def serve_judge(sock, mode, device):
     """One judge's requests, one reply each, until it closes its end; then its buffers go."""
-    from . import bufferops
+    from . import bufferops   # torch: imported once the zygote has set up its environment
     chan = channel.Channel(sock)
     ops = bufferops.Local(mode, device)
     try:
@@ -206,7 +207,7 @@ def handle(ops, req):
     op, seq = req.get("op"), req.get("seq")
     base = {"op": op, "seq": seq}
     a, k = req.get("a") or [], req.get("k") or {}
-    if op not in ALLOWED or not isinstance(a, list) or not isinstance(k, dict):
+    if op not in OPS or not isinstance(a, list) or not isinstance(k, dict):
         return dict(base, ok=False, error=f"unknown request {str(op)[:40]!r}"), ()
     try:
         out = getattr(ops, op)(*a, **k)

@@ -37,6 +37,17 @@ def nproc_limit():
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
+def stat_fields(pid="self"):
+    """/proc/<pid>/stat after the command name: index 0 is the state (stat(5) field 3), so
+    field n is index n - 3. None when the process is gone or the line is unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat_line = f.read()
+    except OSError:
+        return None
+    return stat_line[stat_line.rfind(b")") + 2:].split()
+
+
 def scan(zygote_pid, leaders):
     """Attribute every process to the child (group leader) it descends from.
 
@@ -49,12 +60,9 @@ def scan(zygote_pid, leaders):
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
+        fields = stat_fields(name)
+        if fields is None:
             continue
-        fields = stat[stat.rfind(b")") + 2:].split()
         try:   # fields[1] ppid, [2] pgrp, [21] rss in pages (stat(5) fields 4, 5, 24)
             procs[int(name)] = (int(fields[1]), int(fields[2]), int(fields[21]))
         except (IndexError, ValueError):

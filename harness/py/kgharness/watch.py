@@ -24,10 +24,8 @@ LOGS = {"judge": "output.log", "reference": os.path.join("reference", "output.lo
 
 def rss_of(pid):
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        return int(stat[stat.rfind(b")") + 2:].split()[21]) * _PAGE
-    except (OSError, IndexError, ValueError):
+        return int(procs.stat_fields(pid)[21]) * _PAGE
+    except (TypeError, IndexError, ValueError):
         return 0
 
 

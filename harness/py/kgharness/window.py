@@ -26,7 +26,7 @@ import gc
 import os
 import time
 
-from . import exchange, timing
+from . import exchange, procs, timing
 
 # The candidate's overhead may exceed the reference's by at least ABS_LIMIT_MS, or
 # REL_LIMIT of the candidate's median time, or MAD_LIMIT median absolute deviations of
@@ -62,7 +62,7 @@ class Window:
         j, v = self.j, self.j.v
         with j.ctx.timing_lock(), self.held(), _no_gc():
             v["stage_ms"]["drain"] = self.drain()
-            self.bw = self.ops.bandwidth() if self.gpu else None
+            self.bw = self.ops.bandwidth()
             self.C.stop()
             try:
                 before, _ = self.alone(self.R, self.t.ref_buf, 0.5)
@@ -263,12 +263,10 @@ def _pin(runners):
 
 
 def _current_cpu():
-    """The CPU this process last ran on (/proc/self/stat, field 39), or None."""
+    """The CPU this process last ran on (stat(5) field 39), or None."""
     try:
-        with open("/proc/self/stat", "rb") as f:
-            stat = f.read()
-        return int(stat[stat.rfind(b")") + 2:].split()[36])
-    except (OSError, IndexError, ValueError):
+        return int(procs.stat_fields()[36])
+    except (TypeError, IndexError, ValueError):
         return None
 
 

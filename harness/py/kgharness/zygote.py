@@ -101,9 +101,20 @@ class Zygote:
         self.svc = judgesvc.Service(mode, device)
 
     def start_service(self):
-        """Fork the judge service (before any judge, and before the signal pipes exist)."""
-        pid = self.svc.start(close_fds=[self.in_fd, self.out_fd])
+        """Fork the judge service (at start, and again if it dies)."""
+        pid = self.svc.start(close_fds=self.own_fds())
         log(f"judge service started (pid {pid})")
+
+    def own_fds(self):
+        """The zygote's descriptors that a process it forks must close: Go's pipes, the
+        signal wakeup pipe (once it exists), the judge service's control socket, and
+        every running evaluation's pipes."""
+        fds = [self.in_fd, self.out_fd, getattr(self, "wake_r", None), getattr(self, "wake_w", None)]
+        if self.svc.ctrl is not None:
+            fds.append(self.svc.ctrl.fileno())
+        for c in self.children.values():
+            fds += [c.rec_r, c.grant_w]
+        return [fd for fd in fds if fd is not None]
 
     # ---- plumbing -------------------------------------------------------
     def send(self, rec):
@@ -196,14 +207,11 @@ class Zygote:
             fds += [rec_r, rec_w]
             grant_r, grant_w = os.pipe()
             fds += [grant_r, grant_w]
-            close = [self.in_fd, self.out_fd, self.wake_r, self.wake_w, rec_r, grant_w]
-            if self.svc.ctrl is not None:
-                close.append(self.svc.ctrl.fileno())
-            for c in self.children.values():
-                close += [c.rec_r, c.grant_w]
+            close = self.own_fds() + [rec_r, grant_w]
             svc = self.svc.connect()
-            if svc is not None:
-                fds.append(svc.detach())
+            svc_fd = svc.detach() if svc is not None else None
+            if svc_fd is not None:
+                fds.append(svc_fd)
             sys.stdout.flush()
             sys.stderr.flush()
             child.t_fork = time.monotonic()
@@ -217,13 +225,12 @@ class Zygote:
             return
         if pid == 0:
             from . import child as childmod    # loaded in main(); never returns
-            childmod.run(job, self.evaluator, self.mode, tmpdir, rec_w, grant_r,
-                         [fd for fd in close if fd is not None], self.device, child.nonce,
-                         svc_fd=fds[4] if len(fds) > 4 else None)
+            childmod.run(job, self.evaluator, self.mode, tmpdir, rec_w, grant_r, close, self.device,
+                         child.nonce, svc_fd=svc_fd)
         os.close(rec_w)
         os.close(grant_r)
-        if len(fds) > 4:
-            os.close(fds[4])
+        if svc_fd is not None:
+            os.close(svc_fd)
         os.set_blocking(rec_r, False)
         os.set_blocking(grant_w, False)
         child.pid, child.rec_r, child.grant_w = pid, rec_r, grant_w
@@ -334,9 +341,7 @@ class Zygote:
                 log(f"judge service exited (status {status}); restarting it")
                 self.svc.gone()
                 if not self.stopping:
-                    self.svc.start(close_fds=[self.in_fd, self.out_fd, self.wake_r, self.wake_w] +
-                                   [fd for c in self.children.values() for fd in (c.rec_r, c.grant_w)
-                                    if fd is not None])
+                    self.start_service()
                 continue
             child = self.by_pid.get(pid)
             if child is not None:
