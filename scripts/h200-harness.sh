@@ -186,6 +186,39 @@ for f in sorted(glob.glob(f"{out}/fidelity-*.json")):
 PY
 fi
 
+if [ "$phase" = ab ]; then
+  # Level2 throughput, this build against OLD (another carried build), one run each in
+  # the order new, old, new (REPEAT per kernel, 16 in flight); then the level2 fidelity table.
+  i=0
+  for b in "$kg" "${OLD:?}" "$kg"; do
+    i=$((i+1))
+    timeout 150 $b bench --tasks datasets/level2 --kernels datasets/solutions/level2 --repeat ${REPEAT:-5} \
+        --concurrency 16 --json > "$out/ab$i.json" 2> "$out/ab$i.err"; echo "bench $i ($b) rc=$?"
+  done
+  timeout 200 $kg bench --fidelity --tasks datasets/level2 --kernels datasets/solutions/level2 --repeat 1 --json \
+      > "$out/fidelity-level2.json" 2> "$out/fidelity-level2.err"; echo "fidelity rc=$?"
+  python3 - "$out" <<'PY'
+import json, sys, statistics as st
+out = sys.argv[1]
+for i, name in ((1, "new"), (2, "old"), (3, "new")):
+    try:
+        b = json.load(open(f"{out}/ab{i}.json"))
+    except Exception as e:
+        print(i, name, e); continue
+    rows = b["rows"]
+    lat = st.mean(r["latency_ms"] for r in rows) / 1e3
+    s = b["stage_median_ms"]
+    print(f"{i} {name}: {b['evals_per_s']:.3f} evals/s over {b['evals']} {b['statuses']} in flight {sum(r['latency_ms'] for r in rows)/1e3/b['wall_s']:.1f}; "
+          f"mean latency {lat:.2f} s; window {s.get('lock_exclusive_held', 0):.0f} ms; pairs median "
+          f"{st.median([(r.get('wall_check') or {}).get('pairs', 0) for r in rows])}")
+try:
+    d = json.load(open(f"{out}/fidelity-level2.json"))
+    print("fidelity level2:", json.dumps(d.get("summary")))
+except Exception as e:
+    print("fidelity:", e)
+PY
+fi
+
 if [ "$phase" = slots ]; then
   # Level2 throughput with 16 and 24 evaluation slots on the GPU, one run.
   for n in 16 24; do
