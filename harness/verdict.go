@@ -201,6 +201,13 @@ type WallCheck struct {
 	Pairs       int     `json:"pairs"`
 	ExcessP10MS float64 `json:"excess_p10_ms"`
 	ExcessP90MS float64 `json:"excess_p90_ms"`
+	// HeadMS is the GPU spin queued ahead of every timed call, one length for
+	// both sides (twice the slowest enqueue either reported, 0.3-20 ms);
+	// RefEnqueueMS and CandEnqueueMS are each side's median host time to
+	// enqueue a call. Absent on a CPU.
+	HeadMS        *float64 `json:"head_ms,omitempty"`
+	RefEnqueueMS  *float64 `json:"ref_enqueue_ms,omitempty"`
+	CandEnqueueMS *float64 `json:"cand_enqueue_ms,omitempty"`
 }
 
 // TaskInfo is what a task check found out about a task without computing

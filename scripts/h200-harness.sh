@@ -155,8 +155,9 @@ if [ "$phase" = final1 ]; then
 fi
 
 if [ "$phase" = final2 ]; then
-  # Part 2: the heavy suite with its solutions at full concurrency, then at concurrency 1.
-  timeout 560 $kg bench --fidelity --tasks datasets/heavy --kernels datasets/solutions/heavy --repeat 1 --json \
+  # Part 2: the heavy suite with its solutions at full concurrency, then at concurrency 1
+  # (REPEAT evaluations of each kernel in each pass; medians compared).
+  timeout 560 $kg bench --fidelity --tasks datasets/heavy --kernels datasets/solutions/heavy --repeat ${REPEAT:-1} --json \
       > "$out/fidelity-heavy.json" 2> "$out/fidelity-heavy.err"; echo "heavy fidelity rc=$?"
 fi
 
@@ -216,6 +217,73 @@ try:
     print("fidelity level2:", json.dumps(d.get("summary")))
 except Exception as e:
     print("fidelity:", e)
+PY
+fi
+
+if [ "$phase" = long ]; then
+  # Level2 throughput over a long run (REPEAT per kernel, 16 in flight): the rate a user
+  # running thousands of evaluations sees, with the last ones' tail a small share of it.
+  timeout 290 $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 --repeat ${REPEAT:-15} \
+      --concurrency 16 --json > "$out/bench-long.json" 2> "$out/bench-long.err"; echo "bench rc=$?"
+  python3 - "$out" <<'PY'
+import json, sys, statistics as st
+b = json.load(open(f"{sys.argv[1]}/bench-long.json"))
+rows = b["rows"]
+done = sorted(r["latency_ms"] for r in rows)
+print(f"long: {b['evals_per_s']:.3f} evals/s over {b['evals']} in {b['wall_s']:.1f} s {b['statuses']}; in flight "
+      f"{sum(done)/1e3/b['wall_s']:.1f}; latency p50 {b['latency_p50_ms']:.0f} ms; window median "
+      f"{b['stage_median_ms'].get('lock_exclusive_held', 0):.0f} ms; cpu_candidate median {b['stage_median_ms'].get('cpu_candidate', 0):.0f} ms")
+PY
+fi
+
+if [ "$phase" = headstart ]; then
+  # Does a candidate's time depend on the evaluation? Six heavy kernels, 4 evaluations
+  # each at concurrency 1, with this build and with OLD; then this build's level2
+  # throughput (REPEAT per kernel, 16 in flight) and the heavy fidelity table.
+  mkdir -p /tmp/hs/t /tmp/hs/s
+  for n in 2_channel_affine_hardswish_residual_fp16 3_layernorm_bf16 4_add_rmsnorm_fp16 \
+           6_log_softmax_wide_fp16 7_row_l3_norm_bf16 16_row_logsumexp_wide_fp32; do
+    cp datasets/heavy/$n.py /tmp/hs/t/; cp datasets/solutions/heavy/$n.py /tmp/hs/s/
+  done
+  for b in "$kg" "${OLD:?}"; do
+    n=$(basename "$b")
+    timeout 120 $b bench --tasks /tmp/hs/t --kernels /tmp/hs/s --repeat 4 --concurrency 1 --json \
+        > "$out/hs-$n.json" 2> "$out/hs-$n.err"; echo "$n rc=$?"
+  done
+  timeout 90 $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 --repeat ${REPEAT:-5} \
+      --concurrency 16 --json > "$out/l2.json" 2> "$out/l2.err"; echo "level2 rc=$?"
+  timeout 130 $kg bench --fidelity --tasks datasets/heavy --kernels datasets/solutions/heavy --repeat 1 --json \
+      > "$out/fidelity-heavy.json" 2> "$out/fidelity-heavy.err"; echo "heavy fidelity rc=$?"
+  python3 - "$out" "$(basename "$kg")" "$(basename "$OLD")" <<'PY'
+import json, sys, statistics as st
+out = sys.argv[1]
+for b in sys.argv[2:]:
+    try:
+        d = json.load(open(f"{out}/hs-{b}.json"))
+    except Exception as e:
+        print(b, e); continue
+    by = {}
+    for r in d["rows"]:
+        w = r.get("wall_check") or {}
+        by.setdefault(r["task"][:14], []).append((r["runtime_median_ms"], w.get("head_ms"), w.get("cand_enqueue_ms")))
+    for t, v in by.items():
+        c = [x[0] for x in v if x[0]]
+        print(b[:14].ljust(15), t.ljust(15), "cand", [round(x, 4) for x in c],
+              f"spread {100 * (max(c) / min(c) - 1):.1f}%" if c else "", "head, cand enqueue", [x[1:] for x in v][:2])
+try:
+    b = json.load(open(f"{out}/l2.json"))
+    print(f"level2: {b['evals_per_s']:.3f} evals/s over {b['evals']} {b['statuses']} window "
+          f"{b['stage_median_ms'].get('lock_exclusive_held', 0):.0f} ms; head median "
+          f"{st.median([(r.get('wall_check') or {}).get('head_ms') or 0 for r in b['rows']])} ms")
+except Exception as e:
+    print("level2", e)
+try:
+    d = json.load(open(f"{out}/fidelity-heavy.json"))
+    print("heavy fidelity:", json.dumps(d["summary"]))
+    for k in d["kernels"]:
+        print("  ", k["task"][:30].ljust(31), round(k["speedup_full"], 3), round(k["speedup_c1"], 3), round(k["ratio"], 4))
+except Exception as e:
+    print("heavy fidelity", e)
 PY
 fi
 

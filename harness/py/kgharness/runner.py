@@ -17,7 +17,8 @@ One request, one reply (kgharness.channel). Requests:
                             output spec; write the outputs into buf when they fit its spec
   write {buf}               write the last call's outputs into buf
   prep {seed}               make the inputs of the next timed iteration
-  go {buf}                  one timed iteration on them (its own clock), outputs into buf
+  go {buf, head_ms?}         one timed iteration on them (its own clock, after a head start
+                            of head_ms), outputs into buf; says how long its launches took
   coverage {seed}           share of GPU time in the candidate's own kernels (detector)
   finish                    the detectors' last word
 """
@@ -299,11 +300,14 @@ class Runner:
         return {}
 
     def op_go(self, req, _fds):
-        ms, out = timing.timed_call(self.model, self.prepped, self.timed_window, self.flusher, self.gpu)
+        head = req.get("head_ms")
+        head = float(head) if isinstance(head, (int, float)) and 0 < head <= 1e3 else None
+        ms, out, enqueue = timing.timed_call(self.model, self.prepped, self.timed_window, self.flusher,
+                                             self.gpu, head)
         leaves = I.flatten(out)
         spec = [I.leaf_spec(x) for x in leaves]
         written = self.write(req.get("buf"), leaves, spec)
-        return {"ms": ms, "written": written}
+        return {"ms": ms, "written": written, "enqueue_ms": enqueue}
 
     def op_coverage(self, req, _fds):
         inputs = I.make_inputs(self.get_inputs, int(req["seed"]), self.dev)

@@ -58,31 +58,37 @@ class Flusher:
 # A spin kernel queued ahead of each timed call: while the GPU spins, the host enqueues
 # the flush, the start event and the call's launches, so the events measure GPU work and
 # not Python launch latency (which swings with CPU load from other children's compiles).
+# The judge sets its length per call (kgharness.window): a call whose launches take the
+# host longer than the spin leaves the GPU idle inside the events.
 HEAD_START_CYCLES = 600_000      # ~0.3 ms at the H200's 1.98 GHz
+CYCLES_PER_MS = 1_980_000
 _spin = getattr(torch.cuda, "_sleep", None)
 
 
-def timed_call(fn, inputs, window, flusher, gpu):
-    """One timed call of fn(*inputs): (milliseconds, output). GPU: CUDA events around the
-    call after a spin head start and an L2 flush, the device synchronised before and after;
-    CPU: the host clock around the call."""
+def timed_call(fn, inputs, window, flusher, gpu, head_ms=None):
+    """One timed call of fn(*inputs): (milliseconds, output, enqueue milliseconds). GPU:
+    CUDA events around the call after a spin head start of head_ms and an L2 flush, the
+    device synchronised before and after; enqueue is the host's time from the spin's
+    launch to the end event's. CPU: the host clock around the call (enqueue None)."""
     if not gpu:
         with window(), torch.no_grad():
             t0 = T.perf_counter()
             out = fn(*inputs)
             t1 = T.perf_counter()
-        return (t1 - t0) * 1e3, out
+        return (t1 - t0) * 1e3, out, None
     s, e = _Event(enable_timing=True), _Event(enable_timing=True)
     _sync()
+    q0 = T.perf_counter()
     if _spin is not None:
-        _spin(HEAD_START_CYCLES)
+        _spin(HEAD_START_CYCLES if head_ms is None else int(head_ms * CYCLES_PER_MS))
     flusher()
     _record(s)
     with window(), torch.no_grad():
         out = fn(*inputs)
         _record(e)
+    q1 = T.perf_counter()
     _sync()
-    return _elapsed(s, e), out
+    return _elapsed(s, e), out, (q1 - q0) * 1e3
 
 
 def bandwidth_bytes_per_ms(device):

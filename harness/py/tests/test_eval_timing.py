@@ -35,8 +35,8 @@ _real = _timing.timed_call
 
 
 def _fast(*args, **kwargs):
-    ms, out = _real(*args, **kwargs)
-    return ms / 50, out
+    ms, *rest = _real(*args, **kwargs)
+    return (ms / 50, *rest)
 
 
 _timing.timed_call = _fast
@@ -92,3 +92,29 @@ def test_writes_into_the_judges_buffer_after_done_are_caught(tmp_path):
     v = run(tmp_path, "task_add_relu.py", fixture(ADD_RELU) + SILENCE + WRITE_AFTER_DONE, **TIMED)
     assert v["status"] != "correct", v
     assert v["speedup"] is None
+
+
+def test_one_head_start_for_both_sides_grows_with_the_slowest_enqueue_and_is_bounded():
+    from kgharness import window as W
+
+    class Runner:
+        def __init__(self, role):
+            self.role = role
+
+    ref, cand = Runner("reference"), Runner("candidate")
+    w = W.Window.__new__(W.Window)   # the head start's bookkeeping alone, no evaluation
+    w.head_ms, w.enqueue = W.HEAD_MS[0], {"reference": [], "candidate": []}
+    w.lengthen_head(ref, 0.1)
+    assert w.head_ms == W.HEAD_MS[0]
+    w.lengthen_head(cand, 0.4)
+    assert w.head_ms == W.HEAD_MARGIN * 0.4
+    w.lengthen_head(ref, 0.2)
+    assert w.head_ms == W.HEAD_MARGIN * 0.4, "it never shrinks inside a window"
+    for bad in (True, -1.0, 0, float("nan"), float("inf"), "9", None, 1e9):
+        w.lengthen_head(cand, bad)
+    assert w.head_ms == W.HEAD_MARGIN * 0.4 and w.enqueue == {"reference": [0.1, 0.2], "candidate": [0.4]}
+    w.lengthen_head(cand, 1e5)
+    assert w.head_ms == W.HEAD_MS[1]
+    w.head_ms = None   # CPU mode: no spin, nothing to lengthen
+    w.lengthen_head(cand, 5.0)
+    assert w.head_ms is None
