@@ -202,7 +202,7 @@ type WallCheck struct {
 	ExcessP10MS float64 `json:"excess_p10_ms"`
 	ExcessP90MS float64 `json:"excess_p90_ms"`
 	// HeadMS is the GPU spin queued ahead of every timed call, one length for
-	// both sides (twice the slowest enqueue either reported, 0.3-20 ms);
+	// both sides (twice the larger side's median enqueue, 0.3-20 ms);
 	// RefEnqueueMS and CandEnqueueMS are each side's median host time to
 	// enqueue a call. Absent on a CPU.
 	HeadMS        *float64 `json:"head_ms,omitempty"`

@@ -46,10 +46,13 @@ REF_DRIFT = 1.05          # the interleaved reference slower than "before" by mo
 MIN_CALL_MS = 0.002
 VERIFY_SHARE = 8          # verify about one timed call in this many (at least two, and the last)
 # The spin head start (kgharness.timing) must outlast the host's launches of a call, or
-# the GPU idles inside the call's events and host speed leaks into its time: with a fixed
-# 0.3 ms, heavy candidates measured 3.4-7.6% apart from one evaluation to the next on the
-# H200. The judge sets one head start for both sides, HEAD_MARGIN times the slowest
-# enqueue either has reported, between these bounds; a runner that reports more only
+# the GPU idles inside the call's events and host speed leaks into its time. With a fixed
+# 0.3 ms, heavy candidates (whose host enqueue under the guards is 0.4-0.8 ms) measured
+# 3.4-7.6% apart from one evaluation to the next on the H200, against 0.0-0.1% with a
+# spin the judge sizes. It sets one length for both sides: HEAD_MARGIN times the larger
+# of the two sides' median enqueue so far, between these bounds. A call slower to enqueue
+# than that (a rare outlier) is timed long and the median drops it; twice the slowest
+# enqueue instead cost level2 windows 40% more spin. A runner that reports more only
 # lengthens both sides' spins (the wall check stays symmetric) and spends its budget.
 HEAD_MS = (0.3, 20.0)
 HEAD_MARGIN = 2.0
@@ -145,7 +148,8 @@ class Window:
                 or not 0 < enqueue < 1e6:
             return
         self.enqueue[r.role].append(float(enqueue))
-        self.head_ms = min(HEAD_MS[1], max(self.head_ms, HEAD_MARGIN * enqueue))
+        typical = max(timing.median(v) for v in self.enqueue.values() if v)
+        self.head_ms = min(HEAD_MS[1], max(HEAD_MS[0], HEAD_MARGIN * typical))
 
     def check_pending(self):
         now = self.ops.fingerprint(self.t.cand_buf)
