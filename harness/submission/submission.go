@@ -21,26 +21,46 @@ var ErrNoCode = errors.New("no code found in the completion")
 
 // pythonInfo are the fence info words taken as Python (lowercased); "" is a
 // bare fence.
-var pythonInfo = map[string]bool{"": true, "python": true, "py": true, "python3": true, "py3": true}
+var pythonInfo = map[string]bool{"": true, "python": true, "py": true, "python3": true, "py3": true, "triton": true}
 
 // looksLikeCode: a line that starts an import, or the class a candidate must define.
 var looksLikeCode = regexp.MustCompile(`(?m)^[ \t]*(?:import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import[ \t])|\bclass[ \t]+ModelNew\b`)
 
+// definesModelNew: the block that holds the candidate's class.
+var definesModelNew = regexp.MustCompile(`(?m)^[ \t]*class[ \t]+ModelNew\b`)
+
+// chatToken is a chat template's control token, as a trainer that decodes with
+// skip_special_tokens=False (OpenRLHF's remote reward path) leaves them in the
+// text: <|im_end|> (Qwen, GPT), <|eot_id|> (Llama 3), <|endoftext|>,
+// <｜end▁of▁sentence｜> and <｜Assistant｜> (DeepSeek's full-width bars), </s>
+// and [/INST] (Llama 2, Mistral), <end_of_turn> and <eos> (Gemma). Right after
+// a closing fence one turns the fence into a code line and a correct kernel
+// into a compile error; a turn marker puts the response's opening fence on the
+// prompt's last line. Each token, with the spaces around it, becomes a line
+// break. (A kernel that holds one inside a string literal would break; none
+// has a reason to.)
+var chatToken = regexp.MustCompile(`[ \t]*(?:<\|[^|<>\n]{1,64}\|>|<｜[^｜<>\n]{1,64}｜>|</?s>|<(?:eos|bos|pad|end_of_turn|start_of_turn)>|\[/?INST\])[ \t]*`)
+
 // Normalize is what Extract does to the text before anything else: a leading
-// byte-order mark is dropped and CRLF line ends become LF. Extracted code is
-// always a substring of Normalize(text).
+// byte-order mark is dropped, CRLF line ends become LF, and chat control
+// tokens become line breaks. Extracted code is always a substring of
+// Normalize(text).
 func Normalize(text string) string {
 	text = strings.TrimPrefix(text, "\ufeff")
-	return strings.ReplaceAll(text, "\r\n", "\n")
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	return chatToken.ReplaceAllString(text, "\n")
 }
 
 // Extract returns the candidate code in an LLM completion and how it found it.
 //
-//  1. The last fenced block (``` or ~~~, CommonMark rules: a fence is at most
-//     3 spaces indented; it closes on a line of the same character, at least
-//     as long, and nothing else) whose info word is python, py, python3, py3
-//     or empty, and whose content is not blank. A fence still open at the end
-//     of the text runs to the end (a completion cut off by max_tokens).
+//  1. Among the fenced blocks (``` or ~~~, CommonMark rules: a fence is at
+//     most 3 spaces indented; it closes on a line of the same character, at
+//     least as long, and nothing else) whose info word is python, py,
+//     python3, py3, triton or empty and whose content is not blank: the last
+//     one that defines class ModelNew, else the last one. A usage example
+//     after the kernel, or the task's Model quoted in the prompt ahead of it,
+//     is not taken for the submission. A fence still open at the end of the
+//     text runs to the end (a completion cut off by max_tokens).
 //  2. Otherwise, when the text has no fenced block at all and looks like code
 //     (a line starting with import / from … import, or class ModelNew), the
 //     whole text.
@@ -51,19 +71,33 @@ func Normalize(text string) string {
 func Extract(text string) (code, how string, err error) {
 	text = Normalize(text)
 	blocks := fencedBlocks(text)
-	var langs []string
-	for i := len(blocks) - 1; i >= 0; i-- {
-		b := blocks[i]
+	var (
+		langs       []string
+		last, named *block
+	)
+	for i := len(blocks) - 1; i >= 0 && named == nil; i-- {
+		b := &blocks[i]
 		if !pythonInfo[b.lang] {
 			langs = append(langs, b.lang)
 			continue
 		}
 		if c := trim(text[b.start:b.end]); c != "" {
-			if b.closed {
-				return c, HowFence, nil
+			if last == nil {
+				last = b
 			}
-			return c, HowFenceUnterminated, nil
+			if definesModelNew.MatchString(c) {
+				named = b
+			}
 		}
+	}
+	if named == nil {
+		named = last
+	}
+	if named != nil {
+		if named.closed {
+			return trim(text[named.start:named.end]), HowFence, nil
+		}
+		return trim(text[named.start:named.end]), HowFenceUnterminated, nil
 	}
 	if len(blocks) > 0 {
 		if len(langs) > 0 {

@@ -52,6 +52,44 @@ func TestExtract(t *testing.T) {
 	}
 }
 
+// TestExtractChatTemplates: completions as trainers decode them with
+// skip_special_tokens=False, prompt and all, one row per template and case.
+func TestExtractChatTemplates(t *testing.T) {
+	const usage = "m = ModelNew()\nprint(m(x))"
+	prompt := "Write ModelNew for this model:\n```python\nimport torch\nclass Model(torch.nn.Module):\n    pass\n```\n"
+	fence := "```python\n" + kernel + "\n```"
+	tests := []struct{ name, text, code, how string }{
+		{"Qwen, EOS right after the fence", "<|im_start|>user\n" + prompt + "<|im_end|>\n<|im_start|>assistant\n" + fence + "<|im_end|>", kernel, HowFence},
+		{"Qwen, EOS and endoftext on their own lines", "<|im_start|>assistant\n" + fence + "\n<|im_end|>\n<|endoftext|>", kernel, HowFence},
+		{"Llama 3", "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n" + prompt + "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n" + fence + "<|eot_id|>", kernel, HowFence},
+		{"Llama 2 / Mistral, fence on the prompt's line", "<s>[INST] " + prompt + " [/INST] " + fence + "</s>", kernel, HowFence},
+		{"DeepSeek full-width bars", "<｜begin▁of▁sentence｜><｜User｜>" + prompt + "<｜Assistant｜>" + fence + "<｜end▁of▁sentence｜>", kernel, HowFence},
+		{"Gemma", "<bos><start_of_turn>user\n" + prompt + "<end_of_turn>\n<start_of_turn>model\n" + fence + "<end_of_turn>\n<eos>", kernel, HowFence},
+		{"GPT-style endoftext", fence + "<|endoftext|>", kernel, HowFence},
+		{"token glued to the last code line of an open fence", "```python\n" + kernel + "<|im_end|>", kernel, HowFenceUnterminated},
+		{"Phi-4: im_sep right before the opening fence", "<|im_start|>assistant<|im_sep|>```python\n" + kernel + "\n```<|im_end|>", kernel, HowFence},
+		{"CRLF and a token", strings.ReplaceAll("<|im_start|>assistant\n"+fence+"<|im_end|>", "\n", "\r\n"), kernel, HowFence},
+		{"triton fence", "```triton\n" + kernel + "\n```<|im_end|>", kernel, HowFence},
+		{"py fence", "```py\n" + kernel + "\n```</s>", kernel, HowFence},
+		{"usage example after the kernel", fence + "\nUse it like this:\n```python\n" + usage + "\n```<|im_end|>", kernel, HowFence},
+		{"two kernels: the last ModelNew wins", "```python\nclass ModelNew:\n    old = 1\n```\nBetter:\n" + fence + "<|im_end|>", kernel, HowFence},
+		{"no block defines ModelNew: the last Python block", "```python\nx = 1\n```\n```python\ny = 2\n```<|im_end|>", "y = 2", HowFence},
+		{"raw code with an EOS", kernel + "<|im_end|>", kernel, HowText},
+		{"a token inside a string is a line break too", "```python\ns = 'a<|im_end|>b'\n```", "s = 'a\nb'", HowFence},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, how, err := Extract(tt.text)
+			if err != nil {
+				t.Fatalf("Extract: %v", err)
+			}
+			if code != tt.code || how != tt.how {
+				t.Errorf("Extract = %q, %q; want %q, %q", code, how, tt.code, tt.how)
+			}
+		})
+	}
+}
+
 func TestExtractNoCode(t *testing.T) {
 	tests := []struct{ name, text, detail string }{
 		{"empty", "", ""},
@@ -62,6 +100,8 @@ func TestExtractNoCode(t *testing.T) {
 		{"only non-python fences", "```cuda\n__global__ void k(){}\n```\n```bash\nimport x\n```", "cuda"},
 		{"only empty python fences", "```python\n```\n~~~\n\n~~~", "empty"},
 		{"unterminated empty fence", "Here:\n```python\n", "empty"},
+		{"only an EOS after an empty fence", "```python\n```<|im_end|>", "empty"},
+		{"only chat tokens", "<|im_start|>assistant\n<|im_end|>", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,6 +121,7 @@ func FuzzExtract(f *testing.F) {
 		"", kernel, "```python\n" + kernel + "\n```", "```py\nx\n", "~~~\n```\n~~~",
 		"````\n```\n````", "\ufeff```python\r\nx\r\n```", "  ```python\nx\n   ```", "```a`b\nx\n```",
 		"prose\n```bash\nls\n```", "```\n\n```\n```python\ny",
+		"<|im_start|>assistant\n```python\nx\n```<|im_end|>", "[INST] q [/INST] ```py\nclass ModelNew: pass\n```</s>",
 	} {
 		f.Add(s)
 	}
