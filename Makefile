@@ -21,6 +21,13 @@ export CGO_CFLAGS ?= -O2 -Wno-deprecated-declarations
 
 setup:
 	@KERNELGATE_PYTHON='$(USERPY)' $(PYDIR)/setup-venv.sh
+	@tests/trainers/setup-venv.sh
+
+# The e2e tests' interpreter: the harness's packages plus the RL trainers (TRL, verl,
+# OpenRLHF), whose own code the trainer tests run. Idempotent and cheap once cached.
+TRAINPY := $(CURDIR)/.venv-trainers/bin/python
+.venv-trainers/bin/python: $(PYDEP) tests/trainers/requirements.txt tests/trainers/requirements-nodeps.txt
+	@tests/trainers/setup-venv.sh
 
 # Rebuilt when missing; `make setup` is cheap once the cached venv exists.
 .venv/bin/python:
@@ -43,8 +50,8 @@ test-py: $(PYDEP)
 	cd $(PYDIR) && $(PYTHON) -m pytest -q tests
 
 # A real `kernelgate serve` driven over HTTP (tests/e2e): durability, clients.
-test-e2e: $(PYDEP) build
-	$(PYTHON) -m pytest -q tests/e2e
+test-e2e: $(PYDEP) .venv-trainers/bin/python build
+	$(TRAINPY) -m pytest -q tests/e2e
 
 # Every suite through `tasks check` (CPU: ci and small tasks run in full, the rest at
 # shape level), then a synthetic suite, which must pass the same check.
