@@ -17,7 +17,7 @@ export KERNELGATE_PYTHON := $(PYTHON)
 # go-nvml's cgo bindings call NVML functions the 13.0 headers mark deprecated.
 export CGO_CFLAGS ?= -O2 -Wno-deprecated-declarations
 
-.PHONY: setup build test test-go test-py test-e2e test-tasks vet clean
+.PHONY: setup build serve test test-go test-py test-e2e test-tasks vet clean
 
 setup:
 	@KERNELGATE_PYTHON='$(USERPY)' $(PYDIR)/setup-venv.sh
@@ -35,6 +35,12 @@ TRAINPY := $(CURDIR)/.venv-trainers/bin/python
 
 build:
 	$(GO) build -trimpath -o bin/kernelgate ./cmd/kernelgate
+
+# Set up, build and run the gateway on its embedded defaults: 127.0.0.1:8080, ./data,
+# the suites in datasets/, every GPU (CPU mode, the Triton interpreter, without one).
+# ARGS passes more flags: make serve ARGS="--addr 0.0.0.0:8080 --device 0".
+serve: $(PYDEP) build
+	bin/kernelgate serve $(ARGS)
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
