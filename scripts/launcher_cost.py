@@ -15,6 +15,8 @@ import sys
 import tempfile
 import time
 
+from forked import in_child
+
 
 def load(path, name):
     spec = importlib.util.spec_from_file_location(name, path)
@@ -69,22 +71,7 @@ def main(tasks, sols):
             continue
         cache = tempfile.mkdtemp(prefix="kg-cache-")
         shutil.copytree(trusted, cache, dirs_exist_ok=True)
-        rfd, wfd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(rfd)
-            try:
-                out = child(os.path.join(tasks, name), os.path.join(sols, name), cache)
-            except Exception as e:  # one failing solution must not stop the table
-                out = {"error": repr(e)[:200]}
-            os.write(wfd, json.dumps(out).encode())
-            os._exit(0)
-        os.close(wfd)
-        data = b""
-        while chunk := os.read(rfd, 65536):
-            data += chunk
-        os.waitpid(pid, 0)
-        row = {"solution": name, **json.loads(data or b'{"error": "no output"}')}
+        row = {"solution": name, **in_child(child, os.path.join(tasks, name), os.path.join(sols, name), cache)}
         rows.append(row)
         print(json.dumps(row), flush=True)
         shutil.rmtree(cache, ignore_errors=True)

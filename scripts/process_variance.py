@@ -13,6 +13,8 @@ import random
 import statistics
 import sys
 
+from forked import in_child
+
 
 def load(path, name):
     spec = importlib.util.spec_from_file_location(name, path)
@@ -57,24 +59,7 @@ def main(n, pairs):
     import torch  # noqa: F401 - imported before the fork, as in the zygote
     import triton  # noqa: F401
     for task_path, sol_path in pairs:
-        rows = []
-        for _ in range(n):
-            rfd, wfd = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(rfd)
-                try:
-                    out = one(task_path, sol_path)
-                except Exception as e:  # a failing pair must not stop the table
-                    out = {"error": repr(e)[:200]}
-                os.write(wfd, json.dumps(out).encode())
-                os._exit(0)
-            os.close(wfd)
-            data = b""
-            while chunk := os.read(rfd, 65536):
-                data += chunk
-            os.waitpid(pid, 0)
-            rows.append(json.loads(data or b'{"error": "no output"}'))
+        rows = [in_child(one, task_path, sol_path) for _ in range(n)]
         name = os.path.basename(sol_path)
         for r in rows:
             print(name, json.dumps(r), flush=True)

@@ -9,9 +9,7 @@ import (
 const kernel = "import torch\nimport triton\n\nclass ModelNew(torch.nn.Module):\n    pass"
 
 func TestExtract(t *testing.T) {
-	tests := []struct {
-		name, text, code, how string
-	}{
+	tests := []extractCase{
 		{"python fence", "Here it is:\n```python\n" + kernel + "\n```\nDone.", kernel, HowFence},
 		{"py fence", "```py\nx = 1\n```", "x = 1", HowFence},
 		{"Python3 fence, extra info", "```Python3 title=model.py\nx = 1\n```", "x = 1", HowFence},
@@ -39,17 +37,7 @@ func TestExtract(t *testing.T) {
 		{"raw code, from-import", "from torch import nn\nx = 1", "from torch import nn\nx = 1", HowText},
 		{"raw code, ModelNew only", "class ModelNew:\n    pass", "class ModelNew:\n    pass", HowText},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, how, err := Extract(tt.text)
-			if err != nil {
-				t.Fatalf("Extract: %v", err)
-			}
-			if code != tt.code || how != tt.how {
-				t.Errorf("Extract = %q, %q; want %q, %q", code, how, tt.code, tt.how)
-			}
-		})
-	}
+	checkExtract(t, tests)
 }
 
 // TestExtractChatTemplates: completions as trainers decode them with
@@ -58,7 +46,7 @@ func TestExtractChatTemplates(t *testing.T) {
 	const usage = "m = ModelNew()\nprint(m(x))"
 	prompt := "Write ModelNew for this model:\n```python\nimport torch\nclass Model(torch.nn.Module):\n    pass\n```\n"
 	fence := "```python\n" + kernel + "\n```"
-	tests := []struct{ name, text, code, how string }{
+	tests := []extractCase{
 		{"Qwen, EOS right after the fence", "<|im_start|>user\n" + prompt + "<|im_end|>\n<|im_start|>assistant\n" + fence + "<|im_end|>", kernel, HowFence},
 		{"Qwen, EOS and endoftext on their own lines", "<|im_start|>assistant\n" + fence + "\n<|im_end|>\n<|endoftext|>", kernel, HowFence},
 		{"Llama 3", "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n" + prompt + "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n" + fence + "<|eot_id|>", kernel, HowFence},
@@ -77,6 +65,13 @@ func TestExtractChatTemplates(t *testing.T) {
 		{"raw code with an EOS", kernel + "<|im_end|>", kernel, HowText},
 		{"a token inside a string is a line break too", "```python\ns = 'a<|im_end|>b'\n```", "s = 'a\nb'", HowFence},
 	}
+	checkExtract(t, tests)
+}
+
+type extractCase struct{ name, text, code, how string }
+
+func checkExtract(t *testing.T, tests []extractCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, how, err := Extract(tt.text)
