@@ -125,7 +125,8 @@ func TestVerl(t *testing.T) {
 	want := verlRow{DataSource: "kernelgate/level1", Ability: VerlAbility,
 		Prompt:      []Message{{Role: "user", Content: tasks.Prompt(r.ExtraInfo.taskSource(ts))}},
 		RewardModel: rewardModel{Style: "rule", GroundTruth: r.ExtraInfo.TaskID},
-		ExtraInfo:   verlExtra{Split: "train", Index: 0, TaskID: r.ExtraInfo.TaskID, Suite: "level1", Level: 1, Name: strings.TrimPrefix(r.ExtraInfo.TaskID, "level1/")}}
+		ExtraInfo:   verlExtra{Split: "train", Index: 0, TaskID: r.ExtraInfo.TaskID, Suite: "level1", Level: 1, Name: strings.TrimPrefix(r.ExtraInfo.TaskID, "level1/")},
+		TaskID:      r.ExtraInfo.TaskID}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("row\n got %+v\nwant %+v", r, want)
 	}

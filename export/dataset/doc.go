@@ -6,7 +6,8 @@
 //
 //   - verl: RL prompt datasets from task suites (train.parquet, test.parquet)
 //     in verl's data layout: data_source, prompt (chat messages), ability,
-//     reward_model {style, ground_truth = task id}, extra_info.
+//     reward_model {style, ground_truth = task id}, extra_info, and task_id
+//     (the task id again, top-level, for OpenRLHF's --label_key).
 //   - sft: the best correct kernels per task (sft.parquet, chat messages).
 //   - dpo: chosen/rejected kernel pairs per task (dpo.parquet, TRL's
 //     conversational preference layout).

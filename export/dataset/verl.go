@@ -18,6 +18,9 @@ type verlRow struct {
 	Ability     string      `parquet:"ability"`
 	RewardModel rewardModel `parquet:"reward_model"`
 	ExtraInfo   verlExtra   `parquet:"extra_info"`
+	// TaskID repeats the task id as a top-level string column: OpenRLHF's
+	// --label_key takes a column name, not a path into a struct.
+	TaskID string `parquet:"task_id"`
 }
 
 type rewardModel struct {
@@ -54,6 +57,7 @@ func (b *build) verl() error {
 			DataSource: "kernelgate/" + suite, Prompt: userPrompt(t.Source), Ability: VerlAbility,
 			RewardModel: rewardModel{Style: "rule", GroundTruth: t.ID},
 			ExtraInfo:   verlExtra{TaskID: t.ID, Suite: suite, Level: int64(datasets.LevelOf(suite)), Name: t.Name},
+			TaskID:      t.ID,
 		}
 		if test[t.ID] {
 			row.ExtraInfo.Split, row.ExtraInfo.Index = "test", int64(len(tst))

@@ -1,5 +1,6 @@
 """The Python client and its verl / TRL adapters against a live `kernelgate serve`."""
 
+import asyncio
 import sys
 
 import pytest
@@ -10,7 +11,7 @@ sys.path.insert(0, str(REPO / "clients" / "python"))
 
 from kernelgate_client import Client, KernelgateError, task_fields  # noqa: E402
 from kernelgate_client.trl import reward_function  # noqa: E402
-from kernelgate_client.verl import compute_score  # noqa: E402
+from kernelgate_client.verl import compute_score, compute_score_sync  # noqa: E402
 
 ADD = (REPO / "datasets" / "ci" / "1_add_relu.py").read_text()
 ADD_OK = (REPO / "datasets" / "solutions" / "ci" / "1_add_relu.py").read_text()
@@ -51,15 +52,20 @@ def test_gateway_errors_raise_with_their_code(client):
     assert e.value.status == 400 and e.value.code == "unknown_reward_fn" and e.value.field == "reward_fn"
 
 
-def test_verl_compute_score_single_and_batched(client):
-    one = compute_score("kernelgate", fenced(ADD_OK), ADD, {"reward_fn": "binary"}, client=client)
-    assert one == 1.0
+def test_verl_compute_score_keeps_each_task_apart(client):
+    """Concurrent samples of two tasks, interleaved, each scored against its own task
+    (the coalescing inside verl's reward loop is tested in test_trainer_verl.py)."""
     softmax, softmax_ok = SOFTMAX.read_text(), SOFTMAX_OK.read_text()
-    scores = compute_score(solution_strs=[fenced(softmax_ok), "no code", fenced(ADD_OK), fenced(ADD_OK)],
-                           ground_truths=[softmax, ADD, ADD, softmax],
-                           extra_infos=[{"reward_fn": "binary"}] * 4, client=client)
+    samples = [(fenced(softmax_ok), softmax), ("no code", ADD), (fenced(ADD_OK), ADD), (fenced(ADD_OK), softmax)]
+
+    async def scores():
+        return await asyncio.gather(*(compute_score("kernelgate", s, task, {"reward_fn": "binary"}, client=client)
+                                      for s, task in samples))
+
     # the last one is a correct add_relu kernel judged against softmax: wrong
-    assert scores == [1.0, 0.0, 1.0, 0.0]
+    assert [r["score"] for r in asyncio.run(scores())] == [1.0, 0.0, 1.0, 0.0]
+    one = compute_score_sync("kernelgate", fenced(ADD_OK), ADD, None, client=client, reward_fn="binary")
+    assert one["score"] == 1.0 and one["status"] == "correct" and one["correct"] == 1.0
 
 
 def test_trl_reward_function_with_chat_completions(client):

@@ -106,6 +106,7 @@ def test_verl_layout(tmp_path, logged):
         "reward_model": pa.struct([("style", pa.string()), ("ground_truth", pa.string())]),
         "extra_info": pa.struct([("split", pa.string()), ("index", pa.int64()), ("task_id", pa.string()),
                                  ("suite", pa.string()), ("level", pa.int64()), ("name", pa.string())]),
+        "task_id": pa.string(),
     }
     seen = []
     for split in ("train", "test"):
@@ -116,6 +117,7 @@ def test_verl_layout(tmp_path, logged):
         assert list(d.features) == list(want)
         for i, row in enumerate(d):
             task_id = row["reward_model"]["ground_truth"]
+            assert row["task_id"] == task_id
             assert task_id in CI_IDS and row["reward_model"]["style"] == "rule"
             assert row["data_source"] == "kernelgate/ci" and row["ability"] == "triton_kernel"
             assert row["extra_info"] == {"split": split, "index": i, "task_id": task_id, "suite": "ci", "level": 0,

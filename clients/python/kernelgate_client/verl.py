@@ -1,37 +1,169 @@
-"""verl custom reward function: `custom_reward_function.path` = this file,
-`custom_reward_function.name` = compute_score.
+"""verl (0.9.x) custom reward function:
+
+    reward.custom_reward_function.path=clients/python/kernelgate_client/verl.py   (or pkg://kernelgate_client.verl)
+    reward.custom_reward_function.name=compute_score
 
 ground_truth is the task: a registered task id or the reference source. extra_info
-may carry "reward_fn" and "options". Called with single values (verl's
-NaiveRewardManager) it returns a float; called with lists (BatchRewardManager) it
-returns a list, sending one request per task so a GRPO group is one batch.
+may carry "reward_fn" and "options"; reward_kwargs may set reward_fn, options, url,
+group_size and window_s for every sample.
+
+verl 0.9 has no batched reward API any more: its reward loop hands the reward
+manager one sample at a time (RewardLoopWorker.run_single, streamed from the agent
+loop as each rollout ends), and the old BatchRewardManager cannot be built by
+load_reward_manager. compute_score is therefore async, which verl's reward managers
+await in their event loop instead of parking a thread per sample, and it coalesces:
+samples of one task that arrive within window_s of the first (or once group_size of
+them are in) go to the gateway as one POST /v1/rewards, so a GRPO group is one batch.
+
+It returns verl's dict form; every key but "score" lands in reward_extra_info (and,
+numbers only, in verl's validation metrics):
+    score      the reward (0.0 where the gateway gives none)
+    status     the verdict's status (correct, incorrect, compile_error, ...)
+    correct    1.0 or 0.0
+    speedup    the verdict's speedup, None where it was not timed
+    valid      0.0 where the reward is not the model's doing (a harness or task error)
+    latency_s  seconds from this call to the gateway's answer, coalescing included
 """
 
-from .client import Client, rewards_by_group
+import asyncio
+import json
+import sys
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
-_client = None
+if __package__:
+    from .client import Client, task_fields
+else:
+    # verl loads a custom_reward_function.path by file location, outside any package,
+    # where relative imports fail; import the package this file lives in instead.
+    _root = str(Path(__file__).resolve().parents[1])
+    if _root not in sys.path:
+        sys.path.insert(0, _root)
+    from kernelgate_client.client import Client, task_fields
+
+WINDOW_S = 2.0
+MAX_IN_FLIGHT = 64  # group requests in flight per process; each holds a thread while it waits
+
+_clients = {}
+_pool = None
+_coalescers = weakref.WeakKeyDictionary()  # event loop -> _Coalescer
 
 
-def _get_client():
-    global _client
-    if _client is None:
-        _client = Client()
-    return _client
+async def compute_score(data_source=None, solution_str=None, ground_truth=None, extra_info=None, *,
+                        reward_fn=None, options=None, url=None, group_size=None, window_s=WINDOW_S,
+                        client=None, **_):
+    """One sample's reward as verl's dict (module doc). Unknown keyword arguments
+    (verl's reward_router_address, ...) are ignored."""
+    start = time.monotonic()
+    info = _plain(extra_info)
+    info = info if isinstance(info, dict) else {}
+    key = (_task(ground_truth), info.get("reward_fn") or reward_fn,
+           json.dumps(info.get("options") or _plain(options), sort_keys=True), client or _client(url))
+    loop = asyncio.get_running_loop()
+    coalescer = _coalescers.get(loop)
+    if coalescer is None:
+        coalescer = _coalescers[loop] = _Coalescer(loop)
+    resp, i = await coalescer.add(key, str(solution_str or ""), group_size, float(window_s))
+    return _sample(resp, i, time.monotonic() - start)
 
 
-def compute_score(data_source=None, solution_str=None, ground_truth=None, extra_info=None, *,
-                  data_sources=None, solution_strs=None, ground_truths=None, extra_infos=None,
-                  client=None, **_):
-    client = client or _get_client()
-    if solution_strs is not None:          # batched call
-        return _batch(client, solution_strs, ground_truths, extra_infos or [None] * len(solution_strs))
-    return _batch(client, [solution_str], [ground_truth], [extra_info])[0]
+def compute_score_sync(data_source=None, solution_str=None, ground_truth=None, extra_info=None, **kwargs):
+    """compute_score for callers that cannot await (verl's RemoteRewardManager, scripts):
+    one request per call, nothing coalesced."""
+    return asyncio.run(compute_score(data_source, solution_str, ground_truth, extra_info,
+                                     **{**kwargs, "window_s": 0.0}))
 
 
-def _batch(client, solutions, truths, infos):
-    if not (len(solutions) == len(truths) == len(infos)):
-        raise ValueError(f"compute_score: {len(solutions)} solutions, {len(truths)} ground truths, "
-                         f"{len(infos)} extra_infos")
-    groups = [(truth, (info or {}).get("reward_fn"), (info or {}).get("options"))
-              for truth, info in zip(truths, infos)]
-    return rewards_by_group(client, solutions, groups)[0]
+def _task(ground_truth):
+    """The task as a string; verl may hand over a numpy string or a 0-d object array."""
+    task = _plain(ground_truth)
+    if not isinstance(task, str) or not task.strip():
+        raise ValueError(f"kernelgate compute_score: ground_truth must be a task id or reference "
+                         f"source, got {type(ground_truth).__name__}")
+    return task
+
+
+class _Coalescer:
+    """Samples waiting for their group, by (task, reward_fn, options, client); one per event loop."""
+
+    def __init__(self, loop):
+        self.loop, self.pending = loop, {}
+
+    def add(self, key, solution, group_size, window_s):
+        batch = self.pending.get(key)
+        if batch is None:
+            batch = self.pending[key] = {"solutions": [], "futures": []}
+            batch["timer"] = self.loop.call_later(window_s, self._flush, key, batch)
+        fut = self.loop.create_future()
+        batch["solutions"].append(solution)
+        batch["futures"].append(fut)
+        if group_size and len(batch["solutions"]) >= int(group_size):
+            self._flush(key, batch)
+        return fut
+
+    def _flush(self, key, batch):
+        if self.pending.get(key) is not batch:
+            return  # already sent: group_size reached before the window ended
+        del self.pending[key]
+        batch["timer"].cancel()
+        self.loop.create_task(self._send(key, batch))
+
+    async def _send(self, key, batch):
+        task, reward_fn, options, client = key
+        futures = batch["futures"]
+        try:
+            resp = await self.loop.run_in_executor(_executor(), lambda: client.rewards(
+                completions=batch["solutions"], reward_fn=reward_fn, options=json.loads(options),
+                **task_fields(task)))
+        except Exception as e:  # every sample of the group fails with the request's error
+            for f in futures:
+                if not f.done():
+                    f.set_exception(e)
+            return
+        for i, f in enumerate(futures):
+            if not f.done():  # a caller cancelled (its rollout was aborted)
+                f.set_result((resp, i))
+
+
+def _sample(resp, i, latency_s):
+    reward = resp["rewards"][i]
+    verdict = (resp.get("results") or [None] * (i + 1))[i] or {}
+    valid = (resp.get("valid") or [True] * (i + 1))[i]
+    speedup = verdict.get("speedup")
+    return {"score": float(reward) if reward is not None else 0.0,
+            "status": str(verdict.get("status") or "none"),
+            "correct": 1.0 if verdict.get("correct") else 0.0,
+            "speedup": float(speedup) if speedup is not None else None,
+            "valid": 0.0 if reward is None or valid is False else 1.0,
+            "latency_s": round(latency_s, 3)}
+
+
+def _client(url):
+    if url not in _clients:
+        _clients[url] = Client(url)
+    return _clients[url]
+
+
+def _executor():
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=MAX_IN_FLIGHT, thread_name_prefix="kernelgate-verl")
+    return _pool
+
+
+def _plain(x):
+    """Numpy values (verl's non_tensor_batch holds object arrays) and omegaconf
+    containers (reward_kwargs) as plain Python, for JSON and for truth tests: arrays
+    to lists, 0-d arrays and numpy scalars to items."""
+    if isinstance(x, Mapping):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, Sequence) and not isinstance(x, (str, bytes)):
+        return [_plain(v) for v in x]
+    if type(x).__module__ == "numpy":
+        if getattr(x, "ndim", 0) == 0 and hasattr(x, "item"):
+            return _plain(x.item())
+        return _plain(x.tolist())
+    return x

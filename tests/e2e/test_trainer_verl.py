@@ -1,0 +1,238 @@
+"""kernelgate_client.verl inside verl 0.9's own reward loop, against a live `kernelgate serve`.
+
+The prompts are the gateway's verl export read by verl's RLHFDataset; the rewards are
+computed by verl's RewardLoopWorker (the class the trainer runs as a ray actor, built
+here without ray) with its default reward manager (naive), loading the reward file by
+plain path and by pkg://. Each of the 2 groups (one honest and one wrong completion of
+one task) must reach the gateway as exactly one POST /v1/rewards.
+
+Run under the trainers' venv (tests/trainers/setup-venv.sh):
+    KERNELGATE_PYTHON=$PWD/.venv/bin/python .venv-trainers/bin/python -m pytest tests/e2e/test_trainer_verl.py
+"""
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import REPO, Serve
+
+import verl
+from omegaconf import OmegaConf
+from transformers import PreTrainedTokenizerFast
+from verl import DataProto
+from verl.experimental.reward_loop import RewardLoopWorker
+from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
+
+CLIENT = REPO / "clients" / "python"
+sys.path.insert(0, str(CLIENT))  # for pkg://kernelgate_client.verl, as `pip install clients/python` would
+
+from kernelgate_client.verl import compute_score  # noqa: E402
+PLAIN = str(CLIENT / "kernelgate_client" / "verl.py")
+TASKS = ["ci/1_add_relu", "ci/2_row_softmax"]
+SOLUTIONS = REPO / "datasets" / "solutions" / "ci"
+ADD_OK = (SOLUTIONS / "1_add_relu.py").read_text()
+SOFTMAX_OK = (SOLUTIONS / "2_row_softmax.py").read_text()
+# Per task: (honest, wrong). The wrong add_relu kernel is evaluated and fails the
+# check; the wrong softmax answer has no code at all.
+ANSWERS = {
+    "ci/1_add_relu": (ADD_OK, ADD_OK.replace("tl.maximum(x + y, 0.0)", "tl.maximum(x - y, 0.0)")),
+    "ci/2_row_softmax": (SOFTMAX_OK, None),
+}
+CHAT = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|eos|>{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def fenced(code):
+    return "I cannot write this kernel." if code is None else f"Here is my kernel.\n```python\n{code}\n```\n"
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("verl")
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp / "hf")}.items():
+            mp.setenv(k, v)
+        srv = Serve(tmp / "data", tmp).start()
+        try:
+            yield tmp, srv
+        finally:
+            assert srv.stop() == 0, srv.log()
+
+
+@pytest.fixture(scope="module")
+def tokenizer_dir(env):
+    """A byte-level BPE tokenizer trained on the tasks (so decode gives the text back
+    exactly), with a chat template, saved where verl's hf_tokenizer loads it."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    tmp, _ = env
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    texts = [p.read_text() for p in (REPO / "datasets" / "ci").glob("*.py")] + [ADD_OK, SOFTMAX_OK]
+    tok.train_from_iterator(texts, trainers.BpeTrainer(
+        vocab_size=2000, special_tokens=["<|pad|>", "<|eos|>", "<|user|>", "<|assistant|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|eos|>", pad_token="<|pad|>")
+    fast.chat_template = CHAT
+    fast.save_pretrained(tmp / "tokenizer")
+    return str(tmp / "tokenizer")
+
+
+@pytest.fixture(scope="module")
+def batch(env, tokenizer_dir):
+    """A DataProto as verl's trainer holds it after rollout: the export's rows through
+    RLHFDataset and collate_fn, each repeated for 2 responses (honest, wrong)."""
+    tmp, srv = env
+    status, m = srv.post("/v1/exports", {"format": "verl", "task": TASKS, "test_fraction": 0})
+    assert status == 201 and m["files"] == {"train.parquet": 2, "test.parquet": 0}, m
+    tok = PreTrainedTokenizerFast.from_pretrained(tokenizer_dir)
+    ds = RLHFDataset(str(tmp / "data" / "exports" / m["export_id"] / "train.parquet"), tok, OmegaConf.create(
+        {"cache_dir": str(tmp / "verl-cache"), "max_prompt_length": 4096, "filter_overlong_prompts_workers": 1}))
+    assert len(ds) == 2, "a prompt was filtered out as too long"
+    rows = [ds[i] for i in range(len(ds))]
+    assert [r["task_id"] for r in rows] == TASKS  # the top-level column OpenRLHF's --label_key needs
+    assert [r["reward_model"]["ground_truth"] for r in rows] == TASKS
+
+    data = DataProto.from_single_dict(collate_fn(rows)).repeat(2, interleave=True)
+    prompts = [tok.apply_chat_template(r["raw_prompt"], add_generation_prompt=True, tokenize=True,
+                                       return_dict=False) for r in rows for _ in (0, 1)]
+    responses = [tok(fenced(code), add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+                 for t in TASKS for code in ANSWERS[t]]
+    p_len, r_len = max(map(len, prompts)), max(map(len, responses))
+    pad = tok.pad_token_id
+    # verl's layout: prompts left-padded, responses right-padded, one attention mask.
+    p_ids = torch.tensor([[pad] * (p_len - len(p)) + p for p in prompts])
+    r_ids = torch.tensor([r + [pad] * (r_len - len(r)) for r in responses])
+    mask = torch.tensor([[0] * (p_len - len(p)) + [1] * len(p) + [1] * len(r) + [0] * (r_len - len(r))
+                         for p, r in zip(prompts, responses)])
+    return data.union(DataProto.from_dict(tensors={
+        "prompts": p_ids, "responses": r_ids, "input_ids": torch.cat([p_ids, r_ids], 1), "attention_mask": mask}))
+
+
+def worker(tokenizer_dir, path, **reward_kwargs):
+    """verl's RewardLoopWorker on verl's own reward config (trainer/config/reward/reward.yaml)."""
+    reward = OmegaConf.load(Path(verl.__file__).parent / "trainer" / "config" / "reward" / "reward.yaml")
+    reward.custom_reward_function = {"path": path, "name": "compute_score", "reward_kwargs": reward_kwargs}
+    config = OmegaConf.create({"actor_rollout_ref": {"model": {"path": tokenizer_dir, "tokenizer_path": None}},
+                               "reward": reward})
+    return RewardLoopWorker(config)
+
+
+def reward_posts(srv):
+    status, text = srv.get("/metrics")
+    assert status == 200, text
+    text = text.decode() if isinstance(text, bytes) else text
+    return sum(float(n) for n in re.findall(
+        r'^kernelgate_http_requests_total\{[^}]*method="POST",route="/v1/rewards"[^}]*\} (\S+)$', text, re.M))
+
+
+@pytest.mark.parametrize("path, kwargs", [
+    (PLAIN, {"group_size": 2, "window_s": 60}),        # sent as soon as the group is in
+    ("pkg://kernelgate_client.verl", {"window_s": 1}),  # sent when the window closes
+], ids=["plain_path", "pkg"])
+def test_verl_reward_loop_sends_one_request_per_group(env, tokenizer_dir, batch, path, kwargs):
+    _, srv = env
+    w = worker(tokenizer_dir, path, url=srv.url, **kwargs)
+    assert w.reward_manager.is_async_reward_score  # awaited in verl's loop, no thread per sample
+    before = reward_posts(srv)
+    # What the trainer's RewardLoopManager.compute_rm_score asks of each worker: every
+    # sample of its chunk scored concurrently, one run_single each.
+    out = w.loop.run_until_complete(w.compute_score_batch(batch))
+    assert reward_posts(srv) - before == len(TASKS), "want one POST /v1/rewards per group"
+
+    scores = [o["reward_score"] for o in out]
+    info = [o["reward_extra_info"] for o in out]
+    for g in range(len(TASKS)):
+        honest, wrong = scores[2 * g], scores[2 * g + 1]
+        assert honest > wrong, (TASKS[g], scores, info)
+    assert [i["status"] for i in info] == ["correct", "incorrect", "correct", "invalid_submission"], info
+    assert [i["correct"] for i in info] == [1.0, 0.0, 1.0, 0.0]
+    assert [i["valid"] for i in info] == [1.0] * 4
+    # CPU mode times nothing comparable: the verdict's speedup is null (harness/PROTOCOL.md),
+    # and so is the key; test_speedup_and_numpy_inputs shows a timed one coming through.
+    assert [i["speedup"] for i in info] == [None] * 4 and all(i["latency_s"] >= 0 for i in info)
+
+    # The rest of RewardLoopManager.compute_rm_score: the score at each response's last
+    # token, and every extra key as one numpy column that verl's metrics read.
+    rm = w.reward_manager.assemble_rm_scores(batch, scores)
+    last = batch.batch["attention_mask"][:, batch.batch["prompts"].shape[1]:].sum(1) - 1
+    assert rm[torch.arange(4), last].tolist() == pytest.approx(scores) and rm.sum().item() == pytest.approx(sum(scores))
+    columns = {k: np.array([i[k] for i in info]) for k in info[0]}
+    assert set(columns) == {"score", "status", "correct", "speedup", "valid", "latency_s"}
+
+
+class FakeClient:
+    """Answers POST /v1/rewards as a GPU gateway would, and records each request."""
+
+    def __init__(self):
+        self.requests = []
+
+    def rewards(self, **body):
+        self.requests.append(body)
+        n = len(body["completions"])
+        return {"rewards": [1.5, None][:n], "valid": [True, False][:n], "results": [
+            {"status": "correct", "correct": True, "speedup": 1.25},
+            {"status": "harness_error", "correct": False, "speedup": None}][:n]}
+
+
+def test_speedup_and_numpy_inputs():
+    """verl's non_tensor_batch hands over numpy strings and object arrays (the old
+    batched path died on `extra_infos or ...`: "truth value ... is ambiguous")."""
+    fake = FakeClient()
+    info = {"options": {"seeds": np.int64(2)}, "tags": np.array(["a", "b"], dtype=object)}
+
+    async def group():
+        return await asyncio.gather(*(compute_score(np.str_("kernelgate/ci"), s, np.str_("ci/1_add_relu"), info,
+                                                    client=fake, group_size=2) for s in ("a", "b")))
+
+    ok, bad = asyncio.run(group())
+    assert fake.requests == [{"completions": ["a", "b"], "reward_fn": None, "options": {"seeds": 2},
+                              "task_id": "ci/1_add_relu"}]
+    assert ok == {"score": 1.5, "status": "correct", "correct": 1.0, "speedup": 1.25, "valid": 1.0,
+                  "latency_s": ok["latency_s"]}
+    assert bad["score"] == 0.0 and bad["valid"] == 0.0 and bad["speedup"] is None
+    with pytest.raises(ValueError, match="ground_truth"):
+        asyncio.run(compute_score("kernelgate/ci", "a", np.array([], dtype=object), client=fake))
+
+
+def test_plain_path_loads_where_the_package_is_not_importable(tmp_path):
+    """verl execs a custom_reward_function.path outside any package; the file must find
+    its own package (the README's first config used to die on a relative import)."""
+    code = ("import inspect, sys\n"
+            "from verl.utils.import_utils import load_extern_object\n"
+            "try:\n    import kernelgate_client\nexcept ImportError:\n    pass\n"
+            "else:\n    sys.exit('kernelgate_client importable before the load')\n"
+            f"f = load_extern_object({PLAIN!r}, 'compute_score')\n"
+            "assert inspect.iscoroutinefunction(f), f\n")
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert p.returncode == 0, p.stderr[-2000:]
+
+
+def test_coalescing_waits_for_the_group_within_the_window():
+    """Samples of a group end their rollouts at different times: one request holds those
+    that came within window_s of the first, or as soon as group_size of them are in."""
+    async def late(delay, code, **kw):
+        await asyncio.sleep(delay)
+        return await compute_score("kernelgate/ci", code, "ci/1_add_relu", None, client=fake, **kw)
+
+    async def run(*calls):
+        return await asyncio.gather(*calls)
+
+    fake = FakeClient()
+    start = time.monotonic()
+    asyncio.run(run(late(0, "a", group_size=2, window_s=30), late(0.3, "b", group_size=2, window_s=30)))
+    assert [r["completions"] for r in fake.requests] == [["a", "b"]]
+    assert time.monotonic() - start < 5, "a full group is sent at once, not at the window's end"
+
+    fake = FakeClient()
+    asyncio.run(run(late(0, "a", window_s=0.6), late(0.2, "b", window_s=0.6), late(1.0, "c", window_s=0.6)))
+    assert [r["completions"] for r in fake.requests] == [["a", "b"], ["c"]]
