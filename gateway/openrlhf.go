@@ -93,7 +93,11 @@ func (s *Server) parseOpenRLHF(c *gin.Context, req openRLHFRequest) ([]*labelGro
 	if aerr != nil {
 		return nil, aerr
 	}
-	opts, aerr := s.cfg.parseOptions(req.Options)
+	raw, aerr := urlOptions(c, req.Options)
+	if aerr != nil {
+		return nil, aerr
+	}
+	opts, aerr := s.cfg.parseOptions(raw)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -147,12 +151,16 @@ func (s *Server) taskOfLabel(ctx context.Context, label, field string) (string, 
 // request order. The first error wins (the other batches still run and are
 // logged).
 func (s *Server) runGroups(ctx context.Context, groups []*labelGroup, n int) (openRLHFResponse, *apiError) {
-	out := openRLHFResponse{
-		Rewards: make([]float64, n), Scores: make([]float64, n),
-		ExtraLogs: map[string][]float64{
-			"correct": make([]float64, n), "compiled": make([]float64, n),
-			"speedup": make([]float64, n), "reward_hack": make([]float64, n),
-		},
+	out := openRLHFResponse{Rewards: make([]float64, n), Scores: make([]float64, n), ExtraLogs: map[string][]float64{}}
+	// OpenRLHF averages each key over a step, so a status is a 0/1 column per
+	// status (their means are the status rates) and valid says which rewards
+	// are the model's doing (0: a harness or task error; reward/README.md).
+	logKeys := []string{"correct", "compiled", "speedup", "reward_hack", "valid"}
+	for _, st := range harness.Statuses {
+		logKeys = append(logKeys, "status_"+string(st))
+	}
+	for _, k := range logKeys {
+		out.ExtraLogs[k] = make([]float64, n)
 	}
 	var (
 		mu    sync.Mutex
@@ -176,6 +184,10 @@ func (s *Server) runGroups(ctx context.Context, groups []*labelGroup, n int) (op
 				out.ExtraLogs["correct"][i] = bit(v.Correct)
 				out.ExtraLogs["compiled"][i] = bit(v.Compiled)
 				out.ExtraLogs["reward_hack"][i] = bit(v.Status == harness.StatusRewardHack)
+				out.ExtraLogs["valid"][i] = bit(resp.Valid[j] != nil && *resp.Valid[j])
+				if col, ok := out.ExtraLogs["status_"+string(v.Status)]; ok {
+					col[i] = 1
+				}
 				if v.Speedup != nil {
 					out.ExtraLogs["speedup"][i] = *v.Speedup
 				}
@@ -185,6 +197,49 @@ func (s *Server) runGroups(ctx context.Context, groups []*labelGroup, n int) (op
 	}
 	wg.Wait()
 	return out, first
+}
+
+// urlNumberOptions are the options the URL may carry: OpenRLHF's stock client
+// posts only query, prompts and labels, so --remote_rm_url is the one place
+// its user can set them (…/openrlhf/reward?reward_fn=binary&timeout_s=60).
+var urlNumberOptions = []string{"timeout_s", "seeds", "atol", "rtol", "memory_limit_mb"}
+
+// urlOptions merges the URL's options into the body's; the same option in
+// both is an error rather than a silent choice.
+func urlOptions(c *gin.Context, body json.RawMessage) (json.RawMessage, *apiError) {
+	found := false
+	for _, k := range urlNumberOptions {
+		_, ok := c.GetQuery(k)
+		found = found || ok
+	}
+	if !found {
+		return body, nil
+	}
+	merged := map[string]any{}
+	if len(body) > 0 && string(body) != "null" {
+		if err := json.Unmarshal(body, &merged); err != nil {
+			return nil, newError(CodeInvalidOptions, "options", "options must be a JSON object: %v", err)
+		}
+	}
+	for _, k := range urlNumberOptions {
+		q, ok := c.GetQuery(k)
+		if !ok {
+			continue
+		}
+		if _, dup := merged[k]; dup {
+			return nil, newError(CodeInvalidRequest, k, "%s is both in the URL and in the body's options; give it once", k)
+		}
+		var v float64
+		if err := json.Unmarshal([]byte(q), &v); err != nil {
+			return nil, newError(CodeInvalidRequest, k, "%s=%.40q in the URL is not a number", k, q)
+		}
+		merged[k] = json.Number(q)
+	}
+	out, err := json.Marshal(merged)
+	if err != nil {
+		return nil, newError(CodeInvalidRequest, "options", "options: %v", err)
+	}
+	return out, nil
 }
 
 func bit(b bool) float64 {

@@ -35,6 +35,18 @@ func TestOpenRLHF(t *testing.T) {
 	if want := []float64{0, 0, 0, 0, 1}; !slices.Equal(resp.ExtraLogs["reward_hack"], want) {
 		t.Errorf("reward_hack %v, want %v", resp.ExtraLogs["reward_hack"], want)
 	}
+	for key, want := range map[string][]float64{
+		"status_correct":            {1, 0, 0, 1, 0},
+		"status_incorrect":          {0, 1, 0, 0, 0},
+		"status_invalid_submission": {0, 0, 1, 0, 0},
+		"status_reward_hack":        {0, 0, 0, 0, 1},
+		"status_harness_error":      {0, 0, 0, 0, 0},
+		"valid":                     {1, 1, 1, 1, 1},
+	} {
+		if !slices.Equal(resp.ExtraLogs[key], want) {
+			t.Errorf("%s %v, want %v", key, resp.ExtraLogs[key], want)
+		}
+	}
 	// One batch per label: ci/1_add_relu, ci/2_row_softmax, the inline source.
 	st.ev.mu.Lock()
 	tasksSeen := map[string]int{}
@@ -79,5 +91,64 @@ func TestOpenRLHFErrors(t *testing.T) {
 			rec := call(t, st.h, http.MethodPost, "/openrlhf/reward"+tt.query, "/openrlhf/reward", tt.body, nil)
 			wantError(t, rec, tt.status, tt.code, tt.field, tt.want)
 		})
+	}
+}
+
+// A sample the harness could not evaluate is logged as such: valid 0 and
+// status_harness_error 1, so OpenRLHF's logs tell it from a wrong kernel.
+func TestOpenRLHFLogsInvalidSamples(t *testing.T) {
+	st := startFakeStack(t)
+	req := map[string]any{
+		"query":  []string{"```python\nimport torch  # FAIL\n```", "```python\nimport torch  # GOOD\n```"},
+		"labels": []string{"ci/1_add_relu", "ci/1_add_relu"},
+	}
+	var resp openRLHFResponse
+	rec := call(t, st.h, http.MethodPost, "/openrlhf/reward?reward_fn=binary", "/openrlhf/reward", req, &resp)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	for key, want := range map[string][]float64{
+		"valid": {0, 1}, "status_harness_error": {1, 0}, "status_correct": {0, 1}, "correct": {0, 1},
+	} {
+		if !slices.Equal(resp.ExtraLogs[key], want) {
+			t.Errorf("%s %v, want %v", key, resp.ExtraLogs[key], want)
+		}
+	}
+}
+
+// The stock OpenRLHF client sends only query, prompts and labels: options ride
+// in --remote_rm_url's query string.
+func TestOpenRLHFOptionsInTheURL(t *testing.T) {
+	st := startFakeStack(t)
+	body := func(opts any) map[string]any {
+		m := map[string]any{"query": []string{"```python\nimport torch  # GOOD\n```"}, "labels": []string{"ci/1_add_relu"}}
+		if opts != nil {
+			m["options"] = opts
+		}
+		return m
+	}
+	var resp openRLHFResponse
+	rec := call(t, st.h, http.MethodPost, "/openrlhf/reward?timeout_s=7&seeds=2&atol=0.001", "/openrlhf/reward", body(map[string]any{"rtol": 0.01}), &resp)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	st.ev.mu.Lock()
+	o := st.ev.jobs[len(st.ev.jobs)-1].Options
+	st.ev.mu.Unlock()
+	if o.TimeoutS != 7 || o.Seeds != 2 || o.Atol == nil || *o.Atol != 0.001 || o.Rtol == nil || *o.Rtol != 0.01 {
+		t.Errorf("options reached the job as %+v", o)
+	}
+	for _, tt := range []struct {
+		url   string
+		opts  any
+		code  Code
+		field string
+	}{
+		{"/openrlhf/reward?timeout_s=7", map[string]any{"timeout_s": 9}, CodeInvalidRequest, "timeout_s"},
+		{"/openrlhf/reward?seeds=many", nil, CodeInvalidRequest, "seeds"},
+		{"/openrlhf/reward?seeds=2.5", nil, CodeInvalidOptions, "options.seeds"},
+	} {
+		rec := call(t, st.h, http.MethodPost, tt.url, "/openrlhf/reward", body(tt.opts), nil)
+		wantError(t, rec, http.StatusBadRequest, tt.code, tt.field, "")
 	}
 }

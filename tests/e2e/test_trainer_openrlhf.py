@@ -86,8 +86,9 @@ def test_an_honest_kernel_scores_above_zero_through_openrlhfs_own_call(gateway):
     out = rollout(gateway.url + "/openrlhf/reward", f"Here is the kernel.\n```python\n{HONEST}\n```")
     assert out["reward"] is not None, "OpenRLHF got no reward (its call failed; see the serve log)"
     assert out["reward"][0] > 0 and out["scores"][0] == 1.0, out
-    logs = out["extra_logs"]
-    assert logs, out
+    logs = out["extra_logs"]   # what OpenRLHF averages into its step logs
+    assert logs["valid"] == [1.0] and logs["status_correct"] == [1.0] and logs["correct"] == [1.0], logs
+    assert logs["status_compile_error"] == [0.0], logs
 
 
 def test_a_wrong_kernel_scores_below_the_honest_one(gateway):
