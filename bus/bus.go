@@ -17,10 +17,11 @@ import (
 // Stream and bucket names. Subjects under them are the caller's choice
 // (jobs.gpu, events.evaluation, ...).
 const (
-	JobsStream   = "JOBS"
-	EventsStream = "EVENTS"
-	CacheBucket  = "cache"   // sha256(task, code, options) -> verdict
-	BatchBucket  = "batches" // batch records and their results (results.go)
+	JobsStream     = "JOBS"
+	EventsStream   = "EVENTS"
+	CacheBucket    = "cache"    // sha256(work, environment) -> verdict
+	BatchBucket    = "batches"  // batch records and their results (results.go)
+	InflightBucket = "inflight" // evaluations in flight and who waits for them (inflight.go)
 )
 
 // Bus is a connection to NATS JetStream with the kernelgate streams set up.
@@ -29,20 +30,21 @@ type Bus struct {
 	opts Options
 	log  *slog.Logger
 
-	srv     *server.Server // nil with an external URL
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	jobs    jetstream.Stream
-	kv      jetstream.KeyValue // the result cache
-	batches jetstream.KeyValue
+	srv      *server.Server // nil with an external URL
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	jobs     jetstream.Stream
+	kv       jetstream.KeyValue // the result cache
+	batches  jetstream.KeyValue
+	inflight *Bucket
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed by the nats ClosedHandler
 }
 
 // Open connects to NATS (starting an embedded server when opts.URL is empty)
-// and creates or updates the JOBS and EVENTS streams and the cache and
-// batches buckets.
+// and creates or updates the JOBS and EVENTS streams and the cache, batches
+// and inflight buckets.
 func Open(ctx context.Context, opts Options, log *slog.Logger) (*Bus, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -183,7 +185,9 @@ func (b *Bus) setup(ctx context.Context) error {
 		return fmt.Errorf("bus.setup: bucket %s: %w", BatchBucket, err)
 	}
 	b.batches = batches
-	return nil
+	// Its entries lead to results, so they live as long as results do.
+	b.inflight, err = b.Bucket(ctx, InflightBucket, "kernelgate evaluations in flight: <work key> -> the job evaluating it, <work key>.<job id> -> a job waiting for its verdict", b.opts.ResultTTL)
+	return err
 }
 
 // Close drains the connection (in-flight acks and publishes are flushed) and

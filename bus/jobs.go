@@ -27,6 +27,9 @@ type Job struct {
 	Subject      string
 	Data         []byte
 	NumDelivered uint64 // 1 on the first delivery
+	// Queued is when the stream stored the job, on the server's clock (the
+	// one the buckets' entries are stamped with too).
+	Queued time.Time
 	// Final is true on the last delivery (NumDelivered == MaxDeliver): if the
 	// handler fails now the job is dropped, so it should publish a failure
 	// verdict itself rather than return an error.
@@ -173,6 +176,7 @@ func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, han
 		Subject:      m.Subject(),
 		Data:         m.Data(),
 		NumDelivered: md.NumDelivered,
+		Queued:       md.Timestamp,
 		Final:        md.NumDelivered >= uint64(b.opts.MaxDeliver),
 	}
 	herr := runKeptAlive(ctx, b.opts.JobAckWait/2, []jetstream.Msg{m}, func(hctx context.Context) error {

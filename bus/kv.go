@@ -91,6 +91,61 @@ func (k *Bucket) Put(ctx context.Context, key string, value []byte) (uint64, err
 	return rev, nil
 }
 
+// Delete removes key; deleting a key that holds no value is no error.
+func (k *Bucket) Delete(ctx context.Context, key string) error {
+	if err := k.kv.Delete(ctx, key); err != nil {
+		return fmt.Errorf("bus.Bucket.Delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// Values returns the value of every key matching pattern (a KV key with
+// wildcards, such as "abc.*"), by key.
+func (k *Bucket) Values(ctx context.Context, pattern string) (map[string][]byte, error) {
+	es, err := entries(ctx, k.kv, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("bus.Bucket.Values: %w", err)
+	}
+	out := make(map[string][]byte, len(es))
+	for _, e := range es {
+		out[e.Key()] = e.Value()
+	}
+	return out, nil
+}
+
+// entries reads every entry under pattern in one pass: a watcher that stops
+// after the values present when it started.
+func entries(ctx context.Context, kv jetstream.KeyValue, pattern string) ([]jetstream.KeyValueEntry, error) {
+	w, err := kv.Watch(ctx, pattern, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", pattern, err)
+	}
+	defer func() {
+		_ = w.Stop()
+		// The watcher's callback blocks on a full channel; drain it so it
+		// sees the stop and closes the channel.
+		go func() {
+			for range w.Updates() {
+			}
+		}()
+	}()
+	var out []jetstream.KeyValueEntry
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("watch %s: watcher closed", pattern)
+			}
+			if e == nil { // every value present at the start is in
+				return out, nil
+			}
+			out = append(out, e)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
 // Keys lists the keys that hold a value, in no particular order.
 func (k *Bucket) Keys(ctx context.Context) ([]string, error) {
 	keys, err := k.kv.Keys(ctx, jetstream.IgnoreDeletes())

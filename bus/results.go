@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -93,43 +94,39 @@ func (b *Bus) PutResult(ctx context.Context, batch string, index int, data []byt
 	return e.Value(), nil
 }
 
-// Results returns every result stored for batch, by index. It reads them in
-// one pass (a watcher that stops after the values present when it started).
+// Result returns the result of item index of batch and when it was stored
+// (the server's clock), or ok false when none is stored.
+func (b *Bus) Result(ctx context.Context, batch string, index int) ([]byte, time.Time, bool, error) {
+	if err := checkID("bus.Result", batch); err != nil {
+		return nil, time.Time{}, false, err
+	}
+	e, err := b.batches.Get(ctx, resultKey(batch, index))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, time.Time{}, false, nil
+	}
+	if err != nil {
+		return nil, time.Time{}, false, fmt.Errorf("bus.Result %s: %w", resultKey(batch, index), err)
+	}
+	return e.Value(), e.Created(), true, nil
+}
+
+// Results returns every result stored for batch, by index, read in one pass.
 func (b *Bus) Results(ctx context.Context, batch string) (map[int][]byte, error) {
 	if err := checkID("bus.Results", batch); err != nil {
 		return nil, err
 	}
-	w, err := b.batches.Watch(ctx, batch+".*", jetstream.IgnoreDeletes())
+	es, err := entries(ctx, b.batches, batch+".*")
 	if err != nil {
 		return nil, fmt.Errorf("bus.Results %s: %w", batch, err)
 	}
-	defer func() {
-		_ = w.Stop()
-		// The watcher's callback blocks on a full channel; drain it so it
-		// sees the stop and closes the channel.
-		go func() {
-			for range w.Updates() {
-			}
-		}()
-	}()
 	out := map[int][]byte{}
-	for {
-		select {
-		case e, ok := <-w.Updates():
-			if !ok {
-				return nil, fmt.Errorf("bus.Results %s: watcher closed", batch)
-			}
-			if e == nil { // every value present at the start is in
-				return out, nil
-			}
-			i, err := strconv.Atoi(strings.TrimPrefix(e.Key(), batch+"."))
-			if err != nil || i < 0 {
-				b.log.Warn("result under a malformed key; skipped", "key", e.Key())
-				continue
-			}
-			out[i] = e.Value()
-		case <-ctx.Done():
-			return nil, ctx.Err()
+	for _, e := range es {
+		i, err := strconv.Atoi(strings.TrimPrefix(e.Key(), batch+"."))
+		if err != nil || i < 0 {
+			b.log.Warn("result under a malformed key; skipped", "key", e.Key())
+			continue
 		}
+		out[i] = e.Value()
 	}
+	return out, nil
 }

@@ -50,6 +50,9 @@ type batchResponse struct {
 	Rewards   []*float64         `json:"rewards"`
 	Results   []*harness.Verdict `json:"results"`
 	Cached    []*bool            `json:"cached"`
+	// Shared is true where the item ran nothing of its own: it got the
+	// verdict of an identical evaluation in flight (dedup.go).
+	Shared []*bool `json:"shared"`
 	// Valid is false where the reward function says "not the candidate's
 	// fault: exclude this sample" (harness_error, a task error); Notes say why
 	// (reward/README.md). A trainer drops such samples from loss and baseline.
@@ -64,7 +67,8 @@ func newBatchResponse(rec batchRecord) *batchResponse {
 		BatchID: rec.ID, Status: statusRunning, Total: rec.Total, CreatedAt: rec.CreatedAt,
 		TaskName: rec.TaskName, RewardFn: rec.RewardFn,
 		Rewards: make([]*float64, rec.Total), Results: make([]*harness.Verdict, rec.Total),
-		Cached: make([]*bool, rec.Total), Valid: make([]*bool, rec.Total), Notes: make([]*string, rec.Total),
+		Cached: make([]*bool, rec.Total), Shared: make([]*bool, rec.Total),
+		Valid: make([]*bool, rec.Total), Notes: make([]*string, rec.Total),
 		items: make([]*worker.Result, rec.Total),
 	}
 }
@@ -76,6 +80,7 @@ func (b *batchResponse) add(r worker.Result) {
 	}
 	b.items[r.Index] = &r
 	b.Rewards[r.Index], b.Results[r.Index], b.Cached[r.Index] = &r.Reward, &r.Verdict, &r.Cached
+	b.Shared[r.Index] = &r.Shared
 	b.Valid[r.Index], b.Notes[r.Index] = &r.Valid, &r.Note
 	b.Done++
 	if b.Done == b.Total {

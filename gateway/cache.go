@@ -8,35 +8,45 @@ import (
 	"github.com/kernelgate/kernelgate/worker"
 )
 
-// fromCache returns job's result from the result cache (filled by workers,
-// keyed by worker.CacheKey), scored with job's reward function, or ok false
-// on a miss. A cache that fails costs an evaluation, never the request.
-func (s *Server) fromCache(ctx context.Context, job worker.Job) (worker.Result, bool) {
-	key, err := worker.CacheKey(job)
-	if err != nil {
-		return worker.Result{}, false
+// fromCache returns the verdict the result cache holds for job's work, made
+// in an environment of the workers that would run job now (Deps.Envs), or
+// ok false. Workers file each verdict under the environment it records, so
+// one made under another harness, torch, triton or GPU model is never
+// served. A cache that fails costs an evaluation, never the request.
+func (s *Server) fromCache(ctx context.Context, job worker.Job) (harness.Verdict, bool) {
+	mode := s.deps.TimingMode()
+	for _, env := range s.deps.Envs() {
+		key, err := worker.CacheKey(job, env)
+		if err != nil {
+			return harness.Verdict{}, false
+		}
+		data, ok, err := s.deps.Bus.CacheGet(ctx, key)
+		if err != nil {
+			s.log.Warn("result cache lookup failed; evaluating", "job", job.ID, "err", err)
+			return harness.Verdict{}, false
+		}
+		if !ok {
+			continue
+		}
+		var v harness.Verdict
+		if err := json.Unmarshal(data, &v); err != nil {
+			s.log.Warn("malformed cache entry; evaluating", "job", job.ID, "err", err)
+			continue
+		}
+		// The key says all of this; the entry is checked against it anyway,
+		// as what it claims to be is what a client is told.
+		if worker.Cacheable(v) && worker.EnvOf(v) == env && (mode == "" || v.TimingMode == mode) {
+			return v, true
+		}
 	}
-	data, ok, err := s.deps.Bus.CacheGet(ctx, key)
-	if err != nil {
-		s.log.Warn("result cache lookup failed; evaluating", "job", job.ID, "err", err)
-		return worker.Result{}, false
-	}
-	if !ok {
-		return worker.Result{}, false
-	}
-	var v harness.Verdict
-	if err := json.Unmarshal(data, &v); err != nil {
-		s.log.Warn("malformed cache entry; evaluating", "job", job.ID, "err", err)
-		return worker.Result{}, false
-	}
-	// A verdict made on other hardware (the CPU interpreter, say) does not
-	// answer for this one's workers.
-	if mode := s.deps.TimingMode(); !worker.Cacheable(v) || (mode != "" && v.TimingMode != mode) {
-		return worker.Result{}, false
-	}
+	return harness.Verdict{}, false
+}
+
+// cachedResult is v from the cache as job's answer.
+func cachedResult(job worker.Job, v harness.Verdict) worker.Result {
 	v.TaskName = job.Task.Name // the key holds the task's source, not its name
 	v.QueueWaitMS, v.ExecMS = nil, nil
-	r := resultOf(job, v)
+	r := worker.Scored(job, v)
 	r.Cached = true
-	return r, true
+	return r
 }

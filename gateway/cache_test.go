@@ -120,46 +120,90 @@ func TestResultCache(t *testing.T) {
 	}
 }
 
-// fromCache answers only with a usable entry for this gateway's hardware.
+// fromCache answers only with a usable entry made in an environment of
+// this gateway's pool.
 func TestFromCache(t *testing.T) {
 	b := startBus(t, bus.Options{})
-	srv := New(Config{}, Deps{Bus: b, TimingMode: func() string { return harness.TimingGPU }, Log: kgtest.Logger(t)})
+	h200 := worker.Env{HarnessVersion: "0.2.0", Torch: "2.11.0", Triton: "3.6.0", GPU: "NVIDIA H200"}
+	a100 := h200
+	a100.GPU = "NVIDIA A100-SXM4-80GB"
+	newTorch := h200
+	newTorch.Torch = "2.12.0"
+	pool := []worker.Env{h200}
+	srv := New(Config{}, Deps{Bus: b, TimingMode: func() string { return harness.TimingGPU },
+		Envs: func() []worker.Env { return pool }, Log: kgtest.Logger(t)})
 	job := worker.Job{ID: "b_C-00000", BatchID: "b_C", Task: harness.Task{Name: "mine", Source: "src"},
 		Code: "code", Options: harness.DefaultOptions(), RewardFn: "binary"}
-	key, err := worker.CacheKey(job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	verdict := func(status harness.Status, mode string) []byte {
+	verdict := func(status harness.Status, mode string, env worker.Env) []byte {
 		v := worker.Verdict(mode, worker.Job{Task: harness.Task{Name: "theirs", Source: "src"}, Code: "code"}, status, "", "")
 		v.Correct = status == harness.StatusCorrect
+		v.Env = harness.Env{HarnessVersion: env.HarnessVersion, Torch: env.Torch, Triton: env.Triton, GPUName: env.GPU}
 		data, _ := json.Marshal(v)
 		return data
 	}
 	for _, tt := range []struct {
 		name  string
-		entry []byte // nil: none
+		pool  []worker.Env
+		under worker.Env // the key's environment
+		entry []byte     // nil: none
 		hit   bool
 	}{
-		{"miss", nil, false},
-		{"hit", verdict(harness.StatusCorrect, harness.TimingGPU), true},
-		{"made on the CPU", verdict(harness.StatusCorrect, harness.TimingCPUInterpreter), false},
-		{"not cacheable", verdict(harness.StatusTimeout, harness.TimingGPU), false},
-		{"malformed", []byte("{"), false},
+		{"miss", []worker.Env{h200}, h200, nil, false},
+		{"hit", []worker.Env{h200}, h200, verdict(harness.StatusCorrect, harness.TimingGPU, h200), true},
+		{"made on another GPU model", []worker.Env{h200}, a100, verdict(harness.StatusCorrect, harness.TimingGPU, a100), false},
+		{"made under an older torch", []worker.Env{newTorch}, h200, verdict(harness.StatusCorrect, harness.TimingGPU, h200), false},
+		{"a mixed pool holds its model", []worker.Env{h200, a100}, a100, verdict(harness.StatusCorrect, harness.TimingGPU, a100), true},
+		{"no pool known", nil, h200, verdict(harness.StatusCorrect, harness.TimingGPU, h200), false},
+		{"filed under another environment", []worker.Env{h200}, h200, verdict(harness.StatusCorrect, harness.TimingGPU, a100), false},
+		{"made on the CPU", []worker.Env{h200}, h200, verdict(harness.StatusCorrect, harness.TimingCPUInterpreter, h200), false},
+		{"not cacheable", []worker.Env{h200}, h200, verdict(harness.StatusTimeout, harness.TimingGPU, h200), false},
+		{"malformed", []worker.Env{h200}, h200, []byte("{"), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			pool = tt.pool
+			key, err := worker.CacheKey(job, tt.under)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if tt.entry != nil {
 				if err := b.CachePut(t.Context(), key, tt.entry); err != nil {
 					t.Fatal(err)
 				}
+				t.Cleanup(func() { _ = b.CachePut(context.Background(), key, []byte("{")) })
 			}
-			r, ok := srv.fromCache(t.Context(), job)
+			v, ok := srv.fromCache(t.Context(), job)
 			if ok != tt.hit {
 				t.Fatalf("hit %v, want %v", ok, tt.hit)
 			}
-			if ok && (!r.Cached || r.Reward != 1 || r.Verdict.TaskName != "mine" || r.ID != job.ID) {
+			if r := cachedResult(job, v); ok && (!r.Cached || r.Shared || r.Reward != 1 || r.Verdict.TaskName != "mine" || r.ID != job.ID) {
 				t.Errorf("result %+v", r)
 			}
 		})
+	}
+}
+
+// A gateway whose pool runs another torch is not answered with a verdict
+// made under the old one, though both share one bus and one cache.
+func TestCacheEnvironment(t *testing.T) {
+	old, b, ev := startFake(t, Config{})
+	upgraded := newFakeGateway(t, Config{}, b, func() []worker.Env {
+		e := fakeEnvs()
+		e[0].Torch = "2.12.0"
+		return e
+	})
+	req := map[string]any{"reference": ref, "codes": []string{"ok env"}, "reward_fn": "binary", "wait_s": 10}
+	for i, tt := range []struct {
+		srv    *Server
+		cached bool
+		calls  int
+	}{{old, false, 1}, {old, true, 1}, {upgraded, false, 2}, {old, true, 2}} {
+		rec := post(t, tt.srv.Handler(), "/v1/rewards", req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i, rec.Code, rec.Body)
+		}
+		got := decodeBatch(t, rec)
+		if *got.Cached[0] != tt.cached || ev.callsOf("ok env") != tt.calls {
+			t.Errorf("request %d: cached %v, %d evaluations; want %v, %d", i, *got.Cached[0], ev.callsOf("ok env"), tt.cached, tt.calls)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 // Package gateway is kernelgate's HTTP API (openapi.yaml): health, readiness,
-// POST /v1/rewards, which queues one job per completion on the bus (or
-// answers it from the result cache) and answers the verdicts in request
+// POST /v1/rewards, which queues one job per distinct piece of work on the
+// bus (answering the rest from the result cache or from an identical
+// evaluation in flight, dedup.go) and answers the verdicts in request
 // order, or 202 when wait_s runs out; GET /v1/batches/{id} and its NDJSON
 // stream, which read the results the workers store on the bus;
 // /v1/evaluations, a batch of one; on top of that path the task registry

@@ -32,6 +32,7 @@ type evaluationResponse struct {
 	Result      *harness.Verdict `json:"result"`
 	Reward      *float64         `json:"reward,omitempty"`
 	Cached      *bool            `json:"cached,omitempty"`
+	Shared      *bool            `json:"shared,omitempty"`
 	Valid       *bool            `json:"valid,omitempty"` // false: drop this sample (Batch.valid)
 	Note        string           `json:"note,omitempty"`
 	QueueWaitMS *float64         `json:"queue_wait_ms,omitempty"`
@@ -118,9 +119,9 @@ func answerEvaluation(c *gin.Context, b *batchResponse, running int) {
 		c.JSON(running, resp)
 		return
 	}
-	resp.Result, resp.Reward, resp.Cached = &r.Verdict, &r.Reward, &r.Cached
+	resp.Result, resp.Reward, resp.Cached, resp.Shared = &r.Verdict, &r.Reward, &r.Cached, &r.Shared
 	resp.Valid, resp.Note = &r.Valid, r.Note
-	if !r.Cached {
+	if !r.Cached && !r.Shared { // ran nothing of its own
 		resp.QueueWaitMS, resp.ExecMS = &r.QueueWaitMS, &r.ExecMS
 	}
 	c.JSON(http.StatusOK, resp)

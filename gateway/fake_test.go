@@ -46,14 +46,32 @@ func (f *fakeEvaluator) Evaluate(ctx context.Context, j harness.Job) (harness.Ve
 	}
 	v := worker.Verdict(harness.TimingCPUInterpreter, worker.Job{Task: j.Task, Code: j.Code}, status, "fake verdict", "")
 	v.Compiled, v.Correct = true, status == harness.StatusCorrect
+	v.Env = fakeEnv
 	return v, nil
 }
+
+// fakeEnv is where the fake evaluates, as a zygote would record it.
+var fakeEnv = harness.Env{Device: "cpu", Python: "3.12.3", Torch: "2.11.0+cu130", Triton: "3.6.0", HarnessVersion: "0.2.0"}
+
+// fakeEnvs are the pool environments of a gateway in front of the fake.
+func fakeEnvs() []worker.Env { return []worker.Env{worker.EnvOf(harness.Verdict{Env: fakeEnv})} }
 
 func (f *fakeEvaluator) Stats() []harness.ZygoteStats {
 	return []harness.ZygoteStats{{Label: "cpu", Up: true, Concurrency: 4}}
 }
 
 func (f *fakeEvaluator) Mode() string { return harness.TimingCPUInterpreter }
+
+// total is how many evaluations ran.
+func (f *fakeEvaluator) total() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		n += c
+	}
+	return n
+}
 
 // callsOf is how many times code was evaluated.
 func (f *fakeEvaluator) callsOf(code string) int {
@@ -70,9 +88,14 @@ func startFake(t *testing.T, cfg Config) (*Server, *bus.Bus, *fakeEvaluator) {
 	b := startBus(t, bus.Options{NakDelay: 50 * time.Millisecond, EventAckWait: 2 * time.Second})
 	ev := &fakeEvaluator{release: make(chan struct{}), calls: map[string]int{}}
 	runWorker(t, b, ev)
-	srv := New(cfg, Deps{Bus: b, Ready: func() error { return nil },
+	return newFakeGateway(t, cfg, b, fakeEnvs), b, ev
+}
+
+// newFakeGateway is another gateway over b (whose workers run the fake),
+// whose pool is envs.
+func newFakeGateway(t *testing.T, cfg Config, b *bus.Bus, envs func() []worker.Env) *Server {
+	return New(cfg, Deps{Bus: b, Ready: func() error { return nil }, Envs: envs,
 		TimingMode: func() string { return harness.TimingCPUInterpreter }, Log: kgtest.Logger(t)})
-	return srv, b, ev
 }
 
 // runWorker runs a real worker over b with ev in place of the harness until

@@ -135,6 +135,9 @@ func (m *metrics) observe(r worker.Result) {
 		status = "unknown"
 	}
 	m.evaluations.WithLabelValues(status).Inc()
+	if r.Cached || r.Shared {
+		return // its stages are those of a run counted once already
+	}
 	// In name order: which names get their own label before the bound fills
 	// must not depend on Go's map order.
 	for _, name := range slices.Sorted(maps.Keys(r.Verdict.StageMS)) {

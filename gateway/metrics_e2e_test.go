@@ -47,7 +47,9 @@ func TestEndToEndMetrics(t *testing.T) {
 
 	req := map[string]any{
 		"reference": readFile(t, "datasets/ci/1_add_relu.py"),
-		"codes":     []string{readFile(t, "datasets/solutions/ci/1_add_relu.py")},
+		// Twice: one run, one shared answer, which counts as a verdict but
+		// adds no stage or run time of its own.
+		"codes":     repeat(readFile(t, "datasets/solutions/ci/1_add_relu.py"), 2),
 		"reward_fn": "binary",
 		"options":   map[string]any{"seeds": 1, "timing": false, "timeout_s": 120},
 		"wait_s":    60,
@@ -61,7 +63,7 @@ func TestEndToEndMetrics(t *testing.T) {
 		t.Fatalf("rewards: %d", resp.StatusCode)
 	}
 	want := []string{
-		`kernelgate_evaluations_total{status="correct"} 1`,
+		`kernelgate_evaluations_total{status="correct"} 2`,
 		`kernelgate_evaluations_total{status="incorrect"} 0`,
 		`kernelgate_evaluation_stage_seconds_count{stage="correctness"} 1`,
 		`kernelgate_evaluation_exec_seconds_count 1`,

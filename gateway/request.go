@@ -34,7 +34,10 @@ type batchSpec struct {
 	rewardFn string
 	options  harness.Options
 	wait     time.Duration // 0: answer 202 at once
-	cache    bool          // answer from the result cache when it holds the answer
+	// bypass: the request said cache false, so every item runs (no answer
+	// from the result cache, none shared). False, the zero value, for every
+	// path that has no such field (OpenRLHF, episodes).
+	bypass bool
 }
 
 // maxDrainBytes bounds how much of an oversized body readBody discards so the
@@ -117,7 +120,7 @@ func validateRewardRequest(req rewardRequest, cfg Config) (batchSpec, *apiError)
 		}
 		spec.wait = time.Duration(*req.WaitS * float64(time.Second))
 	}
-	spec.cache = req.Cache == nil || *req.Cache
+	spec.bypass = req.Cache != nil && !*req.Cache
 	return spec, nil
 }
 

@@ -3,17 +3,14 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/submission"
-	"github.com/kernelgate/kernelgate/reward"
 	"github.com/kernelgate/kernelgate/worker"
 )
 
@@ -107,17 +104,17 @@ func (s *Server) runBatchToEnd(ctx context.Context, spec batchSpec) (*batchRespo
 	return resp, nil
 }
 
-// accept queues one job per item (items without code are answered here with
-// invalid_submission, items in the result cache from it) and then stores the
-// batch record, which makes the batch visible. A client that leaves meanwhile
-// does not stop it halfway: the bus bounds each step.
+// accept queues the batch's work (items without code are answered here with
+// invalid_submission; identical items are evaluated once, dedup.go) and then
+// stores the batch record, which makes the batch visible. A client that
+// leaves meanwhile does not stop it halfway: the bus bounds each step.
 func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRecord, *apiError) {
 	ctx = context.WithoutCancel(ctx)
 	log := s.log.With("batch", id)
 	now, who := time.Now().UTC(), identityOf(ctx)
 	rec := batchRecord{ID: id, Total: len(spec.items), CreatedAt: now, TaskName: spec.task.Name,
 		TaskHash: harness.HashSource(spec.task.Source), RewardFn: spec.rewardFn}
-	unavailable := newError(CodeInternal, "", "the queue is unavailable")
+	jobs := make([]worker.Job, 0, len(spec.items))
 	for i, item := range spec.items {
 		job := worker.Job{
 			ID: evalID(id, i), BatchID: id, Index: i, Task: spec.task, TaskID: spec.taskID,
@@ -132,33 +129,20 @@ func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRe
 				job.Code = ""
 				if err := s.answerInvalid(ctx, job, xerr); err != nil {
 					log.Error("publishing an invalid_submission verdict failed", "err", err)
-					return rec, unavailable
+					return rec, newError(CodeInternal, "", "the queue is unavailable")
 				}
 				continue
 			}
 			job.Code = code
 		}
-		if spec.cache {
-			if r, ok := s.fromCache(ctx, job); ok {
-				if err := worker.PublishResult(ctx, s.deps.Bus, job, r); err != nil {
-					log.Error("publishing a cached verdict failed", "err", err)
-					return rec, unavailable
-				}
-				continue
-			}
+		jobs = append(jobs, job)
+	}
+	handled := len(spec.items) - len(jobs)
+	for _, g := range groupIdentical(jobs, !spec.bypass) {
+		if aerr := s.queueGroup(ctx, log, g, handled, len(spec.items)); aerr != nil {
+			return rec, aerr
 		}
-		data, err := json.Marshal(job)
-		if err != nil {
-			return rec, newError(CodeInternal, "", "encoding job %d: %v", i, err)
-		}
-		if err := s.deps.Bus.PublishJob(ctx, worker.Subject, job.ID, data); err != nil {
-			if errors.Is(err, bus.ErrQueueFull) {
-				// Jobs queued before this one still run and are logged.
-				return rec, newError(CodeQueueFull, "", "the evaluation queue is full (%d of %d items queued); retry after %d s", i, len(spec.items), RetryAfter)
-			}
-			log.Error("publish failed", "err", err)
-			return rec, unavailable
-		}
+		handled += len(g.jobs)
 	}
 	data, err := json.Marshal(rec)
 	if err == nil {
@@ -179,15 +163,5 @@ func evalID(batchID string, i int) string { return fmt.Sprintf("%s-%05d", batchI
 func (s *Server) answerInvalid(ctx context.Context, job worker.Job, xerr error) error {
 	v := worker.Verdict(s.deps.TimingMode(), job, harness.StatusInvalidSubmission,
 		"no code found: put the Python code of ModelNew in a ```python fenced block ("+xerr.Error()+")", "no_code")
-	return worker.PublishResult(ctx, s.deps.Bus, job, resultOf(job, v))
-}
-
-// resultOf scores a verdict the gateway made or found itself (no queue wait, no run).
-func resultOf(job worker.Job, v harness.Verdict) worker.Result {
-	r := worker.Result{Index: job.Index, ID: job.ID, Verdict: v}
-	if f, err := reward.Lookup(job.RewardFn); err == nil {
-		res := f(v)
-		r.Reward, r.Valid, r.Note = res.Reward, res.Valid, res.Note
-	}
-	return r
+	return worker.PublishResult(ctx, s.deps.Bus, job, worker.Scored(job, v))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kernelgate/kernelgate/gateway/apikey"
 	"github.com/kernelgate/kernelgate/rollout/runner"
 	"github.com/kernelgate/kernelgate/tasks"
+	"github.com/kernelgate/kernelgate/worker"
 )
 
 // Defaults of Config.
@@ -87,6 +88,11 @@ type Deps struct {
 	// TimingMode is the harness's timing mode, for the verdicts the gateway
 	// makes itself (invalid_submission).
 	TimingMode func() string
+	// Envs are the environments of the workers that would run a job now
+	// (worker.PoolEnvs); a cached verdict is served only when it was made
+	// in one of them. Nil: those of GPUs when it can say (worker.Pool, as a
+	// *harness.Supervisor), else none, and the cache answers nothing.
+	Envs func() []worker.Env
 	// Tasks resolves task ids (nil: no suites, API tasks kept in memory).
 	Tasks *tasks.Registry
 	// Episodes keeps episodes (nil: the episode endpoints answer 503).
@@ -132,6 +138,12 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	if deps.TimingMode == nil {
 		deps.TimingMode = func() string { return "" }
+	}
+	if deps.Envs == nil {
+		deps.Envs = func() []worker.Env { return nil }
+		if p, ok := deps.GPUs.(worker.Pool); ok {
+			deps.Envs = func() []worker.Env { return worker.PoolEnvs(p) }
+		}
 	}
 	if deps.Tasks == nil {
 		deps.Tasks, _ = tasks.NewRegistry(nil, nil) // no suite: cannot fail

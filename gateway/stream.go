@@ -17,6 +17,7 @@ type batchLine struct {
 	Reward float64         `json:"reward"`
 	Result harness.Verdict `json:"result"`
 	Cached bool            `json:"cached"`
+	Shared bool            `json:"shared"`
 	Valid  bool            `json:"valid"`
 	Note   string          `json:"note,omitempty"`
 }
@@ -61,7 +62,7 @@ func (s *Server) streamBatch(c *gin.Context) {
 			}
 			return
 		}
-		if err := enc.Encode(batchLine{Index: r.Index, Reward: r.Reward, Result: r.Verdict, Cached: r.Cached, Valid: r.Valid, Note: r.Note}); err != nil {
+		if err := enc.Encode(batchLine{Index: r.Index, Reward: r.Reward, Result: r.Verdict, Cached: r.Cached, Shared: r.Shared, Valid: r.Valid, Note: r.Note}); err != nil {
 			return // the client is gone
 		}
 		c.Writer.Flush()

@@ -5,30 +5,80 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/harness/gpu"
 )
 
-// The result cache maps (task source, code, options) to a verdict. The
-// gateway looks it up before queueing a job; the worker fills it after an
-// evaluation whose outcome would be the same if it ran again.
+// The result cache maps (task source, code, options, environment) to a
+// verdict. The gateway looks it up before queueing a job; the worker fills
+// it after an evaluation whose outcome would be the same if it ran again.
 
-// cacheKeyVersion changes when the key's inputs change, so old entries are
+// cacheKeyVersion changes when the keys' inputs change, so old entries are
 // never read under a new meaning.
-const cacheKeyVersion = "v1"
+//
+//	v1: task source hash, code hash, options
+//	v2 (2026-12): the work key (v1's inputs) plus the environment (Env): a
+//	    verdict made under one harness, torch, triton or GPU model is no
+//	    answer for another
+const cacheKeyVersion = "v2"
 
-// CacheKey is the cache key of job: hex sha256 over the task source hash,
-// the code hash and the full options (defaults applied, as queued). The task
-// name, the reward function and the ids are not part of it: the verdict does
-// not depend on them. Options that do not encode (a NaN) have no key.
-func CacheKey(job Job) (string, error) {
+// Env is what of a verdict's environment its outcome may depend on: the
+// harness, the toolchain and the GPU model (not which GPU of that model, nor
+// its clocks). Versions are releases, without a local build tag (torch's
+// 2.11.0+cu130 is 2.11.0): that is how a zygote's hello, all the gateway
+// knows before a run, reports them.
+type Env struct {
+	HarnessVersion string `json:"harness_version"`
+	Torch          string `json:"torch"`
+	Triton         string `json:"triton"`
+	GPU            string `json:"gpu"` // the model, as the GPU names itself; "" on the CPU
+}
+
+// EnvOf is the environment v was made in, as v records it.
+func EnvOf(v harness.Verdict) Env {
+	return Env{HarnessVersion: v.Env.HarnessVersion, Torch: release(v.Env.Torch), Triton: release(v.Env.Triton), GPU: v.Env.GPUName}
+}
+
+// release is version v without its local build tag (PEP 440: after "+").
+func release(v string) string {
+	r, _, _ := strings.Cut(v, "+")
+	return r
+}
+
+// WorkKey names the work job asks for: hex sha256 over the task source
+// hash, the code hash and the full options (defaults applied, as queued).
+// Jobs with the same work key would get the same verdict on the same
+// machine; it is the identity under which identical jobs share one
+// evaluation. The task name, the reward function, the completion text around
+// the code and the ids are not part of it: the verdict does not depend on
+// them. Options that do not encode (a NaN) have no key.
+func WorkKey(job Job) (string, error) {
 	opts, err := json.Marshal(job.Options) // a struct: fields in a fixed order
+	if err != nil {
+		return "", fmt.Errorf("worker.WorkKey: %w", err)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "kernelgate-work-%s\n%s\n%s\n%s", cacheKeyVersion,
+		harness.HashSource(job.Task.Source), harness.HashSource(job.Code), opts)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CacheKey is the result-cache key of job's verdict made in env: hex sha256
+// over its work key and env.
+func CacheKey(job Job, env Env) (string, error) {
+	work, err := WorkKey(job)
+	if err != nil {
+		return "", fmt.Errorf("worker.CacheKey: %w", err)
+	}
+	e, err := json.Marshal(env)
 	if err != nil {
 		return "", fmt.Errorf("worker.CacheKey: %w", err)
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "kernelgate-cache-%s\n%s\n%s\n%s", cacheKeyVersion,
-		harness.HashSource(job.Task.Source), harness.HashSource(job.Code), opts)
+	fmt.Fprintf(h, "kernelgate-cache-%s\n%s\n%s", cacheKeyVersion, work, e)
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
@@ -47,4 +97,47 @@ func Cacheable(v harness.Verdict) bool {
 		return true
 	}
 	return false
+}
+
+// Pool is a local harness that can say what it runs on; *harness.Supervisor
+// is one.
+type Pool interface {
+	Hello() (harness.Hello, bool)
+	GPUs() gpu.Info
+	Stats() []harness.ZygoteStats
+}
+
+// PoolEnvs is the environments p's zygotes that are up evaluate in, each
+// once: the versions from the zygotes' hello (one Python install serves
+// them all), the model of each zygote's GPU. None before a zygote is up.
+// The GPU model is NVML's name, the verdict's is the child's (torch's); both
+// are the driver's name for the device.
+func PoolEnvs(p Pool) []Env {
+	h, ok := p.Hello()
+	if !ok {
+		return nil
+	}
+	names := map[int]string{}
+	for _, d := range p.GPUs().Devices {
+		names[d.Index] = d.Name
+	}
+	var out []Env
+	seen := map[Env]bool{}
+	for _, st := range p.Stats() {
+		if !st.Up {
+			continue
+		}
+		e := Env{HarnessVersion: h.HarnessVersion, Torch: release(h.Torch), Triton: release(h.Triton)}
+		if idx, isGPU := strings.CutPrefix(st.Label, "gpu"); isGPU {
+			n, err := strconv.Atoi(idx)
+			if e.GPU = names[n]; err != nil || e.GPU == "" {
+				continue // a GPU of no known model: nothing can match it
+			}
+		}
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }

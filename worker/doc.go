@@ -5,7 +5,9 @@
 // task check, which evaluates no candidate, is stored and announced only). A
 // job is acked only after all of these, so a worker that dies mid-job loses
 // nothing: the job is redelivered. Deterministic verdicts also go into the
-// result cache (cache.go), which the gateway reads before queueing a job.
+// result cache (cache.go, keyed by the work and the environment), which the
+// gateway reads before queueing a job. Identical jobs in flight share one
+// evaluation (share.go): the worker that runs it answers the others.
 //
 // Job and Result are the wire types shared with the gateway, which imports
 // this package for them. Imported by the gateway and cmd/kernelgate.

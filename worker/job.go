@@ -38,18 +38,26 @@ type Job struct {
 	// evaluation of Code; its verdict is announced but not logged as an
 	// evaluation (no candidate was evaluated).
 	TaskCheck bool `json:"task_check,omitempty"`
+	// Share lets identical jobs in flight share this job's evaluation
+	// (share.go); false when the request bypassed the cache, which asks
+	// for an evaluation of its own.
+	Share bool `json:"share,omitempty"`
 }
 
 // Result is stored in the bus's batches bucket and then published on
 // ResultsSubject(BatchID), once a job's verdict is logged.
 type Result struct {
-	Index       int             `json:"index"`
-	ID          string          `json:"id"`
-	Reward      float64         `json:"reward"`
-	Valid       bool            `json:"valid"`
-	Note        string          `json:"note,omitempty"`
-	Verdict     harness.Verdict `json:"verdict"`
-	Cached      bool            `json:"cached"` // answered from the result cache, not run
-	QueueWaitMS float64         `json:"queue_wait_ms"`
-	ExecMS      float64         `json:"exec_ms"`
+	Index   int             `json:"index"`
+	ID      string          `json:"id"`
+	Reward  float64         `json:"reward"`
+	Valid   bool            `json:"valid"`
+	Note    string          `json:"note,omitempty"`
+	Verdict harness.Verdict `json:"verdict"`
+	Cached  bool            `json:"cached"` // answered from the result cache, not run
+	// Shared: not run either, but answered with the verdict of an identical
+	// evaluation in flight when it came (one of its own batch, or another
+	// request's); such a verdict may be one the cache would not keep.
+	Shared      bool    `json:"shared"`
+	QueueWaitMS float64 `json:"queue_wait_ms"`
+	ExecMS      float64 `json:"exec_ms"`
 }

@@ -77,7 +77,7 @@ func TestResultStoredBeforeNotify(t *testing.T) {
 			if err := json.Unmarshal(note, &r); err != nil || r.Cached || r.Verdict.Status != tt.status {
 				t.Fatalf("result %+v (%v)", r, err)
 			}
-			key, _ := CacheKey(job)
+			key, _ := CacheKey(job, EnvOf(r.Verdict))
 			v, ok, err := b.CacheGet(ctx, key)
 			if err != nil || ok != tt.cached {
 				t.Fatalf("cache entry present %v (%v), want %v", ok, err, tt.cached)

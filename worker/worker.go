@@ -63,9 +63,11 @@ type runner struct {
 	now func() time.Time
 }
 
-// handle evaluates one job. An error hands the job back for redelivery; on
-// the last delivery a failed evaluation becomes a harness_error verdict, so
-// the waiting client and the log still hear of it.
+// handle evaluates one job, unless it shares an identical job's evaluation,
+// and then answers the jobs that share its own. An error hands the job back
+// for redelivery; on the last delivery a failed evaluation becomes a
+// harness_error verdict, so the waiting client and the log (and the jobs
+// sharing it) still hear of it.
 func (w *runner) handle(ctx context.Context, j bus.Job) error {
 	var job Job
 	if err := json.Unmarshal(j.Data, &job); err != nil || job.ID == "" || job.BatchID == "" {
@@ -74,6 +76,10 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 		return nil
 	}
 	log := w.log.With("job", job.ID, "batch", job.BatchID, "delivery", j.NumDelivered)
+	wk, owns := w.claim(ctx, log, job, j.Queued)
+	if !owns {
+		return nil // answered with, or waiting for, an identical evaluation's verdict
+	}
 	start := w.now()
 	fn, ferr := reward.Lookup(job.RewardFn)
 	var v harness.Verdict
@@ -106,8 +112,34 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 	if err := PublishResult(ctx, w.bus, job, r); err != nil {
 		return fmt.Errorf("worker.handle %s: %w", job.ID, err)
 	}
+	if wk != "" {
+		// A failure here hands the job back; its redelivery finds its result
+		// stored and answers the waiters without running again.
+		if err := drain(ctx, w.bus, wk, r); err != nil {
+			return fmt.Errorf("worker.handle %s: %w", job.ID, err)
+		}
+	}
 	log.Debug("done", "status", v.Status, "reward", r.Reward, "exec_ms", r.ExecMS)
 	return nil
+}
+
+// claim decides whether job runs or shares an identical job's evaluation
+// (share.go); wk is its work key when it may share ("" when not). Sharing
+// that fails costs an evaluation: the job runs, and still answers whoever
+// waits for it.
+func (w *runner) claim(ctx context.Context, log *slog.Logger, job Job, queued time.Time) (wk string, run bool) {
+	if !job.Share || job.TaskCheck {
+		return "", true
+	}
+	wk, err := WorkKey(job)
+	if err != nil {
+		return "", true
+	}
+	run, err = claim(ctx, w.bus, wk, job, queued)
+	if err != nil && ctx.Err() == nil {
+		log.Warn("sharing an identical evaluation failed; evaluating", "err", err)
+	}
+	return wk, run
 }
 
 // cache stores a deterministic verdict in the result cache, before the
@@ -117,7 +149,7 @@ func (w *runner) cache(ctx context.Context, log *slog.Logger, job Job, v harness
 	if job.TaskCheck || !Cacheable(v) { // a task check has no code: its verdict is no answer to one
 		return
 	}
-	key, err := CacheKey(job)
+	key, err := CacheKey(job, EnvOf(v))
 	if err == nil {
 		var data []byte
 		if data, err = json.Marshal(v); err == nil {
@@ -144,7 +176,7 @@ func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
 			Code: job.Code, Completion: job.Completion, RewardFn: rewardName(job.RewardFn),
 			Reward: &rew, Cached: r.Cached, Verdict: r.Verdict,
 		}
-		if !r.Cached { // a cached answer waited in no queue and ran nothing
+		if !r.Cached && !r.Shared { // a cached or shared answer waited in no queue and ran nothing
 			ev.QueueWaitMS, ev.ExecMS = &wait, &exec
 		}
 		data, err := json.Marshal(ev)
