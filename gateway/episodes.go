@@ -152,6 +152,10 @@ func (s *Server) parseEpisode(c *gin.Context) (episode.Episode, *apiError) {
 	case len(*req.Reference) > tasks.MaxSourceBytes:
 		return e, newError(CodeBodyTooLarge, "reference", "reference is %d bytes; at most %d", len(*req.Reference), tasks.MaxSourceBytes)
 	default:
+		if t, ok := s.registeredSource(c.Request.Context(), *req.Reference); ok {
+			e.TaskID, e.TaskName, e.TaskHash, e.Reference, e.Prompt = t.ID, t.Name, t.TaskHash, t.Source, t.Prompt()
+			break
+		}
 		t := inlineTask(*req.Reference)
 		e.TaskName, e.TaskHash, e.Reference, e.Prompt = t.Name, harness.HashSource(t.Source), t.Source, tasks.Prompt(t.Source)
 	}

@@ -54,6 +54,11 @@ func (s *Server) runBatch(ctx context.Context, id string, spec batchSpec) (*batc
 			return nil, aerr
 		}
 	}
+	if spec.taskID == "" {
+		if t, ok := s.registeredSource(ctx, spec.task.Source); ok {
+			spec.taskID, spec.task = t.ID, t.Harness()
+		}
+	}
 	log := s.log.With("batch", id)
 	// Subscribe first: a result announced before we listen would be missed.
 	// Nothing is stored under a fresh id yet, so there is nothing to load.

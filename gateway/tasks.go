@@ -106,6 +106,18 @@ func (s *Server) taskByID(ctx context.Context, id, field string) (harness.Task, 
 	return t.Harness(), nil
 }
 
+// registeredSource is the registered task whose source an inline reference
+// is, if any: its rows then carry that task's id. A registry that cannot be
+// read only costs the id, never the request.
+func (s *Server) registeredSource(ctx context.Context, source string) (tasks.Task, bool) {
+	t, ok, err := s.deps.Tasks.BySource(ctx, source)
+	if err != nil {
+		s.log.Warn("task lookup by source failed; the reference stays inline", "err", err)
+		return tasks.Task{}, false
+	}
+	return t, ok
+}
+
 func (s *Server) taskError(err error, id, field string) *apiError {
 	if errors.Is(err, tasks.ErrNotFound) {
 		return newError(CodeTaskNotFound, field, "task %q not found; GET /v1/tasks lists the registered ids, or pass the task source as reference", id)

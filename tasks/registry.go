@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/kernelgate/kernelgate/harness"
 )
 
 // Errors of the registry.
@@ -31,9 +33,10 @@ type Store interface {
 // Registry resolves task ids: suite tasks (in memory, loaded at start) and
 // API tasks (in its Store). Safe for concurrent use.
 type Registry struct {
-	suite map[string]Task
-	store Store
-	now   func() time.Time
+	suite  map[string]Task
+	byHash map[string]Task // suite tasks by TaskHash; the smallest id where two share one
+	store  Store
+	now    func() time.Time
 }
 
 // NewRegistry builds a registry over the suite tasks and store (nil: a
@@ -42,14 +45,38 @@ func NewRegistry(suite []Task, store Store) (*Registry, error) {
 	if store == nil {
 		store = NewMemoryStore()
 	}
-	r := &Registry{suite: make(map[string]Task, len(suite)), store: store, now: time.Now}
+	r := &Registry{suite: make(map[string]Task, len(suite)), byHash: map[string]Task{}, store: store, now: time.Now}
 	for _, t := range suite {
 		if _, dup := r.suite[t.ID]; dup {
 			return nil, fmt.Errorf("tasks.NewRegistry: two suite tasks are %s", t.ID)
 		}
 		r.suite[t.ID] = t
+		if prev, ok := r.byHash[t.TaskHash]; !ok || t.ID < prev.ID {
+			r.byHash[t.TaskHash] = t
+		}
 	}
 	return r, nil
+}
+
+// BySource returns the registered task whose source is exactly source, so a
+// request that sends a suite task's reference inline is logged under its id
+// (one task, one group in every export). Suite tasks first, then API tasks
+// (the smallest id when several match); ok false when none does.
+func (r *Registry) BySource(ctx context.Context, source string) (t Task, ok bool, err error) {
+	hash := harness.HashSource(source)
+	if t, ok := r.byHash[hash]; ok {
+		return t, true, nil
+	}
+	stored, err := r.store.List(ctx)
+	if err != nil {
+		return Task{}, false, fmt.Errorf("tasks.BySource: %w", err)
+	}
+	for _, c := range stored {
+		if _, shadowed := r.suite[c.ID]; !shadowed && c.TaskHash == hash && (!ok || c.ID < t.ID) {
+			t, ok = c, true
+		}
+	}
+	return t, ok, nil
 }
 
 // Get returns the task called id, or an error wrapping ErrNotFound.

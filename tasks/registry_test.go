@@ -122,3 +122,33 @@ func TestSuiteShadowsStoredTask(t *testing.T) {
 		t.Error("two suite tasks with one id accepted")
 	}
 }
+
+// An inline reference that is a registered task's source is that task: suite
+// tasks first, then API tasks (the smallest id), a shadowed stored task never.
+func TestRegistryBySource(t *testing.T) {
+	ctx := t.Context()
+	store := NewMemoryStore()
+	suite := []Task{New("ci/2_add", "add", OriginSuite, time.Unix(1, 0)), New("ci/1_add", "add", OriginSuite, time.Unix(1, 0))}
+	r, err := NewRegistry(suite, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"mine/z_relu", "mine/a_relu"} {
+		if _, _, err := r.Register(ctx, id, "relu"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A stored task under an id a suite took later: hidden, as in List.
+	if err := store.Create(ctx, New("ci/9_old", "old", OriginAPI, time.Unix(1, 0))); err != nil {
+		t.Fatal(err)
+	}
+	r.suite["ci/9_old"] = New("ci/9_old", "new", OriginSuite, time.Unix(1, 0))
+	for _, tt := range []struct{ source, id string }{
+		{"add", "ci/1_add"}, {"relu", "mine/a_relu"}, {"relu ", ""}, {"old", ""}, {"", ""},
+	} {
+		got, ok, err := r.BySource(ctx, tt.source)
+		if err != nil || ok != (tt.id != "") || got.ID != tt.id {
+			t.Errorf("BySource(%q) = %q, %v, %v; want %q", tt.source, got.ID, ok, err, tt.id)
+		}
+	}
+}
