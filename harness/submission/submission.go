@@ -72,32 +72,32 @@ func Extract(text string) (code, how string, err error) {
 	text = Normalize(text)
 	blocks := fencedBlocks(text)
 	var (
-		langs       []string
-		last, named *block
+		langs []string
+		pick  *block // the last Python block, until one that defines ModelNew; code is its text
 	)
-	for i := len(blocks) - 1; i >= 0 && named == nil; i-- {
+	for i := len(blocks) - 1; i >= 0; i-- {
 		b := &blocks[i]
 		if !pythonInfo[b.lang] {
 			langs = append(langs, b.lang)
 			continue
 		}
-		if c := trim(text[b.start:b.end]); c != "" {
-			if last == nil {
-				last = b
-			}
-			if definesModelNew.MatchString(c) {
-				named = b
-			}
+		c := trim(text[b.start:b.end])
+		if c == "" {
+			continue
+		}
+		if pick == nil {
+			pick, code = b, c
+		}
+		if definesModelNew.MatchString(c) {
+			pick, code = b, c
+			break
 		}
 	}
-	if named == nil {
-		named = last
-	}
-	if named != nil {
-		if named.closed {
-			return trim(text[named.start:named.end]), HowFence, nil
+	if pick != nil {
+		if pick.closed {
+			return code, HowFence, nil
 		}
-		return trim(text[named.start:named.end]), HowFenceUnterminated, nil
+		return code, HowFenceUnterminated, nil
 	}
 	if len(blocks) > 0 {
 		if len(langs) > 0 {

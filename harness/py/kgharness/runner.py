@@ -17,7 +17,7 @@ One request, one reply (kgharness.channel). Requests:
                             output spec; write the outputs into buf when they fit its spec
   write {buf}               write the last call's outputs into buf
   prep {seed}               make the inputs of the next timed iteration
-  go {buf, head_ms?}         one timed iteration on them (its own clock, after a head start
+  go {buf, head_ms?}        one timed iteration on them (its own clock, after a head start
                             of head_ms), outputs into buf; says how long its launches took
   coverage {seed}           share of GPU time in the candidate's own kernels (detector)
   finish                    the detectors' last word

@@ -127,7 +127,7 @@ class Window:
         t0 = time.perf_counter()
         rep = j.ask(r, "go", buf=buf, head_ms=self.head_ms)
         wall = (time.perf_counter() - t0) * 1e3
-        self.lengthen_head(r, rep.get("enqueue_ms"))
+        self.size_head(r, rep.get("enqueue_ms"))
         ms = rep.get("ms")
         if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not (0 < ms < 1e7):
             if r is self.R:
@@ -143,7 +143,7 @@ class Window:
             self.pending = after
         return float(ms), wall
 
-    def lengthen_head(self, r, enqueue):
+    def size_head(self, r, enqueue):
         if self.head_ms is None or not isinstance(enqueue, (int, float)) or isinstance(enqueue, bool) \
                 or not 0 < enqueue < 1e6:
             return
@@ -260,10 +260,10 @@ class Window:
         self.j.v["wall_check"] = {"ref_overhead_ms": round(mr, 4), "cand_overhead_ms": round(mc, 4),
                                   "limit_ms": round(limit, 4)}
         if self.head_ms is not None:
+            names = {"reference": "ref_enqueue_ms", "candidate": "cand_enqueue_ms"}
             self.j.v["wall_check"].update(
                 head_ms=round(self.head_ms, 3),
-                **{f"{k[:3] if k == 'reference' else 'cand'}_enqueue_ms": round(timing.median(v), 4)
-                   for k, v in self.enqueue.items() if v})
+                **{names[role]: round(timing.median(v), 4) for role, v in self.enqueue.items() if v})
         if mc - mr > limit:
             self.j.flag("forge", f"the judge's clock saw {mc - mr:.3g} ms more per call than the "
                         f"candidate's own timer: its work ran where that timer could not see it, or "

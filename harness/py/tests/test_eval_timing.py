@@ -104,20 +104,20 @@ def test_one_head_start_for_both_sides_follows_the_larger_median_enqueue_within_
     ref, cand = Runner("reference"), Runner("candidate")
     w = W.Window.__new__(W.Window)   # the head start's bookkeeping alone, no evaluation
     w.head_ms, w.enqueue = W.HEAD_MS[0], {"reference": [], "candidate": []}
-    w.lengthen_head(ref, 0.1)
+    w.size_head(ref, 0.1)
     assert w.head_ms == W.HEAD_MS[0]
-    w.lengthen_head(cand, 0.4)
+    w.size_head(cand, 0.4)
     assert w.head_ms == W.HEAD_MARGIN * 0.4, "the larger side's median sets it for both"
     for _ in range(2):
-        w.lengthen_head(cand, 0.5)
-    w.lengthen_head(cand, 9.0)   # one slow enqueue does not move the median much
+        w.size_head(cand, 0.5)
+    w.size_head(cand, 9.0)   # one slow enqueue does not move the median much
     assert w.head_ms == W.HEAD_MARGIN * 0.5
     for bad in (True, -1.0, 0, float("nan"), float("inf"), "9", None, 1e9):
-        w.lengthen_head(cand, bad)
+        w.size_head(cand, bad)
     assert w.head_ms == W.HEAD_MARGIN * 0.5 and w.enqueue["candidate"] == [0.4, 0.5, 0.5, 9.0]
     for _ in range(5):
-        w.lengthen_head(ref, 1e5)
+        w.size_head(ref, 1e5)
     assert w.head_ms == W.HEAD_MS[1]
     w.head_ms = None   # CPU mode: no spin, nothing to size
-    w.lengthen_head(cand, 5.0)
+    w.size_head(cand, 5.0)
     assert w.head_ms is None
