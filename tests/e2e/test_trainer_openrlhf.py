@@ -16,6 +16,7 @@ import pytest
 from openrlhf.utils import agent as openrlhf_agent   # .venv-trainers has it (make test-e2e)
 
 from conftest import REPO
+from tiny_tokenizer import byte_bpe
 
 TASK_ID = "ci/1_add_relu"
 HONEST = (REPO / "datasets" / "solutions" / "ci" / "1_add_relu.py").read_text()
@@ -26,20 +27,10 @@ WRONG = HONEST.replace("tl.maximum(", "tl.minimum(")
 def chat_tokenizer():
     """A byte-level BPE tokenizer (any text round-trips) with <|im_start|>/<|im_end|> as
     special tokens and a Qwen-style chat template, trained on a few lines here."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    specials = ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=specials,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator([HONEST, REFERENCE, "```python\n", "Write ModelNew."], trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>")
-    fast.chat_template = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-                          "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-    return fast
+    return byte_bpe([HONEST, REFERENCE, "```python\n", "Write ModelNew."],
+                    ["<|im_start|>", "<|im_end|>", "<|endoftext|>"], eos="<|im_end|>", pad="<|endoftext|>",
+                    chat_template="{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+                                  "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 
 
 class ScriptedEngine:

@@ -16,11 +16,11 @@ import time
 import pytest
 import torch
 from datasets import Dataset
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+from transformers import Qwen2Config, Qwen2ForCausalLM
 from trl import GRPOConfig, GRPOTrainer
 
 from conftest import REPO, Serve
+from tiny_tokenizer import byte_bpe
 
 sys.path.insert(0, str(REPO / "clients" / "python"))
 
@@ -57,13 +57,7 @@ def tiny_tokenizer():
     """Byte-level BPE (any text round-trips) trained here on the task's own sources, so
     a kernel is a few hundred tokens. No backtick pair is ever merged, so the random
     model's 8 tokens never open a code fence."""
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator([ADD, ADD_OK], trainers.BpeTrainer(
-        vocab_size=400, special_tokens=["<pad>", "<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>",
-                                   chat_template=CHAT_TEMPLATE)
+    return byte_bpe([ADD, ADD_OK], ["<pad>", "<eos>"], eos="<eos>", pad="<pad>", chat_template=CHAT_TEMPLATE)
 
 
 def tiny_trainer(tmp_path, reward_funcs, rollout_func=None):

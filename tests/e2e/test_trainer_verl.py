@@ -23,6 +23,7 @@ import pytest
 import torch
 
 from conftest import REPO, Serve
+from tiny_tokenizer import byte_bpe
 
 import verl
 from omegaconf import OmegaConf
@@ -71,17 +72,10 @@ def env(tmp_path_factory):
 def tokenizer_dir(env):
     """A byte-level BPE tokenizer trained on the tasks (so decode gives the text back
     exactly), with a chat template, saved where verl's hf_tokenizer loads it."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     tmp, _ = env
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
     texts = [p.read_text() for p in (REPO / "datasets" / "ci").glob("*.py")] + [ADD_OK, SOFTMAX_OK]
-    tok.train_from_iterator(texts, trainers.BpeTrainer(
-        vocab_size=2000, special_tokens=["<|pad|>", "<|eos|>", "<|user|>", "<|assistant|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|eos|>", pad_token="<|pad|>")
-    fast.chat_template = CHAT
+    fast = byte_bpe(texts, ["<|pad|>", "<|eos|>", "<|user|>", "<|assistant|>"], eos="<|eos|>", pad="<|pad|>",
+                    chat_template=CHAT, vocab_size=2000)
     fast.save_pretrained(tmp / "tokenizer")
     return str(tmp / "tokenizer")
 
