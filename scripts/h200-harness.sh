@@ -238,23 +238,23 @@ fi
 
 if [ "$phase" = headstart ]; then
   # Does a candidate's time depend on the evaluation? Six heavy kernels, 4 evaluations
-  # each at concurrency 1, with this build and with OLD; then this build's level2
+  # each at concurrency 1, with this build and with OLD if given; then this build's level2
   # throughput (REPEAT per kernel, 16 in flight) and the heavy fidelity table.
   mkdir -p /tmp/hs/t /tmp/hs/s
   for n in 2_channel_affine_hardswish_residual_fp16 3_layernorm_bf16 4_add_rmsnorm_fp16 \
            6_log_softmax_wide_fp16 7_row_l3_norm_bf16 16_row_logsumexp_wide_fp32; do
     cp datasets/heavy/$n.py /tmp/hs/t/; cp datasets/solutions/heavy/$n.py /tmp/hs/s/
   done
-  for b in "$kg" "${OLD:?}"; do
+  for b in "$kg" ${OLD:-}; do
     n=$(basename "$b")
     timeout 120 $b bench --tasks /tmp/hs/t --kernels /tmp/hs/s --repeat 4 --concurrency 1 --json \
         > "$out/hs-$n.json" 2> "$out/hs-$n.err"; echo "$n rc=$?"
   done
-  timeout 90 $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 --repeat ${REPEAT:-5} \
-      --concurrency 16 --json > "$out/l2.json" 2> "$out/l2.err"; echo "level2 rc=$?"
+  timeout $((30 + 18 * ${REPEAT:-5})) $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 \
+      --repeat ${REPEAT:-5} --concurrency 16 --json > "$out/l2.json" 2> "$out/l2.err"; echo "level2 rc=$?"
   timeout 130 $kg bench --fidelity --tasks datasets/heavy --kernels datasets/solutions/heavy --repeat 1 --json \
       > "$out/fidelity-heavy.json" 2> "$out/fidelity-heavy.err"; echo "heavy fidelity rc=$?"
-  python3 - "$out" "$(basename "$kg")" "$(basename "$OLD")" <<'PY'
+  python3 - "$out" "$(basename "$kg")" ${OLD:+"$(basename "$OLD")"} <<'PY'
 import json, sys, statistics as st
 out = sys.argv[1]
 for b in sys.argv[2:]:
@@ -280,6 +280,9 @@ except Exception as e:
 try:
     d = json.load(open(f"{out}/fidelity-heavy.json"))
     print("heavy fidelity:", json.dumps(d["summary"]))
+    for p in d.get("passes") or []:
+        r = p.get("report") or {}
+        print("  pass", p.get("name"), "conc", p.get("concurrency"), "evals/s", round(r.get("evals_per_s") or 0, 3), r.get("statuses"))
     for k in d["kernels"]:
         print("  ", k["task"][:30].ljust(31), round(k["speedup_full"], 3), round(k["speedup_c1"], 3), round(k["ratio"], 4))
 except Exception as e:
