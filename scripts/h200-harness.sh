@@ -290,6 +290,71 @@ except Exception as e:
 PY
 fi
 
+if [ "$phase" = recheck ]; then
+  # The GPU suite's wall-check cases one at a time, verdicts kept: the unjoined side stream
+  # (3 evaluations) and an honest level1 kernel flagged once (3); then the suite again.
+  for i in 1 2 3; do
+    timeout 60 $kg eval --task datasets/ci/1_add_relu.py --kernel harness/testdata/hacks/side_stream_unjoined.py \
+        --json > "$out/side$i.json" 2> "$out/side$i.err"
+    timeout 60 $kg eval --task datasets/level1/19_row_std.py --kernel datasets/solutions/level1/19_row_std.py \
+        --json > "$out/std$i.json" 2> "$out/std$i.err"
+  done
+  (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 170 python3 -m pytest -q -n 4 \
+      -p no:cacheprovider --tb=line tests/test_hacks.py tests/test_eval_gpu.py tests/test_solutions.py) \
+      > "$out/pytest-gpu.log" 2>&1; echo "pytest rc=$?"
+  grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -8
+  python3 - "$out" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(f"{sys.argv[1]}/side*.json") + glob.glob(f"{sys.argv[1]}/std*.json")):
+    try:
+        v = json.load(open(f)); v = v.get("verdict", v)
+    except Exception as e:
+        print(f, e); continue
+    rt = v.get("runtime") or {}
+    print(f.split("/")[-1], v["status"], v["hack_flags"], "cand", rt.get("median_ms"), "ref",
+          (v.get("ref_runtime") or {}).get("median_ms"), "wall", v.get("wall_check"), v.get("feedback", "")[:160])
+PY
+fi
+
+if [ "$phase" = v10 ]; then
+  # Issue 10's figures at one commit, one call: the GPU suite twice (4 test workers, each its
+  # own zygote on the one GPU), level2 throughput (REPEAT per kernel, 16 in flight), heavy fidelity.
+  for i in 1 2; do
+    (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 170 python3 -m pytest -q -n 4 \
+        -p no:cacheprovider --tb=line tests/test_hacks.py tests/test_eval_gpu.py tests/test_solutions.py) \
+        > "$out/pytest-gpu$i.log" 2>&1; echo "pytest $i rc=$?"
+  done
+  timeout $((30 + 18 * ${REPEAT:-12})) $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 \
+      --repeat ${REPEAT:-12} --concurrency 16 --json > "$out/l2.json" 2> "$out/l2.err"; echo "level2 rc=$?"
+  timeout 150 $kg bench --fidelity --tasks datasets/heavy --kernels datasets/solutions/heavy --repeat 1 --json \
+      > "$out/fidelity-heavy.json" 2> "$out/fidelity-heavy.err"; echo "heavy fidelity rc=$?"
+  for i in 1 2; do grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu$i.log" | tail -6; done
+  python3 - "$out" <<'PY'
+import json, sys, statistics as st
+out = sys.argv[1]
+try:
+    b = json.load(open(f"{out}/l2.json"))
+    rows = b["rows"]
+    print(f"level2: {b['evals_per_s']:.3f} evals/s over {b['evals']} {b['statuses']} in flight "
+          f"{sum(r['latency_ms'] for r in rows) / 1e3 / b['wall_s']:.1f}; window "
+          f"{b['stage_median_ms'].get('lock_exclusive_held', 0):.0f} ms; head median "
+          f"{st.median([(r.get('wall_check') or {}).get('head_ms') or 0 for r in rows])} ms")
+except Exception as e:
+    print("level2", e)
+try:
+    d = json.load(open(f"{out}/fidelity-heavy.json"))
+    print("heavy fidelity:", json.dumps(d["summary"]))
+    for p in d.get("passes") or []:
+        r = p.get("report") or {}
+        print("  pass", p.get("name"), "conc", p.get("concurrency"), "evals/s", round(r.get("evals_per_s") or 0, 3), r.get("statuses"))
+    worst = sorted(d["kernels"], key=lambda k: -abs(k["ratio"] - 1))[:4]
+    for k in worst:
+        print("  ", k["task"][:30].ljust(31), round(k["speedup_full"], 3), round(k["speedup_c1"], 3), round(k["ratio"], 4))
+except Exception as e:
+    print("heavy fidelity", e)
+PY
+fi
+
 if [ "$phase" = slots ]; then
   # Level2 throughput with 16 and 24 evaluation slots on the GPU, one run.
   for n in 16 24; do

@@ -41,6 +41,7 @@ class PipeContext(Context):
         self.sandbox = sandbox_info
         self.last_stage = "startup"
         self._held = False
+        self.shared_gpu = False
 
     def send(self, rec):
         protocol.write(self.rec_fd, rec)
@@ -106,6 +107,8 @@ class PipeContext(Context):
         b = os.read(self.grant_fd, 1)
         if not b:
             raise RuntimeError("timing lock: the zygote closed the grant pipe")
+        # 3: granted although another zygote on this GPU did not stop (kgharness.gpupeers)
+        self.shared_gpu = b == b"\x03"
         self._held = True
         try:
             yield time.monotonic() - t0

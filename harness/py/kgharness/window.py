@@ -74,6 +74,9 @@ class Window:
     def run(self):
         j, v = self.j, self.j.v
         with j.ctx.timing_lock(), self.held(), _no_gc():
+            if getattr(j.ctx, "shared_gpu", False):
+                v["warnings"].append("another kernelgate process on this GPU did not stop its "
+                                     "evaluations for this timing window: its work may be in the timings")
             v["stage_ms"]["drain"] = self.drain()
             self.bw = self.ops.bandwidth()
             self.C.stop()

@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from . import admission, gpulock, judgesvc, outcome, procs, protocol, sandbox, startup, watch
+from . import admission, gpulock, gpupeers, judgesvc, outcome, procs, protocol, sandbox, startup, watch
 
 IN_FD, OUT_FD = 3, 4
 TICK_S = 0.1                  # watchdog period (10 Hz)
@@ -80,7 +80,7 @@ class Child:
 
 class Zygote:
     def __init__(self, mode, device, evaluator, tmp_base, sandbox_info, in_fd=IN_FD, out_fd=OUT_FD,
-                 memory_budget_mb=0.0):
+                 memory_budget_mb=0.0, peers=None):
         self.mode, self.device, self.evaluator = mode, device, evaluator
         self.sandbox_info = sandbox_info
         self.outcomes = outcome.Outcomes(mode, device, sandbox_info)
@@ -92,6 +92,11 @@ class Zygote:
         self.children = {}             # id -> Child
         self.by_pid, self.by_fd = {}, {}
         self.lock = gpulock.GpuLock(self._grant)
+        # Other zygotes on this GPU (kgharness.gpupeers): a local holder's window opens
+        # once they have stopped; while one of theirs is open, ours are stopped.
+        self.peers = peers
+        self.pending = self.pending_since = None   # holder whose window waits for the peers
+        self.peer_stopped = False
         # Admission by device memory (GPU mode; a budget of 0 admits everything at once).
         self.mem = admission.Admission(memory_budget_mb, self._grant_mem) if memory_budget_mb > 0 else None
         self.reader = protocol.LineReader()
@@ -107,9 +112,12 @@ class Zygote:
 
     def own_fds(self):
         """The zygote's descriptors that a process it forks must close: Go's pipes, the
-        signal wakeup pipe (once it exists), the judge service's control socket, and
-        every running evaluation's pipes."""
+        signal wakeup pipe (once it exists), the judge service's control socket, the
+        peers' lock files (a flock belongs to the open file: a child holding one could
+        release or take the GPU for this zygote), and every running evaluation's pipes."""
         fds = [self.in_fd, self.out_fd, getattr(self, "wake_r", None), getattr(self, "wake_w", None)]
+        if self.peers is not None:
+            fds += [self.peers.window_fd, self.peers.run_fd]
         if self.svc.ctrl is not None:
             fds.append(self.svc.ctrl.fileno())
         for c in self.children.values():
@@ -149,6 +157,8 @@ class Zygote:
         self.install_signals()
         while not self.stopping:
             timeout = None if not self.children else max(0, int((self.next_tick - time.monotonic()) * 1000))
+            if self.peers is not None and (self.children or self.peers.state != self.peers.IDLE):
+                timeout = min(timeout if timeout is not None else 1 << 30, int(gpupeers.POLL_S * 1000))
             try:
                 events = self.poll.poll(timeout)
             except InterruptedError:
@@ -161,6 +171,7 @@ class Zygote:
                 elif fd in self.by_fd:
                     self.read_child(self.by_fd[fd])
             self.reap()
+            self.peer_step()
             if time.monotonic() >= self.next_tick:
                 self.watchdog()
                 self.next_tick = time.monotonic() + TICK_S
@@ -239,7 +250,8 @@ class Zygote:
         self.by_fd[rec_r] = child
         self.poll.register(rec_r, select.POLLIN)
         holder = self.lock.held_by()
-        if holder is not None:   # another evaluation is being timed: this one waits, stopped
+        self.peer_step()
+        if holder is not None or self.peer_stopped:   # another evaluation is being timed: wait, stopped
             watch.freeze([child], holder, time.monotonic(), lambda: None)
         self.send(protocol.record("started", rid, pid=pid))
 
@@ -293,9 +305,44 @@ class Zygote:
                 child.verdict = rec.get("verdict")
 
     def _grant(self, child):
-        """Give child the timing lock: first stop every other evaluation on this GPU."""
-        watch.freeze(list(self.children.values()), child, time.monotonic(), self.scan)
-        return self._tell(child, b"\x01")
+        """Give child the timing lock: first stop every other evaluation on this GPU (the
+        peers' too: then the grant waits for peer_step)."""
+        if self.peers is not None and not self.peers.owns():
+            self.peers.want()
+            self.pending, self.pending_since = child, time.monotonic()
+            self.peer_step()
+            return True
+        return self._open_window(child, True)
+
+    def _open_window(self, child, exclusive):
+        now = time.monotonic()
+        watch.freeze(list(self.children.values()), child, now, self.scan)
+        watch.thaw([child], now)    # stopped with the rest while the peers were timing
+        # 3: the window opens although a peer did not stop its evaluations (gpupeers)
+        return self._tell(child, b"\x01" if exclusive else b"\x03")
+
+    def peer_step(self):
+        """Follow the other zygotes on this GPU: stop while one times, go on after, open a
+        pending window once they have stopped."""
+        if self.peers is None:
+            return
+        act = self.peers.tick(bool(self.children))
+        now = time.monotonic()
+        if act == "stop":
+            watch.freeze(list(self.children.values()), None, now, self.scan)
+            self.peer_stopped = True
+        elif act == "go":
+            watch.thaw(list(self.children.values()), now)
+            self.peer_stopped = False
+        elif isinstance(act, tuple):
+            child, self.pending = self.pending, None
+            self.peer_stopped = False
+            if child is None:
+                self.peers.release()
+                return
+            child.lock_stats["wait"] = child.lock_stats.get("wait", 0.0) + now - self.pending_since
+            if not self._open_window(child, act[1]):
+                self.release(child)
 
     @staticmethod
     def _grant_mem(child, mb, alone):
@@ -315,8 +362,17 @@ class Zygote:
     def release(self, child):
         """Child no longer holds (or waits for) the lock: continue the others first, so the
         next holder, stopped while it waited, can read its grant."""
-        if self.lock.held_by() is child:
+        holder = self.lock.held_by() is child
+        if self.pending is child:
+            self.pending = None
+        if holder and self.peers is None:
             watch.thaw(list(self.children.values()), time.monotonic())
+        elif holder:
+            # Ours stay stopped until `run` is held again: a peer waiting for it could
+            # otherwise open its window while they run.
+            self.peers.release()
+            self.peer_stopped = True
+            self.peer_step()
         self.lock.release(child)
 
     def scan(self):
@@ -365,6 +421,8 @@ class Zygote:
                 procs.kill_group(child.pid, child.pids)   # a fork bomb may outrun one kill
                 continue
             waiting = self.lock.waiting_since(child)
+            if waiting is None and child is self.pending:
+                waiting = self.pending_since
             if waiting is None and self.mem is not None:
                 waiting = self.mem.waiting_since(child)
             if child.active_s(now, waiting) > child.timeout_s:
@@ -425,6 +483,10 @@ def main(argv=None):
     ap.add_argument("--tmp-base", default=None)
     ap.add_argument("--memory-budget-mb", type=float, default=0.0,
                     help="GPU memory evaluations may reserve together (0: no admission)")
+    ap.add_argument("--peers-key", default=None,
+                    help="name of the GPU other zygotes share (default: its PCI bus id in GPU mode, "
+                         "none in CPU mode); zygotes with one key take turns at timing")
+    ap.add_argument("--peers-dir", default=None, help=f"where the peers' lock files live ({gpupeers.LOCK_DIR})")
     args = ap.parse_args(argv)
     if args.mode == "cpu_interpreter":
         os.environ["TRITON_INTERPRET"] = "1"     # must precede the first triton import
@@ -442,7 +504,12 @@ def main(argv=None):
     # on a GPU, still initialise CUDA (the probe tries both in a forked child).
     sb = sandbox.probe(args.tmp_base, drop_uid=True, cuda=args.mode == "gpu")
     device = "cuda:0" if args.mode == "gpu" else "cpu"
-    z = Zygote(args.mode, device, evaluator, args.tmp_base, sb, memory_budget_mb=args.memory_budget_mb)
+    if args.peers_key:
+        peers = gpupeers.Peers(args.peers_key, args.peers_dir)
+    else:
+        peers = gpupeers.for_device(device, lock_dir=args.peers_dir) if args.mode == "gpu" else None
+    z = Zygote(args.mode, device, evaluator, args.tmp_base, sb, memory_budget_mb=args.memory_budget_mb,
+               peers=peers)
     if args.mode == "gpu":
         from . import warmup
         cache = os.path.join(z.base, "trusted-triton-cache")
