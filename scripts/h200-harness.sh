@@ -355,6 +355,31 @@ except Exception as e:
 PY
 fi
 
+if [ "$phase" = ab4 ]; then
+  # Level2 throughput, this build against OLD, one run each in the order new, old, new, old
+  # (REPEAT per kernel, 16 in flight).
+  i=0
+  for b in "$kg" "${OLD:?}" "$kg" "${OLD:?}"; do
+    i=$((i+1))
+    timeout $((30 + 18 * ${REPEAT:-5})) $b bench --tasks datasets/level2 --kernels datasets/solutions/level2 \
+        --repeat ${REPEAT:-5} --concurrency 16 --json > "$out/ab$i.json" 2> "$out/ab$i.err"; echo "bench $i ($b) rc=$?"
+  done
+  python3 - "$out" <<'PY'
+import json, sys, statistics as st
+out = sys.argv[1]
+for i, name in ((1, "new"), (2, "old"), (3, "new"), (4, "old")):
+    try:
+        b = json.load(open(f"{out}/ab{i}.json"))
+    except Exception as e:
+        print(i, name, e); continue
+    rows = b["rows"]
+    s = b["stage_median_ms"]
+    print(f"{i} {name}: {b['evals_per_s']:.3f} evals/s over {b['evals']} {b['statuses']} in flight "
+          f"{sum(r['latency_ms'] for r in rows)/1e3/b['wall_s']:.1f}; window {s.get('lock_exclusive_held', 0):.0f} ms; "
+          f"lock wait {s.get('lock_wait', 0):.0f} ms; head median {st.median([(r.get('wall_check') or {}).get('head_ms') or 0 for r in rows])}")
+PY
+fi
+
 if [ "$phase" = slots ]; then
   # Level2 throughput with 16 and 24 evaluation slots on the GPU, one run.
   for n in 16 24; do

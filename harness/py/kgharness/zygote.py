@@ -117,7 +117,7 @@ class Zygote:
         release or take the GPU for this zygote), and every running evaluation's pipes."""
         fds = [self.in_fd, self.out_fd, getattr(self, "wake_r", None), getattr(self, "wake_w", None)]
         if self.peers is not None:
-            fds += [self.peers.window_fd, self.peers.run_fd]
+            fds += self.peers.fds()
         if self.svc.ctrl is not None:
             fds.append(self.svc.ctrl.fileno())
         for c in self.children.values():
@@ -158,7 +158,7 @@ class Zygote:
         while not self.stopping:
             timeout = None if not self.children else max(0, int((self.next_tick - time.monotonic()) * 1000))
             if self.peers is not None and (self.children or self.peers.state != self.peers.IDLE):
-                timeout = min(timeout if timeout is not None else 1 << 30, int(gpupeers.POLL_S * 1000))
+                timeout = min(timeout if timeout is not None else 1 << 30, int(self.peers.poll_s() * 1000))
             try:
                 events = self.poll.poll(timeout)
             except InterruptedError:

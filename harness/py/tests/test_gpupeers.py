@@ -40,15 +40,22 @@ def test_alone_a_window_opens_at_once(tmp_path):
     assert p.tick(True) == ("grant", True) and p.owns()
     p.release()
     assert p.state == Peers.IDLE and p.run_mode is None
+    p.want()     # no peer about: the next window opens at once, without a pause for turns
+    assert p.tick(True) == ("grant", True)
+    p.release()
     assert p.tick(False) is None and p.state == Peers.IDLE
+    assert p.poll_s() == gpupeers.ALONE_POLL_S
     p.close()
 
 
 def test_a_window_waits_until_the_peer_has_stopped(pair):
-    a, b, _ = pair
+    a, b, clock = pair
     assert a.tick(True) == "go" and b.tick(True) == "go"
     a.want()
     assert a.tick(True) is None, "b still runs: a must not open its window"
+    assert a.poll_s() == gpupeers.POLL_S
+    assert b.tick(True) is None, "b, alone so far, looks only every ALONE_POLL_S"
+    clock.t += gpupeers.ALONE_POLL_S
     assert b.tick(True) == "stop" and b.yielded() and b.run_mode is None
     assert b.tick(True) == "stop", "b stays stopped while a's window is open"
     assert a.tick(True) == ("grant", True)
@@ -65,13 +72,14 @@ def test_a_peer_that_wants_while_another_times_waits_stopped(pair):
     b.want()
     assert b.tick(True) == "stop" and not b.owns()
     a.release()
-    # a's next window waits its turn: b takes the GPU first
+    # b waits (it holds `want`): a's next window waits its turn, b takes the GPU first
     a.want()
     assert a.tick(True) is None
     assert b.tick(True) == ("grant", True)
     clock.t += 1.0
     assert a.tick(True) == "stop"
     b.release()
+    clock.t += 1.0
     assert a.tick(True) == ("grant", True)
 
 
