@@ -22,6 +22,7 @@ const (
 	CacheBucket    = "cache"    // sha256(work, environment) -> verdict
 	BatchBucket    = "batches"  // batch records and their results (results.go)
 	InflightBucket = "inflight" // evaluations in flight and who waits for them (inflight.go)
+	RequestBucket  = "requests" // a client's idempotency key -> the batch its request made (requests.go)
 )
 
 // Bus is a connection to NATS JetStream with the kernelgate streams set up.
@@ -37,6 +38,7 @@ type Bus struct {
 	kv       jetstream.KeyValue // the result cache
 	batches  jetstream.KeyValue
 	inflight *Bucket
+	requests *Bucket
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed by the nats ClosedHandler
@@ -44,7 +46,7 @@ type Bus struct {
 
 // Open connects to NATS (starting an embedded server when opts.URL is empty)
 // and creates or updates the JOBS and EVENTS streams and the cache, batches
-// and inflight buckets.
+// inflight and requests buckets.
 func Open(ctx context.Context, opts Options, log *slog.Logger) (*Bus, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -187,6 +189,10 @@ func (b *Bus) setup(ctx context.Context) error {
 	b.batches = batches
 	// Its entries lead to results, so they live as long as results do.
 	b.inflight, err = b.Bucket(ctx, InflightBucket, "kernelgate evaluations in flight: <work key> -> the job evaluating it, <work key>.<job id> -> a job waiting for its verdict", b.opts.ResultTTL)
+	if err != nil {
+		return err
+	}
+	b.requests, err = b.Bucket(ctx, RequestBucket, "kernelgate idempotency keys: sha256(client, endpoint, key) -> the batch the first request made", b.opts.ResultTTL)
 	return err
 }
 

@@ -30,7 +30,9 @@ const (
 	CodeRateLimited      Code = "rate_limited"
 	CodeNotReady         Code = "not_ready"
 	CodeInternal         Code = "internal"
-	CodeWaitTimeout      Code = "wait_timeout" // a task check, episode step or OpenRLHF call that outlived its wait
+	CodeWaitTimeout      Code = "wait_timeout"           // a task check, episode step or OpenRLHF call that outlived its wait
+	CodeKeyReused        Code = "idempotency_key_reused" // idempotency.go
+	CodeInProgress       Code = "request_in_progress"    // idempotency.go
 
 	// Tasks and episodes (tasks.go, episodes.go).
 	CodeTaskExists      Code = "task_exists"
@@ -67,6 +69,8 @@ var errorTable = map[Code]int{
 	CodeNotReady:         http.StatusServiceUnavailable,
 	CodeInternal:         http.StatusInternalServerError,
 	CodeWaitTimeout:      http.StatusGatewayTimeout,
+	CodeKeyReused:        http.StatusUnprocessableEntity,
+	CodeInProgress:       http.StatusConflict,
 
 	CodeTaskExists:      http.StatusConflict,
 	CodeTaskInvalid:     http.StatusUnprocessableEntity,

@@ -77,7 +77,7 @@ func (s *Server) evaluate(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	b, aerr := s.runBatch(ctx, newID("e_"), spec)
+	b, aerr := s.submit(c, "evaluations", newID("e_"), body, spec)
 	switch {
 	case aerr != nil:
 		abort(c, aerr)

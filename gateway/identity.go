@@ -13,6 +13,9 @@ import (
 type identity struct {
 	requestID string // the client's X-Request-ID when sane, else generated
 	clientID  string // the API key's name; "" without keys
+	// sent: requestID is the client's own (a retry of one request sends the
+	// same one: idempotency.go keys on it when no Idempotency-Key is given).
+	sent bool
 }
 
 type identityKey struct{}
@@ -22,9 +25,9 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 // identify is the middleware after authenticate: it sets the identity and
 // echoes the request id in X-Request-ID.
 func (s *Server) identify(c *gin.Context) {
-	id := identity{requestID: c.GetHeader("X-Request-ID")}
+	id := identity{requestID: c.GetHeader("X-Request-ID"), sent: true}
 	if !requestIDPattern.MatchString(id.requestID) {
-		id.requestID = newID("r_")
+		id.requestID, id.sent = newID("r_"), false
 	}
 	if caller, ok := c.Get(callerKey); ok {
 		id.clientID, _ = caller.(string)

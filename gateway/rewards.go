@@ -28,7 +28,7 @@ func (s *Server) rewards(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	resp, aerr := s.runBatch(ctx, newID("b_"), spec)
+	resp, aerr := s.submit(c, "rewards", newID("b_"), body, spec)
 	switch {
 	case aerr != nil:
 		abort(c, aerr)

@@ -56,6 +56,7 @@ class _Handler(BaseHTTPRequestHandler):
             with srv.lock:
                 srv.in_flight -= 1
                 srv.log.append((self.command, self.path, body, time.monotonic() - t0))
+                srv.keys.append(self.headers.get("Idempotency-Key"))
         self.close_connection = True
         if out is RESET:   # SO_LINGER 0: close sends a RST, as a crashing proxy would
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -86,7 +87,7 @@ def scripted():
         srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         srv.daemon_threads = True
         srv.script, srv.log, srv.lock, srv.in_flight, srv.peak = script, [], threading.Lock(), 0, 0
-        srv.arrivals = collections.Counter()
+        srv.arrivals, srv.keys = collections.Counter(), []   # keys: each logged request's Idempotency-Key
         srv.handle_error = lambda *a: None   # a RESET makes the handler's own cleanup fail
         srv.url = f"http://127.0.0.1:{srv.server_address[1]}"
         threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
@@ -196,19 +197,32 @@ def test_a_poll_cut_by_a_connection_reset_is_retried(scripted):
     assert [r[0] for r in srv.log] == ["POST", "GET", "GET"]
 
 
-def test_a_post_that_times_out_reading_is_not_sent_twice(scripted):
-    arrived = []
-
+def test_a_post_that_times_out_reading_is_sent_again_under_one_key(scripted):
     def script(method, path, body, calls):
-        arrived.append(method)
-        time.sleep(1.5)          # a wedged gateway: it holds the batch but does not answer
-        return accepted("b_wedged")
+        if method == "POST" and calls == 0:
+            time.sleep(1.5)      # a wedged gateway: it holds the batch but does not answer
+        return (200, batch("b_wedged", rewards=(0.5,))) if method == "POST" else (404, {})
 
     srv = scripted(script)
-    with pytest.raises(KernelgateUnavailable) as e:
-        Client(srv.url, read_timeout_s=0.5, backoff_s=0.01).rewards(task_id="ci/1_add_relu", codes=["x"])
-    assert arrived == ["POST"] and e.value.attempts == 1
-    assert "not sent again" in str(e.value), str(e.value)
+    c = Client(srv.url, read_timeout_s=0.5, backoff_s=0.01)
+    assert c.rewards(task_id="ci/1_add_relu", codes=["x"])["rewards"] == [0.5]
+    c.rewards(task_id="ci/1_add_relu", codes=["x"])
+    time.sleep(1.2)              # the wedged first attempt logs last
+    posts = [k for (m, *_), k in zip(srv.log, srv.keys) if m == "POST"]
+    assert len(posts) == 3 and all(k and k.startswith("kgc-") for k in posts), posts
+    # the resent POST carried the first one's key, the next call a new one
+    assert sorted(collections.Counter(posts).values()) == [1, 2], posts
+
+
+def test_a_request_still_being_queued_is_retried(scripted):
+    def script(method, path, body, calls):
+        if calls == 0:
+            return 409, {"code": "request_in_progress", "message": "still queueing"}
+        return 200, batch("b_inprog", rewards=(1.0,))
+
+    srv = scripted(script)
+    assert Client(srv.url, backoff_s=0.01).rewards(task_id="ci/1_add_relu", codes=["x"])["rewards"] == [1.0]
+    assert srv.arrivals["POST"] == 2
 
 
 def test_a_poll_that_times_out_reading_is_retried(scripted):
@@ -318,10 +332,10 @@ class Recording(Client):
 
     seen = None
 
-    def _once(self, method, path, body):
+    def _once(self, method, path, body, extra=None):
         self.seen = self.seen or []
         try:
-            status, resp = super()._once(method, path, body)
+            status, resp = super()._once(method, path, body, extra)
         except Exception:
             self.seen.append((method, "error"))
             raise

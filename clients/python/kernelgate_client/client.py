@@ -16,13 +16,17 @@ import socket
 import time
 import urllib.error
 import urllib.request
+import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 # Worth another try: queue full or rate limited, a proxy with no gateway behind
 # it (one restarting), the gateway not ready. A 500 or a proxy's 504 is not: the
-# batch may already be queued, and a retried POST would evaluate it twice.
+# batch may already be queued (a retry would be answered from it, but the cause is
+# not one that passes). 409 request_in_progress: this request's first copy is
+# still being queued.
 RETRY_STATUSES = (429, 502, 503)
+RETRY_CODES = ("request_in_progress",)
 BACKOFF_MAX_S = 30.0      # the longest pause between two attempts of our own choosing
 RETRY_AFTER_MAX_S = 60.0  # a longer Retry-After is taken as this (then the deadline decides)
 MAX_WAIT_S = 3600         # wait_s bounds in openapi.yaml: 0..3600
@@ -105,7 +109,10 @@ class Client:
                                       codes=codes, reward_fn=reward_fn, options=options).items()
                 if v is not None}
         body["wait_s"] = self._server_wait(self.wait_s if wait_s is None else wait_s, deadline)
-        status, resp = self._call("POST", "/v1/rewards", body, deadline)
+        # Every attempt of this call carries one key: the gateway answers a resent POST
+        # from the batch the first one made, so a retry never evaluates (or logs) twice.
+        key = {"Idempotency-Key": f"kgc-{uuid.uuid4().hex}"}
+        status, resp = self._call("POST", "/v1/rewards", body, deadline, headers=key)
         batch_id = resp.get("batch_id")
         while status == 202 or resp.get("status") == "running":
             if not isinstance(batch_id, str) or not batch_id:
@@ -126,13 +133,13 @@ class Client:
         wait = safe if wait_s is None else min(wait_s, safe)
         return round(max(0.0, min(wait, deadline - time.monotonic(), MAX_WAIT_S)), 3)
 
-    def _call(self, method, path, body, deadline, batch_id=None):
+    def _call(self, method, path, body, deadline, batch_id=None, headers=None):
         """(status, JSON object) of one request, retried while the failure is transient
         and neither the retries nor the deadline have run out."""
         start = time.monotonic()
         for attempt in range(1, self.retries + 2):
             try:
-                return self._once(method, path, body)
+                return self._once(method, path, body, headers)
             except KernelgateError as e:   # a poll's 404, say: name the batch it was about
                 e.batch_id = e.batch_id or batch_id
                 raise
@@ -150,8 +157,8 @@ class Client:
         step = min(BACKOFF_MAX_S, self.backoff_s * 2 ** (attempt - 1))
         return step / 2 + random.uniform(0, step / 2)
 
-    def _once(self, method, path, body):
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    def _once(self, method, path, body, extra=None):
+        headers = {"Content-Type": "application/json", "Accept": "application/json", **(extra or {})}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         data = json.dumps(body).encode() if body is not None else None
@@ -164,15 +171,16 @@ class Client:
             err = _error_fields(raw)
             code = err.get("code") or f"http_{e.code}"
             message = err.get("message") or f"{e.reason}: {_snippet(raw)}"
-            if e.code in RETRY_STATUSES:
+            if e.code in RETRY_STATUSES or code in RETRY_CODES:
                 raise _Transient(f"{e.code} {code}: {message}", e.code, code, _retry_after(e.headers))
             raise KernelgateError(e.code, code, message, err.get("field", "")) from None
         except (OSError, http.client.HTTPException) as e:
             # Refused, unresolvable or timed out connecting (URLError); reset or closed
             # before the answer; a read timeout; a status line a proxy mangled. A POST
             # that timed out reading reached a gateway now running it (wait_s ends well
-            # before the read timeout): sent again, the batch would be evaluated twice.
-            if method == "POST" and isinstance(e, socket.timeout):
+            # before the read timeout): sent again without an idempotency key, the batch
+            # would be evaluated twice.
+            if method == "POST" and isinstance(e, socket.timeout) and "Idempotency-Key" not in headers:
                 raise _Transient(f"{_describe(e)}: no answer within {self.read_timeout_s:g} s; "
                                  "not sent again, the gateway may be running it", resend=False) from None
             raise _Transient(_describe(e)) from None
