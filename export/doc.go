@@ -14,7 +14,9 @@
 //
 // Tables (SchemaVersion, in each file's key/value metadata):
 //
-//   - evaluations: one row per verdict (events.evaluation, EvaluationEvent).
+//   - evaluations: one row per verdict (events.evaluation, EvaluationEvent),
+//     whoever asked: a reward request, an episode, or a search step (then
+//     eval_id is the step's and batch_id the search id).
 //   - episode_steps: one row per episode step (events.episode_step).
 //   - rejected: events that could not be decoded, with their raw bytes.
 //   - skills: one row per skill version (Skill); written by the search's skill

@@ -40,7 +40,7 @@ func (m *Manager) launch(r *run, p plan, resume []Event) error {
 	m.mu.Unlock()
 
 	deps := rollout.Deps{LLM: client, Eval: m.deps.Eval, Skills: m.deps.Skills, Extract: llm.Extractor{},
-		Log: m.deps.Log, OnStep: func(s rollout.Step) { m.onStep(ctx, r, cfg.TaskID, s) }}
+		Log: m.deps.Log, OnStep: func(s rollout.Step) { m.onStep(ctx, r, cfg, s) }}
 	go func() {
 		defer m.wg.Done()
 		defer cancel()
@@ -53,8 +53,9 @@ func (m *Manager) launch(r *run, p plan, resume []Event) error {
 }
 
 // onStep numbers a step, stores it (for resume and replay), logs it on the
-// bus (search_steps), updates the status and fans it out.
-func (m *Manager) onStep(ctx context.Context, r *run, taskID string, s rollout.Step) {
+// bus (search_steps, and evaluations for the kernel it evaluated), updates
+// the status and fans it out.
+func (m *Manager) onStep(ctx context.Context, r *run, cfg rollout.Config, s rollout.Step) {
 	r.mu.Lock()
 	seq := r.seq + 1
 	r.mu.Unlock()
@@ -64,7 +65,7 @@ func (m *Manager) onStep(ctx context.Context, r *run, taskID string, s rollout.S
 	if err := m.store.putStep(wctx, ev); err != nil {
 		m.log.Error("step not stored (a resume would redo it)", "search_id", s.SearchID, "seq", seq, "err", err)
 	}
-	m.publishStep(wctx, taskID, ev)
+	m.publishStep(wctx, cfg, ev)
 	r.apply(ev)
 	if err := m.store.put(wctx, r.record()); err != nil {
 		m.log.Warn("search record not updated", "search_id", s.SearchID, "seq", seq, "err", err)
@@ -72,13 +73,16 @@ func (m *Manager) onStep(ctx context.Context, r *run, taskID string, s rollout.S
 	r.hub.publish(ev)
 }
 
-// publishStep logs a step on events.search_step; the id makes a second
-// publish of the same step (after a restart) one row.
-func (m *Manager) publishStep(ctx context.Context, taskID string, ev Event) {
+// publishStep logs a step on events.search_step, and the kernel it
+// evaluated on events.evaluation under the step's eval_id, so that
+// search_steps.eval_id joins evaluations like any other evaluation. The ids
+// make a second publish of the same step (after a restart) one row each.
+func (m *Manager) publishStep(ctx context.Context, cfg rollout.Config, ev Event) {
 	s := ev.Step
+	m.publishEvaluation(ctx, cfg, s)
 	out := export.SearchStepEvent{
 		EventID: export.SearchStepID(s.SearchID, ev.Seq), Time: s.Time, SearchID: s.SearchID, Seq: ev.Seq,
-		TaskID: taskID, Node: s.Node, Parent: s.Parent, Action: s.Action, Policy: s.Policy,
+		TaskID: cfg.TaskID, Node: s.Node, Parent: s.Parent, Action: s.Action, Policy: s.Policy,
 		PromptVersion: s.PromptVersion, Completion: s.Completion, Code: s.Code,
 		TokensIn: s.TokensIn, TokensOut: s.TokensOut, LatencyMS: s.LatencyMS, EvalMS: s.EvalMS, StepMS: s.StepMS, Model: s.Model,
 		EvalID: s.EvalID, Verdict: s.Verdict, Reward: s.Reward, BestSpeedup: s.BestSpeedup,
@@ -93,6 +97,31 @@ func (m *Manager) publishStep(ctx context.Context, taskID string, ev Event) {
 	}
 	if err != nil {
 		m.log.Error("search step not logged", "search_id", s.SearchID, "seq", ev.Seq, "err", err)
+	}
+}
+
+// publishEvaluation logs the evaluation a step made (none when the step
+// failed before evaluating): batch_id is the search, reward_fn AdaExplore's.
+func (m *Manager) publishEvaluation(ctx context.Context, cfg rollout.Config, s rollout.Step) {
+	if s.EvalID == "" || s.Verdict == nil {
+		return
+	}
+	reward, exec := s.Reward, s.EvalMS
+	out := export.EvaluationEvent{
+		EventID: s.EvalID, Time: s.Time, EvalID: s.EvalID, BatchID: s.SearchID,
+		TaskID: cfg.TaskID, TaskSource: cfg.TaskSource, Code: s.Code, RewardFn: "adaexplore",
+		Reward: &reward, ExecMS: &exec, Verdict: *s.Verdict,
+	}
+	if s.Completion != "" {
+		completion := s.Completion
+		out.Completion = &completion
+	}
+	b, err := json.Marshal(out)
+	if err == nil {
+		err = m.deps.Bus.PublishEvent(ctx, export.SubjectEvaluation, out.EventID, b)
+	}
+	if err != nil {
+		m.log.Error("search evaluation not logged", "search_id", s.SearchID, "eval_id", s.EvalID, "err", err)
 	}
 }
 

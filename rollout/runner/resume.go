@@ -69,7 +69,7 @@ func (m *Manager) resume(ctx context.Context, rec record, steps []Event) (Status
 	// the bus: publish them again (their event ids make that idempotent).
 	for _, ev := range steps {
 		if ev.Seq > rec.Seq {
-			m.publishStep(ctx, p.cfg.TaskID, ev)
+			m.publishStep(ctx, p.cfg, ev)
 		}
 	}
 	if err := m.store.put(ctx, r.record()); err != nil {

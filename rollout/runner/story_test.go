@@ -225,6 +225,28 @@ func checkTables(t *testing.T, dir string, st Status, ruleID string) {
 		if tokens != st.TokensIn+st.TokensOut {
 			return fmt.Errorf("rows hold %d tokens, status %d", tokens, st.TokensIn+st.TokensOut)
 		}
+		// Every evaluated step is an evaluations row (one join key: eval_id).
+		evals := map[string]export.Evaluation{}
+		for _, e := range readParquet[export.Evaluation](t, dir, export.TableEvaluations) {
+			evals[e.EvalID] = e
+		}
+		joined := 0
+		for _, s := range steps {
+			if s.EvalID == "" {
+				continue
+			}
+			e, ok := evals[s.EvalID]
+			if !ok {
+				return fmt.Errorf("step %d's eval_id %s has no evaluations row (%d rows)", s.Seq, s.EvalID, len(evals))
+			}
+			if e.BatchID != st.SearchID || e.TaskID != taskID || e.Code != s.Code || e.Status != s.Status || e.TaskSource == "" {
+				return fmt.Errorf("evaluations row %+v for step %+v", e, s)
+			}
+			joined++
+		}
+		if joined == 0 || joined != len(evals) {
+			return fmt.Errorf("%d steps joined, %d evaluations rows", joined, len(evals))
+		}
 		sk := readParquet[export.Skill](t, dir, export.TableSkills)
 		last := export.Skill{}
 		for _, r := range sk {
