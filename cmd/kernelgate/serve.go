@@ -25,7 +25,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	var addr, dataDir, device string
 	var maxQueued int64
 	var taskDirs []string
-	var episodeIdle time.Duration
+	var episodeIdle, compactEvery time.Duration
 	var gcfg gateway.Config
 	var lf llmFlags
 	cmd := &cobra.Command{
@@ -114,6 +114,7 @@ func newServeCmd(g *globals) *cobra.Command {
 			workersDone, sinkDone := make(chan struct{}), make(chan struct{})
 			eg.Go(func() error { defer close(workersDone); return worker.Run(wctx, b, sup, log) })
 			eg.Go(func() error { defer close(sinkDone); return sink.Run(sctx, b) })
+			go compactLoop(sctx, filepath.Join(dataDir, "parquet"), compactEvery, log)
 			eg.Go(func() error {
 				hctx, stop := context.WithCancel(gctx) // a failed worker or sink stops the server too
 				defer stop()
@@ -138,6 +139,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&device, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $KERNELGATE_DEVICE)")
 	cmd.Flags().StringSliceVar(&taskDirs, "tasks", nil, "task suite directories, repeatable or comma-separated; ids are DIRNAME/STEM (default: the suites under datasets/ next to the working dir or the binary)")
 	cmd.Flags().DurationVar(&episodeIdle, "episode-idle", episode.DefaultIdle, "an episode without a step for this long expires")
+	cmd.Flags().DurationVar(&compactEvery, "compact-every", DefaultCompactEvery, "how often the Parquet log's days before today are compacted into one file each (0: never; `kernelgate compact` does it by hand)")
 	cmd.Flags().Float64Var(&gcfg.RateLimit, "rate-limit", gateway.DefaultRateLimit, "requests/s per API key (0: no limit)")
 	cmd.Flags().IntVar(&gcfg.RateBurst, "rate-burst", gateway.DefaultRateBurst, "requests a key may send at once before --rate-limit applies")
 	cmd.Flags().DurationVar(&gcfg.DrainDelay, "drain-delay", 0, "on SIGTERM, how long /readyz answers 503 before the listener closes (e.g. 5s behind a load balancer)")

@@ -50,9 +50,14 @@ func partFiles(root, table string, f Filter) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("dataset: %w", err)
 		}
+		// Parts a compacted file holds, left by a compaction cut short.
+		replaced, err := export.PartsReplaced(filepath.Join(tdir, d.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("dataset: %w", err)
+		}
 		for _, p := range files {
 			name := p.Name()
-			if p.Type().IsRegular() && !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".parquet") {
+			if p.Type().IsRegular() && !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".parquet") && !replaced[name] {
 				out = append(out, filepath.Join(tdir, d.Name(), name))
 			}
 		}
