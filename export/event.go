@@ -12,8 +12,10 @@ import (
 //
 // Changelog: 1.0 (2026-11-29) first version; 1.1 (2026-11-30) evaluations gains
 // task_source (exports rebuild prompts from it), and the skills table is defined;
-// 1.2 (2026-11-30) the search_steps table, and skills rows carry event_id.
-const SchemaVersion = "1.2"
+// 1.2 (2026-11-30) the search_steps table, and skills rows carry event_id;
+// 1.3 (2026-12-01) evaluations' stage_ms (a MAP, which Hugging Face datasets
+// cannot load) becomes stage_times, a list of (stage, ms) structs.
+const SchemaVersion = "1.3"
 
 // Key/value metadata keys of every file the sink writes.
 const (

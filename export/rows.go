@@ -2,6 +2,7 @@ package export
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/kernelgate/kernelgate/harness"
@@ -56,8 +57,10 @@ type Evaluation struct {
 	ErrorSignature    string   `parquet:"error_signature"`
 	TaskError         string   `parquet:"task_error"`
 	OutputTail        string   `parquet:"output_tail"`
-	// StageMS is a MAP<STRING, DOUBLE>: readers ignore keys they do not know.
-	StageMS map[string]float64 `parquet:"stage_ms"`
+	// StageTimes is the verdict's stage_ms as (stage, ms) pairs, sorted by
+	// stage: a list of structs, which every loader reads (Hugging Face
+	// datasets has no type for the MAP column schema 1.2 wrote as stage_ms).
+	StageTimes []StageTime `parquet:"stage_times,list"`
 
 	Device           string `parquet:"device"`
 	GPUName          string `parquet:"gpu_name"`
@@ -128,7 +131,7 @@ func EvaluationRow(ev EvaluationEvent) Evaluation {
 		HackFlags: nonNil(v.HackFlags), Warnings: nonNil(v.Warnings),
 		TritonLaunches: int64(v.TritonLaunches), Coverage: v.Coverage,
 		Feedback: v.Feedback, ErrorSignature: v.ErrorSignature, TaskError: v.TaskError, OutputTail: v.OutputTail,
-		StageMS: maps.Clone(v.StageMS),
+		StageTimes: stageTimes(v.StageMS),
 
 		Device: v.Env.Device, GPUName: v.Env.GPUName, GPUUUID: v.Env.GPUUUID,
 		SMClockMHzBefore: int64Ptr(v.Env.SMClockMHzBefore), SMClockMHzAfter: int64Ptr(v.Env.SMClockMHzAfter),
@@ -136,9 +139,6 @@ func EvaluationRow(ev EvaluationEvent) Evaluation {
 		HarnessVersion: v.Env.HarnessVersion, Sandbox: v.Env.Sandbox, SandboxDetail: v.Env.SandboxDetail,
 
 		QueueWaitMS: ev.QueueWaitMS, ExecMS: ev.ExecMS,
-	}
-	if r.StageMS == nil {
-		r.StageMS = map[string]float64{}
 	}
 	if rt := v.Runtime; rt != nil {
 		r.RuntimeMedianMS, r.RuntimeP10MS, r.RuntimeP90MS = ptr(rt.MedianMS), ptr(rt.P10MS), ptr(rt.P90MS)
@@ -187,4 +187,18 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// StageTime is one stage of an evaluation and its milliseconds.
+type StageTime struct {
+	Stage string  `parquet:"stage"`
+	MS    float64 `parquet:"ms"`
+}
+
+func stageTimes(m map[string]float64) []StageTime {
+	out := make([]StageTime, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, StageTime{Stage: k, MS: m[k]})
+	}
+	return out
 }

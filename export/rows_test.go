@@ -64,7 +64,7 @@ func TestEvaluationRowFlattens(t *testing.T) {
 		{"atol", *r.Atol, 1e-4},
 		{"tol dtype", r.TolDType, "float32"},
 		{"sm clock", *r.SMClockMHzAfter, int64(1980)},
-		{"stage_ms", r.StageMS["timing"], 2400.0},
+		{"stage_times sorted by stage", r.StageTimes, []StageTime{{"fork", 3.1}, {"timing", 2400}, {"total", 3300}}},
 		{"task name from verdict", r.TaskName, "19_gemm_relu"},
 		{"exec ms", *r.ExecMS, 3300.0},
 	}
@@ -74,7 +74,7 @@ func TestEvaluationRowFlattens(t *testing.T) {
 		}
 	}
 	empty := EvaluationRow(EvaluationEvent{})
-	if empty.RuntimeMedianMS != nil || empty.Atol != nil || empty.HackFlags == nil || empty.StageMS == nil {
+	if empty.RuntimeMedianMS != nil || empty.Atol != nil || empty.HackFlags == nil || empty.StageTimes == nil {
 		t.Errorf("empty verdict row: %+v", empty)
 	}
 }

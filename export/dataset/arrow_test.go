@@ -48,7 +48,7 @@ func TestArrowReadsBack(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		id   arrow.Type
-	}{{"task_source", arrow.STRING}, {"ts", arrow.TIMESTAMP}, {"speedup", arrow.FLOAT64}, {"hack_flags", arrow.LIST}, {"stage_ms", arrow.MAP}} {
+	}{{"task_source", arrow.STRING}, {"ts", arrow.TIMESTAMP}, {"speedup", arrow.FLOAT64}, {"hack_flags", arrow.LIST}, {"stage_times", arrow.LIST}} {
 		f, ok := r.Schema().FieldsByName(c.name)
 		if !ok || f[0].Type.ID() != c.id {
 			t.Errorf("column %s: %v, want %s", c.name, f, c.id)

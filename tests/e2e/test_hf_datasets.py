@@ -1,0 +1,65 @@
+"""Hugging Face `datasets` (the trainers' own loader) reads every raw table of a real log
+and every non-empty export: no column type it lacks (schema 1.3: stage_times, not a MAP)."""
+
+import subprocess
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import BIN, REPO
+
+datasets = pytest.importorskip("datasets", reason="the trainers venv holds datasets (make test-e2e)")
+
+TASK = (REPO / "datasets" / "ci" / "1_add_relu.py").read_text()
+KERNEL = (REPO / "datasets" / "solutions" / "ci" / "1_add_relu.py").read_text()
+WRONG = KERNEL.replace("tl.maximum(x + y, 0.0)", "tl.maximum(x - y, 0.0)")
+
+
+def pa_rows(path):
+    import pyarrow as pa
+    with pa.OSFile(str(path)) as f:
+        return pa.ipc.open_file(f).read_all().num_rows
+
+
+def fenced(code):
+    return f"```python\n{code}\n```\n"
+
+
+def test_datasets_loads_every_table_and_export(serve, tmp_path):
+    s = serve.start()
+    opts = {"seeds": 1, "timing": False}
+    status, resp = s.post("/v1/rewards", {"task_id": "ci/1_add_relu", "reward_fn": "binary", "options": opts,
+                                          "completions": [fenced(KERNEL), fenced(WRONG), "no code"], "wait_s": 120})
+    assert status == 200 and resp["rewards"] == [1.0, 0.0, 0.0], resp
+    status, ep = s.post("/v1/episodes", {"task_id": "ci/1_add_relu", "max_turns": 2, "reward_fn": "binary",
+                                         "options": opts})
+    assert status == 201, ep
+    assert s.post(f"/v1/episodes/{ep['episode_id']}/step", {"completion": fenced(WRONG)})[0] == 200
+    assert s.stop() == 0, s.log()
+
+    root = serve.data / "parquet"
+    loaded = {}
+    for table in sorted(root.glob("table=*")):
+        files = [str(p) for p in table.glob("date=*/part-*.parquet")]
+        ds = datasets.load_dataset("parquet", data_files=files, split="train")
+        loaded[table.name] = ds.num_rows
+    assert loaded.get("table=evaluations") == 4 and loaded.get("table=episode_steps") == 1, loaded
+    row = datasets.load_dataset("parquet", data_files=[str(p) for p in root.glob("table=evaluations/*/*.parquet")],
+                                split="train")[0]
+    assert {x["stage"] for x in row["stage_times"]} >= {"total"} or row["status"] == "invalid_submission", row
+
+    exported = {}
+    for fmt in ("verl", "sft", "dpo", "arrow"):
+        out = tmp_path / f"out-{fmt}"
+        r = subprocess.run([str(BIN), "export", "--format", fmt, "--out", str(out), "--data", str(serve.data),
+                            "--tasks", str(REPO / "datasets" / "ci")], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        for f in sorted(out.glob("*.parquet")):
+            if pq.ParquetFile(f).metadata.num_rows == 0:
+                continue   # an empty export is a schema-only file: datasets refuses 0-row files
+            exported[f"{fmt}/{f.name}"] = datasets.load_dataset("parquet", data_files=[str(f)], split="train").num_rows
+        for f in sorted(out.glob("*.arrow")):
+            if f.stat().st_size and pa_rows(f):
+                exported[f"{fmt}/{f.name}"] = datasets.load_dataset("arrow", data_files=[str(f)], split="train").num_rows
+    assert exported.get("sft/sft.parquet") == 1 and exported.get("dpo/dpo.parquet") == 2, exported
+    assert exported.get("arrow/evaluations.arrow") == 4 and exported.get("arrow/episode_steps.arrow") == 1, exported
