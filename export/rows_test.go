@@ -147,3 +147,21 @@ func TestSchemaGolden(t *testing.T) {
 		})
 	}
 }
+
+// A file of schema 1.2 (stage_ms a MAP) still reads as evaluations: the old
+// column is ignored, stage_times is empty.
+func TestSchema12FilesStillRead(t *testing.T) {
+	type v12 struct {
+		EventID string             `parquet:"event_id"`
+		EvalID  string             `parquet:"eval_id"`
+		StageMS map[string]float64 `parquet:"stage_ms"`
+	}
+	dir := t.TempDir()
+	if err := writePart(dir, "old.parquet", []v12{{EventID: "e1", EvalID: "e1", StageMS: map[string]float64{"total": 5}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadRows[Evaluation](filepath.Join(dir, "old.parquet"))
+	if err != nil || len(rows) != 1 || rows[0].EvalID != "e1" || len(rows[0].StageTimes) != 0 {
+		t.Fatalf("rows %+v, %v", rows, err)
+	}
+}
