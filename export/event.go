@@ -14,7 +14,8 @@ import (
 // task_source (exports rebuild prompts from it), and the skills table is defined;
 // 1.2 (2026-11-30) the search_steps table, and skills rows carry event_id;
 // 1.3 (2026-12-01) evaluations' stage_ms (a MAP, which Hugging Face datasets
-// cannot load) becomes stage_times, a list of (stage, ms) structs.
+// cannot load) becomes stage_times, a list of (stage, ms) structs, and
+// evaluations gain prompt (the chat messages the completion answered).
 const SchemaVersion = "1.3"
 
 // Key/value metadata keys of every file the sink writes.
@@ -51,9 +52,12 @@ type EvaluationEvent struct {
 	TaskSource string    `json:"task_source,omitempty"` // the reference judged against: exports rebuild the prompt from it
 	Code       string    `json:"code"`
 	Completion *string   `json:"completion,omitempty"` // raw LLM text, when code was extracted from it
-	RewardFn   string    `json:"reward_fn,omitempty"`
-	Reward     *float64  `json:"reward,omitempty"`
-	Cached     bool      `json:"cached,omitempty"` // answered from the result cache
+	// Prompt is what the model was asked, when the caller said (a trainer's
+	// prompt, an episode's observation, a search step's messages).
+	Prompt   []PromptMessage `json:"prompt,omitempty"`
+	RewardFn string          `json:"reward_fn,omitempty"`
+	Reward   *float64        `json:"reward,omitempty"`
+	Cached   bool            `json:"cached,omitempty"` // answered from the result cache
 	// QueueWaitMS and ExecMS are the two deadlines' measures; nil when the
 	// answer came from the cache.
 	QueueWaitMS *float64        `json:"queue_wait_ms,omitempty"`

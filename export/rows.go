@@ -24,9 +24,12 @@ type Evaluation struct {
 	CodeHash   string    `parquet:"code_hash"`
 	Code       string    `parquet:"code"`
 	Completion *string   `parquet:"completion,optional"`
-	RewardFn   string    `parquet:"reward_fn"`
-	Reward     *float64  `parquet:"reward,optional"`
-	Cached     bool      `parquet:"cached"`
+	// Prompt: the chat messages the completion answered; empty when the
+	// caller did not give them.
+	Prompt   []PromptMessage `parquet:"prompt,list"`
+	RewardFn string          `parquet:"reward_fn"`
+	Reward   *float64        `parquet:"reward,optional"`
+	Cached   bool            `parquet:"cached"`
 
 	SchemaVersion     string   `parquet:"schema_version"` // the verdict's
 	Status            string   `parquet:"status"`
@@ -121,7 +124,7 @@ func EvaluationRow(ev EvaluationEvent) Evaluation {
 		EventID: ev.EventID, TS: rowTime(ev.Time),
 		EvalID: ev.EvalID, BatchID: ev.BatchID, RequestID: ev.RequestID, ClientID: ev.ClientID,
 		TaskID: ev.TaskID, TaskName: v.TaskName, TaskHash: v.TaskHash, CodeHash: v.CodeHash,
-		Code: ev.Code, Completion: ev.Completion, RewardFn: ev.RewardFn, Reward: ev.Reward, Cached: ev.Cached,
+		Code: ev.Code, Completion: ev.Completion, Prompt: nonNilPrompt(ev.Prompt), RewardFn: ev.RewardFn, Reward: ev.Reward, Cached: ev.Cached,
 		TaskSource: ev.TaskSource,
 
 		SchemaVersion: v.SchemaVersion, Status: string(v.Status), Compiled: v.Compiled, Correct: v.Correct,
@@ -201,4 +204,11 @@ func stageTimes(m map[string]float64) []StageTime {
 		out = append(out, StageTime{Stage: k, MS: m[k]})
 	}
 	return out
+}
+
+func nonNilPrompt(p []PromptMessage) []PromptMessage {
+	if p == nil {
+		return []PromptMessage{}
+	}
+	return p
 }

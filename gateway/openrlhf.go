@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/tasks"
 )
@@ -118,6 +119,7 @@ func (s *Server) parseOpenRLHF(c *gin.Context, req openRLHFRequest) ([]*labelGro
 		response := req.Query[i]
 		if req.Prompts != nil {
 			response = strings.TrimPrefix(response, req.Prompts[i])
+			g.spec.prompts = append(g.spec.prompts, []export.PromptMessage{{Role: "user", Content: req.Prompts[i]}})
 		}
 		g.spec.items = append(g.spec.items, response)
 		g.indices = append(g.indices, i)

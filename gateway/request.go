@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/reward"
 )
@@ -23,6 +26,9 @@ type rewardRequest struct {
 	Options     json.RawMessage `json:"options"`
 	WaitS       *float64        `json:"wait_s"`
 	Cache       *bool           `json:"cache"` // nil: true
+	// Prompts, one per item when given: what the model was asked (a string,
+	// or chat messages). Logged with each evaluation; the verdict ignores it.
+	Prompts []json.RawMessage `json:"prompts"`
 }
 
 // batchSpec is a validated request.
@@ -38,6 +44,8 @@ type batchSpec struct {
 	// from the result cache, none shared). False, the zero value, for every
 	// path that has no such field (OpenRLHF, episodes).
 	bypass bool
+	// prompts, nil or one per item: logged with each item's evaluation.
+	prompts [][]export.PromptMessage
 }
 
 // maxDrainBytes bounds how much of an oversized body readBody discards so the
@@ -121,7 +129,49 @@ func validateRewardRequest(req rewardRequest, cfg Config) (batchSpec, *apiError)
 		spec.wait = time.Duration(*req.WaitS * float64(time.Second))
 	}
 	spec.bypass = req.Cache != nil && !*req.Cache
+	if req.Prompts != nil {
+		if len(req.Prompts) != len(spec.items) {
+			return spec, newError(CodeInvalidRequest, "prompts", "%d prompts for %d %s; give one per item or none", len(req.Prompts), len(spec.items), field)
+		}
+		for i, raw := range req.Prompts {
+			p, err := parsePrompt(raw)
+			if err != nil {
+				return spec, newError(CodeInvalidRequest, fmt.Sprintf("prompts[%d]", i), "%v", err)
+			}
+			spec.prompts = append(spec.prompts, p)
+		}
+	}
 	return spec, nil
+}
+
+// promptRoles are the chat roles a prompt message may have.
+var promptRoles = []string{"system", "user", "assistant", "tool", "developer"}
+
+// parsePrompt reads one prompt: a string (one user message) or a list of
+// {role, content} messages.
+func parsePrompt(raw json.RawMessage) ([]export.PromptMessage, error) {
+	var text string
+	if err := json.Unmarshal(raw, &text); err == nil {
+		return []export.PromptMessage{{Role: "user", Content: text}}, nil
+	}
+	var msgs []export.PromptMessage
+	if err := decodeStrict(raw, &msgs); err != nil || len(msgs) == 0 {
+		return nil, errors.New("a prompt is a string or a non-empty list of {role, content} messages")
+	}
+	for _, m := range msgs {
+		if !slices.Contains(promptRoles, m.Role) {
+			return nil, fmt.Errorf("message role %q: want one of %s", m.Role, strings.Join(promptRoles, ", "))
+		}
+	}
+	return msgs, nil
+}
+
+// promptOf is item i's prompt, nil when the request gave none.
+func (s batchSpec) promptOf(i int) []export.PromptMessage {
+	if i < len(s.prompts) {
+		return s.prompts[i]
+	}
+	return nil
 }
 
 // inlineTask is a task given by its source in the request.

@@ -124,7 +124,7 @@ func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRe
 		job := worker.Job{
 			ID: evalID(id, i), BatchID: id, Index: i, Task: spec.task, TaskID: spec.taskID,
 			Code: item, Options: spec.options, RewardFn: spec.rewardFn, EnqueuedAt: now,
-			RequestID: who.requestID, ClientID: who.clientID,
+			RequestID: who.requestID, ClientID: who.clientID, Prompt: spec.promptOf(i),
 		}
 		if spec.fromText {
 			text := item

@@ -3,6 +3,7 @@ package worker
 import (
 	"time"
 
+	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
 )
 
@@ -19,15 +20,17 @@ func ResultsSubject(batchID string) string { return "results." + batchID }
 
 // Job is one queued evaluation (the JSON body of a jobs.eval message).
 type Job struct {
-	ID         string          `json:"id"` // also the bus message id and the event id
-	BatchID    string          `json:"batch_id"`
-	Index      int             `json:"index"` // position in the request
-	Task       harness.Task    `json:"task"`
-	Code       string          `json:"code"`
-	Completion *string         `json:"completion,omitempty"` // raw text the code was extracted from
-	Options    harness.Options `json:"options"`
-	RewardFn   string          `json:"reward_fn,omitempty"`
-	EnqueuedAt time.Time       `json:"enqueued_at"`
+	ID         string       `json:"id"` // also the bus message id and the event id
+	BatchID    string       `json:"batch_id"`
+	Index      int          `json:"index"` // position in the request
+	Task       harness.Task `json:"task"`
+	Code       string       `json:"code"`
+	Completion *string      `json:"completion,omitempty"` // raw text the code was extracted from
+	// Prompt is what the model was asked, when the caller said; logged, not hashed.
+	Prompt     []export.PromptMessage `json:"prompt,omitempty"`
+	Options    harness.Options        `json:"options"`
+	RewardFn   string                 `json:"reward_fn,omitempty"`
+	EnqueuedAt time.Time              `json:"enqueued_at"`
 	// Who asked (logged with the verdict): the HTTP request and the API key name.
 	RequestID string `json:"request_id,omitempty"`
 	ClientID  string `json:"client_id,omitempty"`

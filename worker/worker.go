@@ -173,7 +173,7 @@ func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
 		ev := export.EvaluationEvent{
 			EventID: job.ID, Time: time.Now().UTC(), EvalID: job.ID, BatchID: job.BatchID, TaskID: job.TaskID, TaskSource: job.Task.Source,
 			RequestID: job.RequestID, ClientID: job.ClientID,
-			Code: job.Code, Completion: job.Completion, RewardFn: rewardName(job.RewardFn),
+			Code: job.Code, Completion: job.Completion, Prompt: job.Prompt, RewardFn: rewardName(job.RewardFn),
 			Reward: &rew, Cached: r.Cached, Verdict: r.Verdict,
 		}
 		if !r.Cached && !r.Shared { // a cached or shared answer waited in no queue and ran nothing

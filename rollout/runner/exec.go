@@ -116,6 +116,9 @@ func (m *Manager) publishEvaluation(ctx context.Context, cfg rollout.Config, s r
 		completion := s.Completion
 		out.Completion = &completion
 	}
+	for _, msg := range s.Prompt {
+		out.Prompt = append(out.Prompt, export.PromptMessage{Role: msg.Role, Content: msg.Content})
+	}
 	b, err := json.Marshal(out)
 	if err == nil {
 		err = m.deps.Bus.PublishEvent(ctx, export.SubjectEvaluation, out.EventID, b)

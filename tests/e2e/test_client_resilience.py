@@ -310,6 +310,17 @@ def test_rewards_by_group_sends_groups_at_once_and_keeps_input_order(scripted):
     assert sorted(r[2]["completions"] for r in srv.log) == [["0", "4"], ["1", "5"], ["2", "6"], ["3", "7"]]
 
 
+def test_rewards_by_group_sends_each_completions_prompt_with_its_group(scripted):
+    srv = slow_group_server(scripted, 0.0)
+    completions = [str(i) for i in range(4)]
+    prompts = [f"p{i}" for i in range(3)] + [[{"role": "user", "content": "p3"}]]
+    rewards_by_group(Client(srv.url), completions, [(f"t{i % 2}", None, None) for i in range(4)], prompts=prompts)
+    sent = sorted((r[2]["completions"], r[2]["prompts"]) for r in srv.log)
+    assert sent == [(["0", "2"], ["p0", "p2"]), (["1", "3"], ["p1", [{"role": "user", "content": "p3"}]])], sent
+    with pytest.raises(ValueError):
+        rewards_by_group(Client(srv.url), completions, [("t0", None, None)] * 4, prompts=["one"])
+
+
 def test_rewards_by_group_holds_to_max_workers(scripted):
     srv = slow_group_server(scripted, 0.5)
     t0 = time.monotonic()

@@ -28,8 +28,11 @@ def fenced(code):
 def test_datasets_loads_every_table_and_export(serve, tmp_path):
     s = serve.start()
     opts = {"seeds": 1, "timing": False}
+    prompts = ["Write add_relu.", [{"role": "system", "content": "You write Triton."},
+                                   {"role": "user", "content": "Write add_relu."}], "Try again."]
     status, resp = s.post("/v1/rewards", {"task_id": "ci/1_add_relu", "reward_fn": "binary", "options": opts,
-                                          "completions": [fenced(KERNEL), fenced(WRONG), "no code"], "wait_s": 120})
+                                          "completions": [fenced(KERNEL), fenced(WRONG), "no code"], "wait_s": 120,
+                                          "prompts": prompts})
     assert status == 200 and resp["rewards"] == [1.0, 0.0, 0.0], resp
     status, ep = s.post("/v1/episodes", {"task_id": "ci/1_add_relu", "max_turns": 2, "reward_fn": "binary",
                                          "options": opts})
@@ -44,9 +47,13 @@ def test_datasets_loads_every_table_and_export(serve, tmp_path):
         ds = datasets.load_dataset("parquet", data_files=files, split="train")
         loaded[table.name] = ds.num_rows
     assert loaded.get("table=evaluations") == 4 and loaded.get("table=episode_steps") == 1, loaded
-    row = datasets.load_dataset("parquet", data_files=[str(p) for p in root.glob("table=evaluations/*/*.parquet")],
-                                split="train")[0]
-    assert {x["stage"] for x in row["stage_times"]} >= {"total"} or row["status"] == "invalid_submission", row
+    rows = datasets.load_dataset("parquet", data_files=[str(p) for p in root.glob("table=evaluations/*/*.parquet")],
+                                 split="train")
+    by_id = {r["eval_id"]: r for r in rows}
+    mine = [by_id[f"{resp['batch_id']}-{i:05d}"] for i in range(3)]
+    assert [r["prompt"] for r in mine] == [[{"role": "user", "content": "Write add_relu."}], prompts[1],
+                                           [{"role": "user", "content": "Try again."}]], mine
+    assert {x["stage"] for x in mine[0]["stage_times"]} >= {"total"}, mine[0]
 
     exported = {}
     for fmt in ("verl", "sft", "dpo", "arrow"):

@@ -101,12 +101,14 @@ class Client:
         self.read_timeout_s, self.wait_s, self.backoff_s = read_timeout_s, wait_s, backoff_s
 
     def rewards(self, *, task_id=None, reference=None, completions=None, codes=None,
-                reward_fn=None, options=None, wait_s=None):
+                reward_fn=None, options=None, wait_s=None, prompts=None):
         """Rewards and verdicts for a batch of completions (or codes), in request order.
-        wait_s overrides the client's for this call."""
+        wait_s overrides the client's for this call. prompts (optional, one per item: a
+        string or a list of {role, content} messages) is logged with each evaluation."""
         deadline = time.monotonic() + self.timeout_s
         body = {k: v for k, v in dict(task_id=task_id, reference=reference, completions=completions,
-                                      codes=codes, reward_fn=reward_fn, options=options).items()
+                                      codes=codes, reward_fn=reward_fn, options=options,
+                                      prompts=prompts).items()
                 if v is not None}
         body["wait_s"] = self._server_wait(self.wait_s if wait_s is None else wait_s, deadline)
         # Every attempt of this call carries one key: the gateway answers a resent POST
@@ -186,12 +188,13 @@ class Client:
             raise _Transient(_describe(e)) from None
 
 
-def rewards_by_group(client, completions, groups, max_workers=8):
+def rewards_by_group(client, completions, groups, max_workers=8, prompts=None):
     """Rewards of completions[i] under groups[i] = (task, reward_fn, options), one request
     per distinct group, so that a GRPO group is evaluated as one batch; up to max_workers
     groups at once. Returns (rewards, valid) in input order; valid is False where the
     gateway says the reward is not the model's doing (a harness or task error). The
-    first group to fail raises its error at once; groups not yet sent are dropped."""
+    first group to fail raises its error at once; groups not yet sent are dropped.
+    prompts, when given, is one per completion and is logged with its evaluation."""
     if len(completions) != len(groups):
         raise ValueError(f"{len(completions)} completions, {len(groups)} groups")
     by = {}
@@ -201,10 +204,14 @@ def rewards_by_group(client, completions, groups, max_workers=8):
     if not by:
         return rewards, valid
 
+    if prompts is not None and len(prompts) != len(completions):
+        raise ValueError(f"{len(prompts)} prompts, {len(completions)} completions")
+
     def one(key):
         task, reward_fn, options = key
+        extra = {} if prompts is None else {"prompts": [prompts[i] for i in by[key]]}
         return client.rewards(completions=[completions[i] for i in by[key]], reward_fn=reward_fn,
-                              options=json.loads(options), **task_fields(task))
+                              options=json.loads(options), **task_fields(task), **extra)
 
     pool = ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(by))))
     try:

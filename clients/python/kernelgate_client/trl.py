@@ -41,6 +41,7 @@ import math
 from .client import Client, rewards_by_group
 
 # Verdict.status in openapi.yaml: a closed enum.
+PROMPT_ROLES = ("system", "user", "assistant", "tool", "developer")   # openapi.yaml RewardRequest.prompts
 STATUSES = ("correct", "incorrect", "compile_error", "runtime_error", "timeout",
             "resource_limit", "reward_hack", "invalid_submission", "harness_error")
 
@@ -51,7 +52,7 @@ def reward_function(client=None, reward_fn=None, options=None, task_column="task
     client = client or Client()
 
     def kernelgate_reward(prompts=None, completions=None, log_metric=None, **columns):
-        return _rewards(client, reward_fn, options, task_column, completions, columns, log_metric)
+        return _rewards(client, reward_fn, options, task_column, prompts, completions, columns, log_metric)
 
     kernelgate_reward.__name__ = f"kernelgate_{reward_fn or 'adaexplore'}"
     return kernelgate_reward
@@ -71,14 +72,15 @@ def async_reward_function(client=None, reward_fn=None, options=None, task_column
     return kernelgate_reward
 
 
-def _rewards(client, reward_fn, options, task_column, completions, columns, log_metric):
+def _rewards(client, reward_fn, options, task_column, prompts, completions, columns, log_metric):
     tasks = columns.get(task_column)
     if tasks is None:
         raise ValueError(f"kernelgate reward: the dataset needs a {task_column!r} column "
                          "(task id or reference source)")
     recorder = _Recorder(client)
     rewards, valid = rewards_by_group(recorder, [_text(c) for c in completions],
-                                      [(t, reward_fn, options) for t in tasks])
+                                      [(t, reward_fn, options) for t in tasks],
+                                      prompts=None if prompts is None else [_prompt(p) for p in prompts])
     if log_metric is not None:
         for name, value in batch_metrics(recorder.batches).items():
             log_metric(name, value)
@@ -134,6 +136,18 @@ def _text(completion):
         return "".join(_content(m.get("content")) for m in completion if isinstance(m, dict)
                        and m.get("role", "assistant") == "assistant")
     raise TypeError(f"completion of type {type(completion).__name__}: want str or a list of messages")
+
+
+def _prompt(prompt):
+    """A prompt as the gateway logs it: the text, or the messages with text contents."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list):
+        # A role the gateway does not know must not fail a training step over a log field.
+        msgs = [{"role": m.get("role") if m.get("role") in PROMPT_ROLES else "user", "content": _content(m.get("content"))}
+                for m in prompt if isinstance(m, dict)]
+        return msgs or ""
+    return str(prompt)
 
 
 def _content(content):
