@@ -199,3 +199,35 @@ func TestCompletionsWithoutCode(t *testing.T) {
 		t.Errorf("queue depth %d (%v): nothing should be queued", depth, err)
 	}
 }
+
+func TestRewardPrompts(t *testing.T) {
+	cfg := Config{MaxItems: 8}.withDefaults()
+	parse := func(prompts string) (batchSpec, *apiError) {
+		return parseRewardRequest([]byte(`{"task_id":"ci/1_add_relu","codes":["a","b"],"prompts":`+prompts+`}`), cfg)
+	}
+	spec, aerr := parse(`["write it", [{"role":"system","content":"s"},{"role":"user","content":"u"}]]`)
+	if aerr != nil {
+		t.Fatal(aerr)
+	}
+	if p := spec.promptOf(0); len(p) != 1 || p[0].Role != "user" || p[0].Content != "write it" {
+		t.Errorf("prompt 0: %+v", p)
+	}
+	if p := spec.promptOf(1); len(p) != 2 || p[0].Role != "system" || p[1].Content != "u" {
+		t.Errorf("prompt 1: %+v", p)
+	}
+	for _, c := range []struct{ prompts, field, want string }{
+		{`["one"]`, "prompts", "1 prompts for 2 codes"},
+		{`["a", [{"role":"robot","content":"x"}]]`, "prompts[1]", "role \"robot\""},
+		{`["a", []]`, "prompts[1]", "non-empty list"},
+		{`["a", 7]`, "prompts[1]", "string or"},
+		{`["a", [{"role":"user","content":"x","extra":1}]]`, "prompts[1]", "string or"},
+	} {
+		_, aerr := parse(c.prompts)
+		if aerr == nil || aerr.Code != CodeInvalidRequest || aerr.Field != c.field || !strings.Contains(aerr.Message, c.want) {
+			t.Errorf("%s: %+v, want field %s with %q", c.prompts, aerr, c.field, c.want)
+		}
+	}
+	if spec, aerr := parseRewardRequest([]byte(`{"task_id":"ci/1_add_relu","codes":["a"]}`), cfg); aerr != nil || spec.promptOf(0) != nil {
+		t.Errorf("no prompts: %+v %v", spec.prompts, aerr)
+	}
+}
