@@ -14,8 +14,9 @@ import (
 // task_source (exports rebuild prompts from it), and the skills table is defined;
 // 1.2 (2026-11-30) the search_steps table, and skills rows carry event_id;
 // 1.3 (2026-12-01) evaluations' stage_ms (a MAP, which Hugging Face datasets
-// cannot load) becomes stage_times, a list of (stage, ms) structs, and
-// evaluations gain prompt (the chat messages the completion answered).
+// cannot load) becomes stage_times, a list of (stage, ms) structs;
+// evaluations and episode_steps gain prompt (the chat messages the completion
+// answered), episode_steps done_reason (null while running) and max_turns.
 const SchemaVersion = "1.3"
 
 // Key/value metadata keys of every file the sink writes.
@@ -68,17 +69,22 @@ type EvaluationEvent struct {
 // EpisodeStepEvent is what the gateway publishes on events.episode_step,
 // one per POST /v1/episodes/{id}/step.
 type EpisodeStepEvent struct {
-	EventID     string    `json:"event_id"`
-	Time        time.Time `json:"ts"`
-	EpisodeID   string    `json:"episode_id"`
-	Turn        int       `json:"turn"`
-	ClientID    string    `json:"client_id,omitempty"`
-	TaskID      string    `json:"task_id"`
-	Completion  string    `json:"completion"`
-	Observation string    `json:"observation"`
-	Reward      float64   `json:"reward"`
-	Done        bool      `json:"done"`
-	EvalID      string    `json:"eval_id,omitempty"`
-	Status      string    `json:"status,omitempty"`
-	Speedup     *float64  `json:"speedup,omitempty"`
+	EventID   string    `json:"event_id"`
+	Time      time.Time `json:"ts"`
+	EpisodeID string    `json:"episode_id"`
+	Turn      int       `json:"turn"`
+	ClientID  string    `json:"client_id,omitempty"`
+	TaskID    string    `json:"task_id"`
+	// Prompt is the conversation the completion answered: the task prompt,
+	// then each earlier turn's completion and feedback.
+	Prompt      []PromptMessage `json:"prompt,omitempty"`
+	Completion  string          `json:"completion"`
+	Observation string          `json:"observation"`
+	Reward      float64         `json:"reward"`
+	Done        bool            `json:"done"`
+	DoneReason  string          `json:"done_reason,omitempty"` // solved, max_turns, task_error; "" while running
+	MaxTurns    int             `json:"max_turns,omitempty"`
+	EvalID      string          `json:"eval_id,omitempty"`
+	Status      string          `json:"status,omitempty"`
+	Speedup     *float64        `json:"speedup,omitempty"`
 }

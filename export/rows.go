@@ -88,19 +88,22 @@ type Evaluation struct {
 
 // EpisodeStep is one row of the episode_steps table.
 type EpisodeStep struct {
-	EventID     string    `parquet:"event_id"`
-	TS          time.Time `parquet:"ts,timestamp(millisecond)"`
-	EpisodeID   string    `parquet:"episode_id"`
-	Turn        int64     `parquet:"turn"`
-	ClientID    string    `parquet:"client_id"`
-	TaskID      string    `parquet:"task_id"`
-	Completion  string    `parquet:"completion"`
-	Observation string    `parquet:"observation"`
-	Reward      float64   `parquet:"reward"`
-	Done        bool      `parquet:"done"`
-	EvalID      string    `parquet:"eval_id"`
-	Status      string    `parquet:"status"`
-	Speedup     *float64  `parquet:"speedup,optional"`
+	EventID     string          `parquet:"event_id"`
+	TS          time.Time       `parquet:"ts,timestamp(millisecond)"`
+	EpisodeID   string          `parquet:"episode_id"`
+	Turn        int64           `parquet:"turn"`
+	ClientID    string          `parquet:"client_id"`
+	TaskID      string          `parquet:"task_id"`
+	Prompt      []PromptMessage `parquet:"prompt,list"`
+	Completion  string          `parquet:"completion"`
+	Observation string          `parquet:"observation"`
+	Reward      float64         `parquet:"reward"`
+	Done        bool            `parquet:"done"`
+	DoneReason  *string         `parquet:"done_reason,optional"` // null while the episode runs
+	MaxTurns    int64           `parquet:"max_turns"`
+	EvalID      string          `parquet:"eval_id"`
+	Status      string          `parquet:"status"`
+	Speedup     *float64        `parquet:"speedup,optional"`
 }
 
 // Rejected is one row of the rejected table: an event the sink could not
@@ -159,11 +162,16 @@ func EvaluationRow(ev EvaluationEvent) Evaluation {
 
 // EpisodeStepRow turns ev into an episode_steps row.
 func EpisodeStepRow(ev EpisodeStepEvent) EpisodeStep {
-	return EpisodeStep{
+	r := EpisodeStep{
 		EventID: ev.EventID, TS: rowTime(ev.Time), EpisodeID: ev.EpisodeID, Turn: int64(ev.Turn),
-		ClientID: ev.ClientID, TaskID: ev.TaskID, Completion: ev.Completion, Observation: ev.Observation,
-		Reward: ev.Reward, Done: ev.Done, EvalID: ev.EvalID, Status: ev.Status, Speedup: ev.Speedup,
+		ClientID: ev.ClientID, TaskID: ev.TaskID, Prompt: nonNilPrompt(ev.Prompt), Completion: ev.Completion,
+		Observation: ev.Observation, Reward: ev.Reward, Done: ev.Done, MaxTurns: int64(ev.MaxTurns),
+		EvalID: ev.EvalID, Status: ev.Status, Speedup: ev.Speedup,
 	}
+	if ev.DoneReason != "" {
+		r.DoneReason = ptr(ev.DoneReason)
+	}
+	return r
 }
 
 // ptr returns a pointer to a copy of v, so rows never alias the verdict.

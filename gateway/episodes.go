@@ -271,9 +271,10 @@ func (s *Server) stepEpisode(c *gin.Context) {
 			e.ID, e.ExpiresAt.Format(time.RFC3339), store.Idle()))
 		return
 	}
+	prompt := s.episodePrompt(ctx, store, e)
 	resp, aerr := s.runBatchToEnd(ctx, batchSpec{
 		taskID: e.TaskID, task: e.Harness(), items: []string{*req.Completion}, fromText: true,
-		rewardFn: e.RewardFn, options: e.Options, wait: s.cfg.DefaultWait,
+		rewardFn: e.RewardFn, options: e.Options, wait: s.cfg.DefaultWait, prompts: [][]export.PromptMessage{prompt},
 	})
 	if aerr != nil {
 		abort(c, aerr)
@@ -297,21 +298,40 @@ func (s *Server) stepEpisode(c *gin.Context) {
 		return
 	}
 	e, st.At = next, next.UpdatedAt
-	s.logStep(ctx, e, st)
+	s.logStep(ctx, e, st, prompt)
 	c.JSON(http.StatusOK, stepResponse{
 		EpisodeID: e.ID, Observation: stepObservation{Feedback: st.Observation, Verdict: v},
 		Reward: reward, Done: done, DoneReason: reason, Turn: turn, MaxTurns: e.MaxTurns, EvalID: st.EvalID, ExpiresAt: e.ExpiresAt,
 	})
 }
 
-// logStep publishes the step on events.episode_step (table episode_steps).
-// The step is already recorded, so a failure is logged, not answered.
-func (s *Server) logStep(ctx context.Context, e episode.Episode, st episode.Step) {
+// episodePrompt is the conversation the policy answers at e's next turn:
+// the task prompt, then each earlier completion and the feedback on it.
+// Without the history (the store failed) it is the task prompt alone.
+func (s *Server) episodePrompt(ctx context.Context, store *episode.Store, e episode.Episode) []export.PromptMessage {
+	msgs := []export.PromptMessage{{Role: "user", Content: e.Prompt}}
+	hist, err := store.History(ctx, e)
+	if err != nil {
+		s.log.Warn("episode history unreadable; the step's logged prompt is the task prompt alone", "episode", e.ID, "err", err)
+		return msgs
+	}
+	for _, h := range hist {
+		msgs = append(msgs, export.PromptMessage{Role: "assistant", Content: h.Completion},
+			export.PromptMessage{Role: "user", Content: h.Observation})
+	}
+	return msgs
+}
+
+// logStep publishes the step on events.episode_step (table episode_steps)
+// with the prompt it answered. The step is already recorded, so a failure
+// is logged, not answered.
+func (s *Server) logStep(ctx context.Context, e episode.Episode, st episode.Step, prompt []export.PromptMessage) {
 	id := e.ID + "-" + strconv.Itoa(st.Turn)
 	ev := export.EpisodeStepEvent{
 		EventID: id, Time: st.At, EpisodeID: e.ID, Turn: st.Turn, ClientID: identityOf(ctx).clientID,
-		TaskID: cmp.Or(e.TaskID, e.TaskHash), Completion: st.Completion, Observation: st.Observation,
-		Reward: st.Reward, Done: st.Done, EvalID: st.EvalID, Status: string(st.Verdict.Status), Speedup: st.Verdict.Speedup,
+		TaskID: cmp.Or(e.TaskID, e.TaskHash), Prompt: prompt, Completion: st.Completion, Observation: st.Observation,
+		Reward: st.Reward, Done: st.Done, DoneReason: st.DoneReason, MaxTurns: e.MaxTurns,
+		EvalID: st.EvalID, Status: string(st.Verdict.Status), Speedup: st.Verdict.Speedup,
 	}
 	data, err := json.Marshal(ev)
 	if err == nil {

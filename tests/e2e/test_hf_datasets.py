@@ -37,7 +37,10 @@ def test_datasets_loads_every_table_and_export(serve, tmp_path):
     status, ep = s.post("/v1/episodes", {"task_id": "ci/1_add_relu", "max_turns": 2, "reward_fn": "binary",
                                          "options": opts})
     assert status == 201, ep
-    assert s.post(f"/v1/episodes/{ep['episode_id']}/step", {"completion": fenced(WRONG)})[0] == 200
+    status, st1 = s.post(f"/v1/episodes/{ep['episode_id']}/step", {"completion": fenced(WRONG)})
+    assert status == 200 and not st1["done"], st1
+    status, st2 = s.post(f"/v1/episodes/{ep['episode_id']}/step", {"completion": fenced(KERNEL)})
+    assert status == 200 and st2["done"] and st2["done_reason"] == "solved", st2
     assert s.stop() == 0, s.log()
 
     root = serve.data / "parquet"
@@ -46,7 +49,7 @@ def test_datasets_loads_every_table_and_export(serve, tmp_path):
         files = [str(p) for p in table.glob("date=*/part-*.parquet")]
         ds = datasets.load_dataset("parquet", data_files=files, split="train")
         loaded[table.name] = ds.num_rows
-    assert loaded.get("table=evaluations") == 4 and loaded.get("table=episode_steps") == 1, loaded
+    assert loaded.get("table=evaluations") == 5 and loaded.get("table=episode_steps") == 2, loaded
     rows = datasets.load_dataset("parquet", data_files=[str(p) for p in root.glob("table=evaluations/*/*.parquet")],
                                  split="train")
     by_id = {r["eval_id"]: r for r in rows}
@@ -54,6 +57,15 @@ def test_datasets_loads_every_table_and_export(serve, tmp_path):
     assert [r["prompt"] for r in mine] == [[{"role": "user", "content": "Write add_relu."}], prompts[1],
                                            [{"role": "user", "content": "Try again."}]], mine
     assert {x["stage"] for x in mine[0]["stage_times"]} >= {"total"}, mine[0]
+    # Each episode step logs the conversation it answered, and why the episode ended.
+    steps = sorted(datasets.load_dataset("parquet", data_files=[str(p) for p in root.glob("table=episode_steps/*/*")],
+                                         split="train"), key=lambda r: r["turn"])
+    task_prompt = {"role": "user", "content": ep["observation"]["prompt"]}
+    assert steps[0]["prompt"] == [task_prompt] and steps[0]["done_reason"] is None, steps[0]
+    assert steps[1]["prompt"] == [task_prompt, {"role": "assistant", "content": fenced(WRONG)},
+                                  {"role": "user", "content": st1["observation"]["feedback"]}], steps[1]["prompt"]
+    assert steps[1]["done_reason"] == "solved" and steps[1]["max_turns"] == 2, steps[1]
+    assert by_id[steps[1]["eval_id"]]["prompt"] == steps[1]["prompt"]
 
     exported = {}
     for fmt in ("verl", "sft", "dpo", "arrow"):
@@ -68,5 +80,5 @@ def test_datasets_loads_every_table_and_export(serve, tmp_path):
         for f in sorted(out.glob("*.arrow")):
             if f.stat().st_size and pa_rows(f):
                 exported[f"{fmt}/{f.name}"] = datasets.load_dataset("arrow", data_files=[str(f)], split="train").num_rows
-    assert exported.get("sft/sft.parquet") == 1 and exported.get("dpo/dpo.parquet") == 2, exported
-    assert exported.get("arrow/evaluations.arrow") == 4 and exported.get("arrow/episode_steps.arrow") == 1, exported
+    assert exported.get("sft/sft.parquet") == 1 and exported.get("dpo/dpo.parquet", 0) >= 2, exported
+    assert exported.get("arrow/evaluations.arrow") == 5 and exported.get("arrow/episode_steps.arrow") == 2, exported
