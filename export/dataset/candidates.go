@@ -17,7 +17,9 @@ type group struct {
 // groups reads the evaluations that pass the filter, drops cached answers
 // (duplicates of real evaluations) and rows without a prompt (both
 // counted in the manifest), and groups the rest by task and prompt, in a
-// stable order.
+// stable order. A row's prompt is the one it logged (a trainer's, an
+// episode turn's conversation, a search step's messages), else the task's
+// own: answers are only ever paired or listed under the prompt they answered.
 func (b *build) groups() ([]*group, error) {
 	rows, files, err := readTable(b.root, export.TableEvaluations, b.spec.Filter, b.spec.Filter.evaluation)
 	if err != nil {
@@ -32,15 +34,19 @@ func (b *build) groups() ([]*group, error) {
 			b.m.Skipped[SkipCached]++
 			continue
 		}
+		prompt := loggedPrompt(r)
 		src, ok := srcs.of(r)
-		if !ok {
+		switch {
+		case prompt == nil && !ok:
 			b.m.Skipped[SkipNoPrompt]++
 			continue
+		case prompt == nil:
+			prompt = userPrompt(src)
 		}
-		k := promptKey(r, src)
+		k := promptKey(r, src, prompt)
 		g := byKey[k]
 		if g == nil {
-			g = &group{taskID: r.TaskID, prompt: userPrompt(src)}
+			g = &group{taskID: r.TaskID, prompt: prompt}
 			byKey[k] = g
 			out = append(out, g)
 		}

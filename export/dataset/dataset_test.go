@@ -2,9 +2,11 @@ package dataset
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +105,37 @@ func TestDPO(t *testing.T) {
 	_, m = runExport(t, dir, Request{Format: "dpo", Task: []string{"ci/a"}, MinMargin: ptr(1.5), MaxPairsPerTask: ptr(1)})
 	if m.Rows != 1 {
 		t.Errorf("capped at 1: %d rows", m.Rows)
+	}
+}
+
+// DPO pairs answers to one prompt only, and its sides are the model's own
+// text where a completion was logged.
+func TestDPOUsesLoggedPromptsAndCompletions(t *testing.T) {
+	dir := t.TempDir()
+	turn2 := []export.PromptMessage{{Role: "user", Content: tasks.Prompt(srcA)}, {Role: "assistant", Content: "first try"},
+		{Role: "user", Content: "mismatch"}}
+	same := []export.PromptMessage{{Role: "user", Content: tasks.Prompt(srcA)}} // the task's own prompt, logged
+	writeLog(t, dir,
+		ev{id: "g1", task: "ci/a", code: "fast", status: ok, speedup: 2, min: 1, completion: "Here:\n```python\nfast\n```", prompt: same},
+		ev{id: "b1", task: "ci/a", code: "wrong", status: bad, min: 2, completion: "I think this works\n```python\nwrong\n```"},
+		ev{id: "g2", task: "ci/a", code: "fixed", status: ok, speedup: 1.5, min: 3, prompt: turn2},
+		ev{id: "b2", task: "ci/a", code: "still wrong", status: bad, min: 4, prompt: turn2},
+	)
+	out, _ := runExport(t, dir, Request{Format: "dpo"})
+	rows := read[dpoRow](t, filepath.Join(out, "dpo.parquet"))
+	got := map[string]dpoRow{}
+	for _, r := range rows {
+		got[r.ChosenEvalID+">"+r.RejectedEvalID] = r
+	}
+	if len(rows) != 2 || got["g1>b1"].TaskID != "ci/a" || got["g2>b2"].TaskID != "ci/a" {
+		t.Fatalf("pairs %v: answers to different prompts were paired, or a pair is missing", slices.Collect(maps.Keys(got)))
+	}
+	if r := got["g1>b1"]; r.Rejected[0].Content != "I think this works\n```python\nwrong\n```" ||
+		r.Chosen[0].Content != "Here:\n```python\nfast\n```" || len(r.Prompt) != 1 {
+		t.Errorf("turn-1 pair %+v", r)
+	}
+	if r := got["g2>b2"]; len(r.Prompt) != 3 || r.Prompt[2].Content != "mismatch" || r.Rejected[0].Content != "```python\nstill wrong\n```" {
+		t.Errorf("turn-2 pair %+v", r)
 	}
 }
 

@@ -9,7 +9,8 @@ import (
 )
 
 // dpoRow is one preference pair in TRL's conversational layout: the
-// prompt's messages, and chosen and rejected as one assistant message each.
+// prompt's messages, and chosen and rejected as one assistant message each:
+// the model's own text where it was logged (a completion), else the code.
 type dpoRow struct {
 	Prompt          []Message `parquet:"prompt,list"`
 	Chosen          []Message `parquet:"chosen,list"`
@@ -37,7 +38,7 @@ func (b *build) dpo() error {
 		for _, p := range b.pairs(g.rows) {
 			c, r := p[0], p[1]
 			rows = append(rows, dpoRow{
-				Prompt: g.prompt, Chosen: answer(c.Code), Rejected: answer(r.Code), TaskID: g.taskID,
+				Prompt: g.prompt, Chosen: reply(c), Rejected: reply(r), TaskID: g.taskID,
 				ChosenEvalID: c.EvalID, RejectedEvalID: r.EvalID,
 				ChosenSpeedup: c.Speedup, RejectedSpeedup: r.Speedup, RejectedStatus: r.Status,
 			})

@@ -35,6 +35,8 @@ type ev struct {
 	min            int
 	cached         bool
 	noSource       bool // logged before task_source existed
+	completion     string
+	prompt         []export.PromptMessage
 }
 
 func (e ev) event() export.EvaluationEvent {
@@ -52,6 +54,10 @@ func (e ev) event() export.EvaluationEvent {
 	if e.noSource {
 		ee.TaskSource = ""
 	}
+	if e.completion != "" {
+		ee.Completion = &e.completion
+	}
+	ee.Prompt = e.prompt
 	return ee
 }
 

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/kernelgate/kernelgate/export"
@@ -47,10 +48,32 @@ func (s sources) of(r export.Evaluation) (string, bool) {
 }
 
 // promptKey groups rows of the same task and prompt.
-func promptKey(r export.Evaluation, source string) string {
+func promptKey(r export.Evaluation, source string, prompt []Message) string {
 	h := r.TaskHash
 	if h == "" {
 		h = harness.HashSource(source)
 	}
-	return r.TaskID + "\x00" + h
+	p, _ := json.Marshal(prompt)
+	return r.TaskID + "\x00" + h + "\x00" + harness.HashSource(string(p))
+}
+
+// loggedPrompt is the prompt a row logged, nil when it logged none.
+func loggedPrompt(r export.Evaluation) []Message {
+	if len(r.Prompt) == 0 {
+		return nil
+	}
+	out := make([]Message, len(r.Prompt))
+	for i, m := range r.Prompt {
+		out[i] = Message{Role: m.Role, Content: m.Content}
+	}
+	return out
+}
+
+// reply is what the model answered: its logged completion, else the code
+// as one fenced block (rows logged from code alone).
+func reply(r export.Evaluation) []Message {
+	if r.Completion != nil && strings.TrimSpace(*r.Completion) != "" {
+		return []Message{{Role: "assistant", Content: *r.Completion}}
+	}
+	return answer(r.Code)
 }
