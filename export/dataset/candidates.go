@@ -17,10 +17,11 @@ type group struct {
 // groups reads the evaluations that pass the filter, drops cached answers
 // (duplicates of real evaluations) and rows without a prompt (both
 // counted in the manifest), and groups the rest by task and prompt, in a
-// stable order. A row's prompt is the one it logged (a trainer's, an
-// episode turn's conversation, a search step's messages), else the task's
-// own: answers are only ever paired or listed under the prompt they answered.
-func (b *build) groups() ([]*group, error) {
+// stable order. With byLogged (DPO), a row's prompt is the one it logged (a
+// trainer's, an episode turn's conversation, a search step's messages), else
+// the task's own, so answers are only paired under the prompt they answered;
+// without (SFT: the best kernels for a task), every row has the task's own.
+func (b *build) groups(byLogged bool) ([]*group, error) {
 	rows, files, err := readTable(b.root, export.TableEvaluations, b.spec.Filter, b.spec.Filter.evaluation)
 	if err != nil {
 		return nil, err
@@ -34,7 +35,10 @@ func (b *build) groups() ([]*group, error) {
 			b.m.Skipped[SkipCached]++
 			continue
 		}
-		prompt := loggedPrompt(r)
+		var prompt []Message
+		if byLogged {
+			prompt = loggedPrompt(r)
+		}
 		src, ok := srcs.of(r)
 		switch {
 		case prompt == nil && !ok:

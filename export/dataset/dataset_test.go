@@ -137,6 +137,17 @@ func TestDPOUsesLoggedPromptsAndCompletions(t *testing.T) {
 	if r := got["g2>b2"]; len(r.Prompt) != 3 || r.Prompt[2].Content != "mismatch" || r.Rejected[0].Content != "```python\nstill wrong\n```" {
 		t.Errorf("turn-2 pair %+v", r)
 	}
+	// SFT: the best kernels of the task, under the task's own prompt, as code.
+	out, _ = runExport(t, dir, Request{Format: "sft", TopK: ptr(2)})
+	sft := read[sftRow](t, filepath.Join(out, "sft.parquet"))
+	if len(sft) != 2 || sft[0].EvalID != "g1" || sft[1].EvalID != "g2" {
+		t.Fatalf("sft rows %+v", sft)
+	}
+	for _, r := range sft {
+		if len(r.Messages) != 2 || r.Messages[0].Content != tasks.Prompt(srcA) || !strings.HasPrefix(r.Messages[1].Content, "```python\n") {
+			t.Errorf("sft row %+v", r)
+		}
+	}
 }
 
 func TestVerl(t *testing.T) {

@@ -29,7 +29,7 @@ const maxSide = 256
 // dpo writes dpo.parquet: per task, pairs of a correct kernel (chosen) and
 // an incorrect one, or a correct one slower by the margin (rejected).
 func (b *build) dpo() error {
-	gs, err := b.groups()
+	gs, err := b.groups(true)
 	if err != nil {
 		return err
 	}

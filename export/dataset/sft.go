@@ -18,7 +18,7 @@ type sftRow struct {
 // sft writes sft.parquet: per task, the top-k correct kernels (distinct
 // code hashes, highest speedup first; ties: the earliest).
 func (b *build) sft() error {
-	gs, err := b.groups()
+	gs, err := b.groups(false)
 	if err != nil {
 		return err
 	}
