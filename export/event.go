@@ -16,7 +16,9 @@ import (
 // 1.3 (2026-12-01) evaluations' stage_ms (a MAP, which Hugging Face datasets
 // cannot load) becomes stage_times, a list of (stage, ms) structs;
 // evaluations and episode_steps gain prompt (the chat messages the completion
-// answered), episode_steps done_reason (null while running) and max_turns.
+// answered), episode_steps done_reason (null while running) and max_turns;
+// evaluations gain source_eval_id (the run a cached or shared answer came
+// from) and options (the harness options, a struct).
 const SchemaVersion = "1.3"
 
 // Key/value metadata keys of every file the sink writes.
@@ -59,6 +61,10 @@ type EvaluationEvent struct {
 	RewardFn string          `json:"reward_fn,omitempty"`
 	Reward   *float64        `json:"reward,omitempty"`
 	Cached   bool            `json:"cached,omitempty"` // answered from the result cache
+	// SourceEvalID: for a cached or shared answer, the evaluation that ran.
+	SourceEvalID string `json:"source_eval_id,omitempty"`
+	// Options are the harness options the verdict was made under.
+	Options *harness.Options `json:"options,omitempty"`
 	// QueueWaitMS and ExecMS are the two deadlines' measures; nil when the
 	// answer came from the cache.
 	QueueWaitMS *float64        `json:"queue_wait_ms,omitempty"`

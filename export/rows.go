@@ -26,10 +26,14 @@ type Evaluation struct {
 	Completion *string   `parquet:"completion,optional"`
 	// Prompt: the chat messages the completion answered; empty when the
 	// caller did not give them.
-	Prompt   []PromptMessage `parquet:"prompt,list"`
-	RewardFn string          `parquet:"reward_fn"`
-	Reward   *float64        `parquet:"reward,optional"`
-	Cached   bool            `parquet:"cached"`
+	Prompt []PromptMessage `parquet:"prompt,list"`
+	// SourceEvalID: a cached or shared row's evaluation that ran (null otherwise).
+	SourceEvalID *string `parquet:"source_eval_id,optional"`
+	// Options: the harness options of the verdict (null in rows logged without).
+	Options  *OptionsRow `parquet:"options,optional"`
+	RewardFn string      `parquet:"reward_fn"`
+	Reward   *float64    `parquet:"reward,optional"`
+	Cached   bool        `parquet:"cached"`
 
 	SchemaVersion     string   `parquet:"schema_version"` // the verdict's
 	Status            string   `parquet:"status"`
@@ -128,6 +132,7 @@ func EvaluationRow(ev EvaluationEvent) Evaluation {
 		EvalID: ev.EvalID, BatchID: ev.BatchID, RequestID: ev.RequestID, ClientID: ev.ClientID,
 		TaskID: ev.TaskID, TaskName: v.TaskName, TaskHash: v.TaskHash, CodeHash: v.CodeHash,
 		Code: ev.Code, Completion: ev.Completion, Prompt: nonNilPrompt(ev.Prompt), RewardFn: ev.RewardFn, Reward: ev.Reward, Cached: ev.Cached,
+		Options:    optionsRow(ev.Options),
 		TaskSource: ev.TaskSource,
 
 		SchemaVersion: v.SchemaVersion, Status: string(v.Status), Compiled: v.Compiled, Correct: v.Correct,
@@ -153,6 +158,9 @@ func EvaluationRow(ev EvaluationEvent) Evaluation {
 	r.RefMedianMS = median(v.RefRuntime)
 	r.RefBeforeMedianMS = median(v.RefRuntimeBefore)
 	r.RefAfterMedianMS = median(v.RefRuntimeAfter)
+	if ev.SourceEvalID != "" {
+		r.SourceEvalID = ptr(ev.SourceEvalID)
+	}
 	if tol := v.Tolerance; tol != nil {
 		r.Atol, r.Rtol = ptr(tol.Atol), ptr(tol.Rtol)
 		r.TolDType, r.TolSource = tol.DType, tol.Source
@@ -219,4 +227,32 @@ func nonNilPrompt(p []PromptMessage) []PromptMessage {
 		return []PromptMessage{}
 	}
 	return p
+}
+
+// OptionsRow is harness.Options as a column group.
+type OptionsRow struct {
+	Seeds          int64    `parquet:"seeds"`
+	Seed           int64    `parquet:"seed"`
+	Atol           *float64 `parquet:"atol,optional"` // null: by the output dtype
+	Rtol           *float64 `parquet:"rtol,optional"`
+	Timing         bool     `parquet:"timing"`
+	TimingBudgetMS int64    `parquet:"timing_budget_ms"`
+	MinIters       int64    `parquet:"min_iters"`
+	MaxIters       int64    `parquet:"max_iters"`
+	TimeoutS       int64    `parquet:"timeout_s"`
+	MemoryLimitMB  int64    `parquet:"memory_limit_mb"`
+	RequireTriton  bool     `parquet:"require_triton"`
+	CPUTiming      bool     `parquet:"cpu_timing"`
+}
+
+func optionsRow(o *harness.Options) *OptionsRow {
+	if o == nil {
+		return nil
+	}
+	return &OptionsRow{
+		Seeds: int64(o.Seeds), Seed: int64(o.Seed), Atol: o.Atol, Rtol: o.Rtol, Timing: o.Timing,
+		TimingBudgetMS: int64(o.TimingBudgetMS), MinIters: int64(o.MinIters), MaxIters: int64(o.MaxIters),
+		TimeoutS: int64(o.TimeoutS), MemoryLimitMB: int64(o.MemoryLimitMB),
+		RequireTriton: o.RequireTriton == nil || *o.RequireTriton, CPUTiming: o.CPUTiming,
+	}
 }

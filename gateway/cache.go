@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/worker"
@@ -13,40 +12,41 @@ import (
 // ok false. Workers file each verdict under the environment it records, so
 // one made under another harness, torch, triton or GPU model is never
 // served. A cache that fails costs an evaluation, never the request.
-func (s *Server) fromCache(ctx context.Context, job worker.Job) (harness.Verdict, bool) {
+func (s *Server) fromCache(ctx context.Context, job worker.Job) (harness.Verdict, string, bool) {
 	mode := s.deps.TimingMode()
 	for _, env := range s.deps.Envs() {
 		key, err := worker.CacheKey(job, env)
 		if err != nil {
-			return harness.Verdict{}, false
+			return harness.Verdict{}, "", false
 		}
 		data, ok, err := s.deps.Bus.CacheGet(ctx, key)
 		if err != nil {
 			s.log.Warn("result cache lookup failed; evaluating", "job", job.ID, "err", err)
-			return harness.Verdict{}, false
+			return harness.Verdict{}, "", false
 		}
 		if !ok {
 			continue
 		}
-		var v harness.Verdict
-		if err := json.Unmarshal(data, &v); err != nil {
+		v, source, err := worker.CacheEntry(data)
+		if err != nil {
 			s.log.Warn("malformed cache entry; evaluating", "job", job.ID, "err", err)
 			continue
 		}
 		// The key says all of this; the entry is checked against it anyway,
 		// as what it claims to be is what a client is told.
 		if worker.Cacheable(v) && worker.EnvOf(v) == env && (mode == "" || v.TimingMode == mode) {
-			return v, true
+			return v, source, true
 		}
 	}
-	return harness.Verdict{}, false
+	return harness.Verdict{}, "", false
 }
 
-// cachedResult is v from the cache as job's answer.
-func cachedResult(job worker.Job, v harness.Verdict) worker.Result {
+// cachedResult is v from the cache as job's answer; source is the
+// evaluation that made it.
+func cachedResult(job worker.Job, v harness.Verdict, source string) worker.Result {
 	v.TaskName = job.Task.Name // the key holds the task's source, not its name
 	v.QueueWaitMS, v.ExecMS = nil, nil
 	r := worker.Scored(job, v)
-	r.Cached = true
+	r.Cached, r.Source = true, source
 	return r
 }

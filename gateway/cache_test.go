@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -138,7 +139,14 @@ func TestFromCache(t *testing.T) {
 		v := worker.Verdict(mode, worker.Job{Task: harness.Task{Name: "theirs", Source: "src"}, Code: "code"}, status, "", "")
 		v.Correct = status == harness.StatusCorrect
 		v.Env = harness.Env{HarnessVersion: env.HarnessVersion, Torch: env.Torch, Triton: env.Triton, GPUName: env.GPU}
-		data, _ := json.Marshal(v)
+		data, _ := worker.CacheValue(v, "b_src-00003")
+		return data
+	}
+	plain := func() []byte { // an entry written before source_eval_id was kept
+		var m map[string]any
+		_ = json.Unmarshal(verdict(harness.StatusCorrect, harness.TimingGPU, h200), &m)
+		delete(m, "source_eval_id")
+		data, _ := json.Marshal(m)
 		return data
 	}
 	for _, tt := range []struct {
@@ -158,6 +166,7 @@ func TestFromCache(t *testing.T) {
 		{"made on the CPU", []worker.Env{h200}, h200, verdict(harness.StatusCorrect, harness.TimingCPUInterpreter, h200), false},
 		{"not cacheable", []worker.Env{h200}, h200, verdict(harness.StatusTimeout, harness.TimingGPU, h200), false},
 		{"malformed", []worker.Env{h200}, h200, []byte("{"), false},
+		{"an entry from before source_eval_id", []worker.Env{h200}, h200, plain(), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pool = tt.pool
@@ -171,11 +180,15 @@ func TestFromCache(t *testing.T) {
 				}
 				t.Cleanup(func() { _ = b.CachePut(context.Background(), key, []byte("{")) })
 			}
-			v, ok := srv.fromCache(t.Context(), job)
+			v, source, ok := srv.fromCache(t.Context(), job)
 			if ok != tt.hit {
 				t.Fatalf("hit %v, want %v", ok, tt.hit)
 			}
-			if r := cachedResult(job, v); ok && (!r.Cached || r.Shared || r.Reward != 1 || r.Verdict.TaskName != "mine" || r.ID != job.ID) {
+			wantSource := "b_src-00003"
+			if strings.Contains(tt.name, "before source_eval_id") {
+				wantSource = ""
+			}
+			if r := cachedResult(job, v, source); ok && (!r.Cached || r.Shared || r.Reward != 1 || r.Verdict.TaskName != "mine" || r.ID != job.ID || r.Source != wantSource) {
 				t.Errorf("result %+v", r)
 			}
 		})

@@ -55,9 +55,9 @@ func (s *Server) queueGroup(ctx context.Context, log *slog.Logger, g *group, que
 	unavailable := newError(CodeInternal, "", "the queue is unavailable")
 	b := s.deps.Bus
 	if g.key != "" {
-		if v, ok := s.fromCache(ctx, g.jobs[0]); ok {
+		if v, source, ok := s.fromCache(ctx, g.jobs[0]); ok {
 			for _, j := range g.jobs {
-				if err := worker.PublishResult(ctx, b, j, cachedResult(j, v)); err != nil {
+				if err := worker.PublishResult(ctx, b, j, cachedResult(j, v, source)); err != nil {
 					log.Error("publishing a cached verdict failed", "err", err)
 					return unavailable
 				}

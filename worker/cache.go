@@ -141,3 +141,35 @@ func PoolEnvs(p Pool) []Env {
 	}
 	return out
 }
+
+// CacheValue is what the result cache holds for v: its JSON with, beside the
+// verdict's fields, source_eval_id, the evaluation that made it, so a row
+// answered from the cache points to the row that ran.
+func CacheValue(v harness.Verdict, evalID string) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("worker.CacheValue: %w", err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("worker.CacheValue: %w", err)
+	}
+	if m["source_eval_id"], err = json.Marshal(evalID); err != nil {
+		return nil, fmt.Errorf("worker.CacheValue: %w", err)
+	}
+	return json.Marshal(m)
+}
+
+// CacheEntry reads a result-cache value: the verdict and the evaluation that
+// made it ("" in entries written before it was kept).
+func CacheEntry(data []byte) (harness.Verdict, string, error) {
+	var v harness.Verdict
+	if err := json.Unmarshal(data, &v); err != nil {
+		return v, "", fmt.Errorf("worker.CacheEntry: %w", err)
+	}
+	var src struct {
+		ID string `json:"source_eval_id"`
+	}
+	_ = json.Unmarshal(data, &src) // it decoded as a verdict: it decodes
+	return v, src.ID, nil
+}

@@ -60,7 +60,10 @@ type Result struct {
 	// Shared: not run either, but answered with the verdict of an identical
 	// evaluation in flight when it came (one of its own batch, or another
 	// request's); such a verdict may be one the cache would not keep.
-	Shared      bool    `json:"shared"`
+	Shared bool `json:"shared"`
+	// Source: for a cached or shared answer, the id of the job whose
+	// evaluation ran (its eval_id in the log).
+	Source      string  `json:"source,omitempty"`
 	QueueWaitMS float64 `json:"queue_wait_ms"`
 	ExecMS      float64 `json:"exec_ms"`
 }

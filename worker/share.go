@@ -209,7 +209,10 @@ func Shared(r Result, job Job) Result {
 	v.TaskName = job.Task.Name
 	v.QueueWaitMS, v.ExecMS = nil, nil
 	out := Scored(job, v)
-	out.Shared = true
+	out.Shared, out.Source = true, r.ID
+	if r.Source != "" { // the owner's own answer came from elsewhere
+		out.Source = r.Source
+	}
 	return out
 }
 

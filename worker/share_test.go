@@ -128,3 +128,25 @@ func TestShare(t *testing.T) {
 		t.Errorf("g: answered %v, %+v", ok, r)
 	}
 }
+
+// A shared answer names the job whose evaluation ran, however it got there.
+func TestSharedNamesItsSource(t *testing.T) {
+	owner := Result{Index: 0, ID: "b_A-00000", Verdict: harness.Verdict{Status: harness.StatusCorrect}}
+	job := Job{ID: "b_B-00002", Index: 2, Task: harness.Task{Name: "mine"}, RewardFn: "binary"}
+	if r := Shared(owner, job); !r.Shared || r.Source != "b_A-00000" || r.ID != job.ID || r.Index != 2 {
+		t.Errorf("shared %+v", r)
+	}
+	owner.Source = "b_Z-00001" // the owner's own answer was shared from elsewhere
+	if r := Shared(owner, job); r.Source != "b_Z-00001" {
+		t.Errorf("source %q, want the run's b_Z-00001", r.Source)
+	}
+	v := harness.Verdict{Status: harness.StatusCorrect, TaskName: "x"}
+	data, err := CacheValue(v, "b_A-00000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, src, err := CacheEntry(data)
+	if err != nil || src != "b_A-00000" || got.Status != v.Status || got.TaskName != "x" {
+		t.Errorf("cache entry %+v %q %v", got, src, err)
+	}
+}

@@ -152,7 +152,7 @@ func (w *runner) cache(ctx context.Context, log *slog.Logger, job Job, v harness
 	key, err := CacheKey(job, EnvOf(v))
 	if err == nil {
 		var data []byte
-		if data, err = json.Marshal(v); err == nil {
+		if data, err = CacheValue(v, job.ID); err == nil {
 			err = w.bus.CachePut(ctx, key, data)
 		}
 	}
@@ -174,6 +174,7 @@ func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
 			EventID: job.ID, Time: time.Now().UTC(), EvalID: job.ID, BatchID: job.BatchID, TaskID: job.TaskID, TaskSource: job.Task.Source,
 			RequestID: job.RequestID, ClientID: job.ClientID,
 			Code: job.Code, Completion: job.Completion, Prompt: job.Prompt, RewardFn: rewardName(job.RewardFn),
+			SourceEvalID: r.Source, Options: &job.Options,
 			Reward: &rew, Cached: r.Cached, Verdict: r.Verdict,
 		}
 		if !r.Cached && !r.Shared { // a cached or shared answer waited in no queue and ran nothing

@@ -106,11 +106,11 @@ func (m *Manager) publishEvaluation(ctx context.Context, cfg rollout.Config, s r
 	if s.EvalID == "" || s.Verdict == nil {
 		return
 	}
-	reward, exec := s.Reward, s.EvalMS
+	reward, exec, opts := s.Reward, s.EvalMS, cfg.Options
 	out := export.EvaluationEvent{
 		EventID: s.EvalID, Time: s.Time, EvalID: s.EvalID, BatchID: s.SearchID,
 		TaskID: cfg.TaskID, TaskSource: cfg.TaskSource, Code: s.Code, RewardFn: "adaexplore",
-		Reward: &reward, ExecMS: &exec, Verdict: *s.Verdict,
+		Reward: &reward, ExecMS: &exec, Options: &opts, Verdict: *s.Verdict,
 	}
 	if s.Completion != "" {
 		completion := s.Completion

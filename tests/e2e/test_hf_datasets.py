@@ -28,12 +28,15 @@ def fenced(code):
 def test_datasets_loads_every_table_and_export(serve, tmp_path):
     s = serve.start()
     opts = {"seeds": 1, "timing": False}
-    prompts = ["Write add_relu.", [{"role": "system", "content": "You write Triton."},
-                                   {"role": "user", "content": "Write add_relu."}], "Try again."]
+    chat = [{"role": "system", "content": "You write Triton."}, {"role": "user", "content": "Write add_relu."}]
+    prompts = [chat, chat, "Try again."]   # DPO pairs only answers to one prompt: the first two
     status, resp = s.post("/v1/rewards", {"task_id": "ci/1_add_relu", "reward_fn": "binary", "options": opts,
                                           "completions": [fenced(KERNEL), fenced(WRONG), "no code"], "wait_s": 120,
                                           "prompts": prompts})
     assert status == 200 and resp["rewards"] == [1.0, 0.0, 0.0], resp
+    status, again = s.post("/v1/rewards", {"task_id": "ci/1_add_relu", "reward_fn": "binary", "options": opts,
+                                           "completions": [fenced(KERNEL)], "wait_s": 120})
+    assert status == 200 and again["cached"] == [True], again
     status, ep = s.post("/v1/episodes", {"task_id": "ci/1_add_relu", "max_turns": 2, "reward_fn": "binary",
                                          "options": opts})
     assert status == 201, ep
@@ -49,14 +52,17 @@ def test_datasets_loads_every_table_and_export(serve, tmp_path):
         files = [str(p) for p in table.glob("date=*/part-*.parquet")]
         ds = datasets.load_dataset("parquet", data_files=files, split="train")
         loaded[table.name] = ds.num_rows
-    assert loaded.get("table=evaluations") == 5 and loaded.get("table=episode_steps") == 2, loaded
+    assert loaded.get("table=evaluations") == 6 and loaded.get("table=episode_steps") == 2, loaded
     rows = datasets.load_dataset("parquet", data_files=[str(p) for p in root.glob("table=evaluations/*/*.parquet")],
                                  split="train")
     by_id = {r["eval_id"]: r for r in rows}
     mine = [by_id[f"{resp['batch_id']}-{i:05d}"] for i in range(3)]
-    assert [r["prompt"] for r in mine] == [[{"role": "user", "content": "Write add_relu."}], prompts[1],
-                                           [{"role": "user", "content": "Try again."}]], mine
+    assert [r["prompt"] for r in mine] == [chat, chat, [{"role": "user", "content": "Try again."}]], mine
     assert {x["stage"] for x in mine[0]["stage_times"]} >= {"total"}, mine[0]
+    # Harness options are columns; a cached row points to the evaluation that ran.
+    assert mine[0]["options"]["seeds"] == 1 and mine[0]["options"]["timing"] is False, mine[0]["options"]
+    assert mine[0]["source_eval_id"] is None
+    assert by_id[f"{again['batch_id']}-00000"]["source_eval_id"] == mine[0]["eval_id"]
     # Each episode step logs the conversation it answered, and why the episode ended.
     steps = sorted(datasets.load_dataset("parquet", data_files=[str(p) for p in root.glob("table=episode_steps/*/*")],
                                          split="train"), key=lambda r: r["turn"])
@@ -80,5 +86,5 @@ def test_datasets_loads_every_table_and_export(serve, tmp_path):
         for f in sorted(out.glob("*.arrow")):
             if f.stat().st_size and pa_rows(f):
                 exported[f"{fmt}/{f.name}"] = datasets.load_dataset("arrow", data_files=[str(f)], split="train").num_rows
-    assert exported.get("sft/sft.parquet") == 1 and exported.get("dpo/dpo.parquet", 0) >= 2, exported
-    assert exported.get("arrow/evaluations.arrow") == 5 and exported.get("arrow/episode_steps.arrow") == 2, exported
+    assert exported.get("sft/sft.parquet") == 1 and exported.get("dpo/dpo.parquet") == 1, exported
+    assert exported.get("arrow/evaluations.arrow") == 6 and exported.get("arrow/episode_steps.arrow") == 2, exported
