@@ -18,7 +18,8 @@ import (
 // evaluations and episode_steps gain prompt (the chat messages the completion
 // answered), episode_steps done_reason (null while running) and max_turns;
 // evaluations gain source_eval_id (the run a cached or shared answer came
-// from) and options (the harness options, a struct).
+// from) and options (the harness options, a struct); search_steps' node,
+// eval_id and status are null, not 0 and "", for a step that made no node.
 const SchemaVersion = "1.3"
 
 // Key/value metadata keys of every file the sink writes.

@@ -83,7 +83,7 @@ type SearchStep struct {
 	SearchID        string          `parquet:"search_id"`
 	Seq             int64           `parquet:"seq"`
 	TaskID          string          `parquet:"task_id"`
-	Node            int64           `parquet:"node"` // 0: a failed step made no node
+	Node            *int64          `parquet:"node,optional"` // null: a failed step made no node
 	Parent          int64           `parquet:"parent"`
 	Action          string          `parquet:"action"`
 	Policy          string          `parquet:"policy"`
@@ -97,8 +97,8 @@ type SearchStep struct {
 	EvalMS          float64         `parquet:"eval_ms"`    // the harness's
 	StepMS          float64         `parquet:"step_ms"`    // the whole step: less the two above, the search's own time
 	Model           string          `parquet:"model"`
-	EvalID          string          `parquet:"eval_id"`
-	Status          string          `parquet:"status"` // "" when no verdict
+	EvalID          *string         `parquet:"eval_id,optional"` // null when nothing was evaluated
+	Status          *string         `parquet:"status,optional"`  // null when no verdict
 	Compiled        bool            `parquet:"compiled"`
 	Correct         bool            `parquet:"correct"`
 	Speedup         *float64        `parquet:"speedup,optional"`
@@ -118,19 +118,25 @@ type SearchStep struct {
 func SearchStepRow(ev SearchStepEvent) SearchStep {
 	r := SearchStep{
 		EventID: ev.EventID, TS: rowTime(ev.Time), SearchID: ev.SearchID, Seq: int64(ev.Seq), TaskID: ev.TaskID,
-		Node: int64(ev.Node), Parent: int64(ev.Parent), Action: ev.Action, Policy: ev.Policy,
+		Parent: int64(ev.Parent), Action: ev.Action, Policy: ev.Policy,
 		PromptMessages: slices.Clone(ev.Prompt), PromptVersion: ev.PromptVersion,
 		Completion: ev.Completion, Code: ev.Code,
 		TokensIn: int64(ev.TokensIn), TokensOut: int64(ev.TokensOut), LatencyMS: ev.LatencyMS,
-		EvalMS: ev.EvalMS, StepMS: ev.StepMS, Model: ev.Model, EvalID: ev.EvalID, Reward: ev.Reward, BestSpeedup: ev.BestSpeedup,
+		EvalMS: ev.EvalMS, StepMS: ev.StepMS, Model: ev.Model, Reward: ev.Reward, BestSpeedup: ev.BestSpeedup,
 		BestNode: int64(ev.BestNode), SkillIDs: nonNil(slices.Clone(ev.SkillIDs)),
 		Duplicate: ev.Duplicate, Error: ev.Error, HackFlags: []string{},
 	}
 	if r.PromptMessages == nil {
 		r.PromptMessages = []PromptMessage{}
 	}
+	if ev.Node > 0 {
+		r.Node = ptr(int64(ev.Node))
+	}
+	if ev.EvalID != "" {
+		r.EvalID = ptr(ev.EvalID)
+	}
 	if v := ev.Verdict; v != nil {
-		r.Status, r.Compiled, r.Correct = string(v.Status), v.Compiled, v.Correct
+		r.Status, r.Compiled, r.Correct = ptr(string(v.Status)), v.Compiled, v.Correct
 		if v.Speedup != nil {
 			r.Speedup = ptr(*v.Speedup)
 		}

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -32,11 +33,11 @@ func skillEvent(version int64, ts time.Time) SkillEvent {
 
 func TestSearchStepRowRoundTrip(t *testing.T) {
 	full := SearchStepRow(searchStepEvent(1, testTime))
-	if full.Status != "correct" || !full.Correct || *full.Speedup != 1.31 || *full.RuntimeMedianMS != 0.91 || full.TS.Location() != time.UTC {
+	if full.Status == nil || *full.Status != "correct" || full.Node == nil || full.EvalID == nil || !full.Correct || *full.Speedup != 1.31 || *full.RuntimeMedianMS != 0.91 || full.TS.Location() != time.UTC {
 		t.Fatalf("verdict columns: %+v", full)
 	}
 	failed := SearchStepRow(SearchStepEvent{EventID: "s_1.2", Time: testTime, SearchID: "s_1", Seq: 2, Action: "large", Error: "large: no code in the answer"})
-	if failed.Status != "" || failed.Speedup != nil || failed.HackFlags == nil || failed.SkillIDs == nil || failed.PromptMessages == nil {
+	if failed.Status != nil || failed.Node != nil || failed.EvalID != nil || failed.Speedup != nil || failed.HackFlags == nil || failed.SkillIDs == nil || failed.PromptMessages == nil {
 		t.Fatalf("failed step: %+v", failed)
 	}
 	rows := []SearchStep{full, failed}
@@ -86,5 +87,24 @@ func TestHandleSearchEvents(t *testing.T) {
 	}
 	if rej := readTable[Rejected](t, root, TableRejected); len(rej) != 1 || rej[0].Subject != SubjectSearchStep {
 		t.Fatalf("rejected: %+v", rej)
+	}
+}
+
+// A search_steps file of schema 1.2 (node, eval_id, status required, with 0
+// and "" for a step that made no node) still reads.
+func TestSchema12SearchStepsStillRead(t *testing.T) {
+	type v12 struct {
+		EventID string `parquet:"event_id"`
+		Node    int64  `parquet:"node"`
+		EvalID  string `parquet:"eval_id"`
+		Status  string `parquet:"status"`
+	}
+	dir := t.TempDir()
+	if err := writePart(dir, "old.parquet", []v12{{EventID: "a", Node: 3, EvalID: "s-3", Status: "correct"}, {EventID: "b"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadRows[SearchStep](filepath.Join(dir, "old.parquet"))
+	if err != nil || len(rows) != 2 || rows[0].Node == nil || *rows[0].Node != 3 || *rows[0].EvalID != "s-3" || *rows[0].Status != "correct" {
+		t.Fatalf("rows %+v, %v", rows, err)
 	}
 }

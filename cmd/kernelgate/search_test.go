@@ -130,7 +130,7 @@ func TestSearchJSON(t *testing.T) {
 		t.Fatalf("search_steps rows: %+v", rows)
 	}
 	for _, r := range rows {
-		if r.Seq == 1 && (r.Node != 0 || !strings.Contains(r.Error, "no code")) || r.Seq == 2 && (!r.Correct || r.Code != honest) {
+		if r.Seq == 1 && (r.Node != nil || !strings.Contains(r.Error, "no code")) || r.Seq == 2 && (!r.Correct || r.Code != honest) {
 			t.Errorf("row %d: %+v", r.Seq, r)
 		}
 	}

@@ -218,7 +218,7 @@ func checkTables(t *testing.T, dir string, st Status, ruleID string) {
 		tokens := 0
 		for _, s := range steps {
 			tokens += int(s.TokensIn + s.TokensOut)
-			if s.SearchID != st.SearchID || s.TaskID != taskID || (s.Node > 0 && s.Status == "") {
+			if s.SearchID != st.SearchID || s.TaskID != taskID || (s.Node != nil && s.Status == nil) {
 				return fmt.Errorf("row %+v", s)
 			}
 		}
@@ -232,14 +232,15 @@ func checkTables(t *testing.T, dir string, st Status, ruleID string) {
 		}
 		joined := 0
 		for _, s := range steps {
-			if s.EvalID == "" {
+			if s.EvalID == nil {
 				continue
 			}
-			e, ok := evals[s.EvalID]
+			e, ok := evals[*s.EvalID]
 			if !ok {
-				return fmt.Errorf("step %d's eval_id %s has no evaluations row (%d rows)", s.Seq, s.EvalID, len(evals))
+				return fmt.Errorf("step %d's eval_id %s has no evaluations row (%d rows)", s.Seq, *s.EvalID, len(evals))
 			}
-			if e.BatchID != st.SearchID || e.TaskID != taskID || e.Code != s.Code || e.Status != s.Status || e.TaskSource == "" {
+			if e.BatchID != st.SearchID || e.TaskID != taskID || e.Code != s.Code || s.Status == nil || e.Status != *s.Status ||
+				e.TaskSource == "" || len(e.Prompt) != len(s.PromptMessages) {
 				return fmt.Errorf("evaluations row %+v for step %+v", e, s)
 			}
 			joined++
