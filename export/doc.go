@@ -22,6 +22,8 @@
 //   - skills: one row per skill version (Skill); written by the search's skill
 //     memory (issue 5), read by the skills export.
 //   - search_steps: one row per search step (events.search_step, SearchStepEvent; search.go).
+//   - searches: one row per search and state reached (events.search,
+//     SearchEvent; searches.go): configuration, seed, budget, outcome.
 //
 // The training-data exports built from these tables and the task suites
 // (verl, sft, dpo, skills, arrow) are in export/dataset.

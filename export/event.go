@@ -19,7 +19,8 @@ import (
 // answered), episode_steps done_reason (null while running) and max_turns;
 // evaluations gain source_eval_id (the run a cached or shared answer came
 // from) and options (the harness options, a struct); search_steps' node,
-// eval_id and status are null, not 0 and "", for a step that made no node.
+// eval_id and status are null, not 0 and "", for a step that made no node;
+// the searches table (configuration, seed, budget, state, outcome).
 const SchemaVersion = "1.3"
 
 // Key/value metadata keys of every file the sink writes.

@@ -182,6 +182,8 @@ func decodeAny(ev bus.Event, received time.Time, log *slog.Logger) decoded {
 		return decodeBody(ev, received, log, SearchStepRow)
 	case SubjectSkill:
 		return decodeBody(ev, received, log, SkillRow)
+	case SubjectSearch:
+		return decodeBody(ev, received, log, SearchRow)
 	}
 	return decode(ev, received, log)
 }

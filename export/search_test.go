@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/harness"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -106,5 +107,26 @@ func TestSchema12SearchStepsStillRead(t *testing.T) {
 	rows, err := ReadRows[SearchStep](filepath.Join(dir, "old.parquet"))
 	if err != nil || len(rows) != 2 || rows[0].Node == nil || *rows[0].Node != 3 || *rows[0].EvalID != "s-3" || *rows[0].Status != "correct" {
 		t.Fatalf("rows %+v, %v", rows, err)
+	}
+}
+
+func TestSearchesSchemaGolden(t *testing.T) {
+	checkGolden(t, "searches.schema.golden", parquet.SchemaOf(Search{}).String()+"\n")
+}
+
+func TestSearchRowNullsWhatIsNotKnown(t *testing.T) {
+	node, speedup := 3, 1.5
+	done := SearchRow(SearchEvent{EventID: "s_1.done.4", Time: testTime, SearchID: "s_1", State: "done", Steps: 4,
+		StepsBudget: 4, BestNode: &node, BestEvalID: "s_1-3", BestSpeedup: &speedup, Options: harness.DefaultOptions()})
+	running := SearchRow(SearchEvent{EventID: "s_1.running.0", Time: testTime, SearchID: "s_1", State: "running"})
+	if *done.BestNode != 3 || *done.BestEvalID != "s_1-3" || done.Error != nil || done.TokenBudget != nil || done.Options.Seeds == 0 {
+		t.Errorf("done row %+v", done)
+	}
+	if running.BestNode != nil || running.BestEvalID != nil || running.BestSpeedup != nil || !running.CreatedAt.Equal(running.TS) {
+		t.Errorf("running row %+v", running)
+	}
+	rows := []Search{done, running}
+	if got := roundTrip(t, rows); !reflect.DeepEqual(got, rows) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, rows)
 	}
 }

@@ -16,7 +16,8 @@ import (
 )
 
 // arrow writes each raw table as <table>.arrow (Arrow IPC file format):
-// the sink's tables always (empty when absent), skills where present.
+// the sink's tables always (empty when absent); skills, search_steps and
+// searches where present.
 func (b *build) arrow() error {
 	f := b.spec.Filter
 	if err := arrowTable(b, export.TableEvaluations, f.evaluation); err != nil {
@@ -29,7 +30,17 @@ func (b *build) arrow() error {
 		return err
 	}
 	if tableExists(b.root, export.TableSkills) {
-		return arrowTable(b, export.TableSkills, f.skill)
+		if err := arrowTable(b, export.TableSkills, f.skill); err != nil {
+			return err
+		}
+	}
+	if tableExists(b.root, export.TableSearchSteps) {
+		if err := arrowTable(b, export.TableSearchSteps, f.searchStep); err != nil {
+			return err
+		}
+	}
+	if tableExists(b.root, export.TableSearches) {
+		return arrowTable(b, export.TableSearches, f.search)
 	}
 	return nil
 }

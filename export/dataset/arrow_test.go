@@ -1,13 +1,19 @@
 package dataset
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
 func TestArrowReadsBack(t *testing.T) {
@@ -67,5 +73,36 @@ func TestArrowReadsBack(t *testing.T) {
 	defer re.Close()
 	if _, ok := re.Schema().FieldsByName("data"); !ok {
 		t.Errorf("rejected.arrow schema %s", re.Schema())
+	}
+}
+
+// The search's tables go into the Arrow export where the log has them.
+func TestArrowHasTheSearchTables(t *testing.T) {
+	dir := sampleLog(t)
+	s, err := export.NewSink(filepath.Join(dir, LogDir), "w2", kgtest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []bus.Event
+	add := func(subject, id string, v any) {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, bus.Event{ID: id, Subject: subject, Data: data, NumDelivered: 1})
+	}
+	add(export.SubjectSearchStep, "s_1.1", export.SearchStepEvent{EventID: "s_1.1", Time: t0, SearchID: "s_1", Seq: 1, TaskID: "ci/a", Action: "large", Error: "no code"})
+	add(export.SubjectSearch, "s_1.running.0", export.SearchEvent{EventID: "s_1.running.0", Time: t0, SearchID: "s_1", TaskID: "ci/a", State: "running"})
+	add(export.SubjectSearch, "s_1.done.1", export.SearchEvent{EventID: "s_1.done.1", Time: t0.Add(time.Minute), SearchID: "s_1", TaskID: "ci/a", State: "done", Steps: 1})
+	if err := s.Handle(t.Context(), batch); err != nil {
+		t.Fatal(err)
+	}
+	_, m := runExport(t, dir, Request{Format: "arrow"})
+	if m.Files["search_steps.arrow"] != 1 || m.Files["searches.arrow"] != 2 {
+		t.Fatalf("files %+v", m.Files)
+	}
+	_, m = runExport(t, dir, Request{Format: "arrow", Since: t0.Add(30 * time.Second).Format(time.RFC3339)})
+	if m.Files["searches.arrow"] != 1 || m.Files["search_steps.arrow"] != 0 {
+		t.Fatalf("since: files %+v", m.Files)
 	}
 }

@@ -252,4 +252,15 @@ func (f Filter) rejected(r export.Rejected) bool { return f.time(r.TS) }
 
 func (f Filter) skill(r export.Skill) bool { return f.time(r.LastSeen) && f.status(r.Status) }
 
+func (f Filter) searchStep(r export.SearchStep) bool {
+	status := ""
+	if r.Status != nil {
+		status = *r.Status
+	}
+	return f.time(r.TS) && f.task(r.TaskID) && f.status(status) && f.speedup(r.Speedup)
+}
+
+// search: a search's state is no verdict status, so --status does not apply.
+func (f Filter) search(r export.Search) bool { return f.time(r.TS) && f.task(r.TaskID) }
+
 func ptr[T any](v T) *T { return &v }

@@ -34,13 +34,16 @@ func (m *Manager) launch(r *run, p plan, resume []Event) error {
 		return errors.New("runner: shutting down")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
+	r.cancel, r.cfg, r.model = cancel, cfg, p.llm.Model
 	m.runs[cfg.SearchID] = r
 	m.wg.Add(1)
 	m.mu.Unlock()
 
 	deps := rollout.Deps{LLM: client, Eval: m.deps.Eval, Skills: m.deps.Skills, Extract: llm.Extractor{},
 		Log: m.deps.Log, OnStep: func(s rollout.Step) { m.onStep(ctx, r, cfg, s) }}
+	wctx, wcancel := context.WithTimeout(context.Background(), writeTimeout)
+	m.publishSearch(wctx, r)
+	wcancel()
 	go func() {
 		defer m.wg.Done()
 		defer cancel()
@@ -128,6 +131,36 @@ func (m *Manager) publishEvaluation(ctx context.Context, cfg rollout.Config, s r
 	}
 }
 
+// publishSearch logs where search r stands on events.search (the searches
+// table): its configuration, seed, budget, state and best node. One row per
+// state and step count, so a repeat (a restart) is one row.
+func (m *Manager) publishSearch(ctx context.Context, r *run) {
+	st, cfg := r.status(), r.cfg
+	out := export.SearchEvent{
+		EventID: fmt.Sprintf("%s.%s.%d", st.SearchID, st.State, st.Steps), Time: time.Now().UTC(),
+		SearchID: st.SearchID, TaskID: st.TaskID, State: st.State, Error: st.Error, Policy: cfg.Policy,
+		Model: r.model, Seed: cfg.Seed, StepsBudget: cfg.Steps, TokenBudget: cfg.TokenBudget, C: cfg.C,
+		ExpandRatio: cfg.ExpandRatio, Alpha: cfg.Alpha, PLarge: cfg.PLarge, SmallStepLimit: cfg.SmallStepLimit,
+		Pool: cfg.Pool, ContextRounds: cfg.ContextRounds, SkillK: cfg.SkillK, SkillOmitRate: cfg.SkillOmitRate,
+		Options: cfg.Options, Steps: st.Steps, TokensIn: st.TokensIn, TokensOut: st.TokensOut, CreatedAt: st.CreatedAt,
+	}
+	if b := st.Best; b != nil {
+		node, reward := b.Node, b.Reward
+		out.BestNode, out.BestReward = &node, &reward
+		out.BestEvalID = fmt.Sprintf("%s-%d", st.SearchID, b.Node) // rollout's eval id of a node
+		if b.Verdict != nil {
+			out.BestSpeedup = b.Verdict.Speedup
+		}
+	}
+	data, err := json.Marshal(out)
+	if err == nil {
+		err = m.deps.Bus.PublishEvent(ctx, export.SubjectSearch, out.EventID, data)
+	}
+	if err != nil {
+		m.log.Error("search state not logged", "search_id", st.SearchID, "state", st.State, "err", err)
+	}
+}
+
 // end records how the search ended. A search stopped by Close (shutdown)
 // is left "running" in the store, for ResumeAll.
 func (m *Manager) end(r *run, res rollout.Result, err error) {
@@ -150,6 +183,7 @@ func (m *Manager) end(r *run, res rollout.Result, err error) {
 	if err := m.store.put(ctx, r.record()); err != nil {
 		m.log.Error("final search record not stored", "search_id", r.st.SearchID, "err", err)
 	}
+	m.publishSearch(ctx, r)
 	st := r.status()
 	m.log.Info("search ended", "search_id", st.SearchID, "state", st.State, "steps", st.Steps,
 		"tokens_in", st.TokensIn, "tokens_out", st.TokensOut, "error", st.Error)

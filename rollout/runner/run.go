@@ -20,6 +20,8 @@ type run struct {
 	userStop atomic.Bool   // Cancel was called (not a shutdown)
 	done     chan struct{} // closed once the search has ended here
 	hub      hub
+	cfg      rollout.Config // the search as launched (set before it runs)
+	model    string
 
 	mu      sync.Mutex
 	st      Status

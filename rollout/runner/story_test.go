@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,6 +248,22 @@ func checkTables(t *testing.T, dir string, st Status, ruleID string) {
 		}
 		if joined == 0 || joined != len(evals) {
 			return fmt.Errorf("%d steps joined, %d evaluations rows", joined, len(evals))
+		}
+		// The search's own rows: started, then done, with its configuration and best node.
+		var states []string
+		var final export.Search
+		for _, r := range readParquet[export.Search](t, dir, export.TableSearches) {
+			if r.SearchID == st.SearchID {
+				states = append(states, r.State)
+				if r.TS.After(final.TS) || final.SearchID == "" {
+					final = r
+				}
+			}
+		}
+		slices.Sort(states)
+		if !slices.Equal(states, []string{"done", "running"}) || final.State != "done" || final.Steps != 12 ||
+			final.StepsBudget == 0 || final.Options == nil || final.BestEvalID == nil || evals[*final.BestEvalID].EvalID == "" {
+			return fmt.Errorf("searches rows %v, final %+v", states, final)
 		}
 		sk := readParquet[export.Skill](t, dir, export.TableSkills)
 		last := export.Skill{}
