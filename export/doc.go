@@ -24,6 +24,8 @@
 //   - search_steps: one row per search step (events.search_step, SearchStepEvent; search.go).
 //   - searches: one row per search and state reached (events.search,
 //     SearchEvent; searches.go): configuration, seed, budget, outcome.
+//   - llm_calls: one row per LLM call of a search or the skill memory
+//     (events.llm_call, LLMCallEvent; llmcalls.go).
 //
 // The training-data exports built from these tables and the task suites
 // (verl, sft, dpo, skills, arrow) are in export/dataset.

@@ -20,7 +20,8 @@ import (
 // evaluations gain source_eval_id (the run a cached or shared answer came
 // from) and options (the harness options, a struct); search_steps' node,
 // eval_id and status are null, not 0 and "", for a step that made no node;
-// the searches table (configuration, seed, budget, state, outcome).
+// the searches table (configuration, seed, budget, state, outcome) and the
+// llm_calls table (every LLM call, its purpose, messages and cost).
 const SchemaVersion = "1.3"
 
 // Key/value metadata keys of every file the sink writes.

@@ -184,6 +184,8 @@ func decodeAny(ev bus.Event, received time.Time, log *slog.Logger) decoded {
 		return decodeBody(ev, received, log, SkillRow)
 	case SubjectSearch:
 		return decodeBody(ev, received, log, SearchRow)
+	case SubjectLLMCall:
+		return decodeBody(ev, received, log, LLMCallRow)
 	}
 	return decode(ev, received, log)
 }

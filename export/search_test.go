@@ -130,3 +130,25 @@ func TestSearchRowNullsWhatIsNotKnown(t *testing.T) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got, rows)
 	}
 }
+
+func TestLLMCallsSchemaGolden(t *testing.T) {
+	checkGolden(t, "llm_calls.schema.golden", parquet.SchemaOf(LLMCall{}).String()+"\n")
+}
+
+func TestLLMCallRow(t *testing.T) {
+	text := "```python\nx\n```"
+	ok := LLMCallRow(LLMCallEvent{EventID: "c_1", Time: testTime, CallID: "c_1", SearchID: "s_1", Purpose: "large",
+		Model: "m", Messages: []PromptMessage{{Role: "user", Content: "write"}}, Completion: &text, PromptTokens: 10,
+		CompletionTokens: 5, LatencyMS: 12.5, FinishReason: "stop"})
+	failed := LLMCallRow(LLMCallEvent{EventID: "c_2", Time: testTime, CallID: "c_2", Purpose: "skill.extract", Error: "timeout"})
+	if *ok.SearchID != "s_1" || *ok.Completion != text || ok.Error != nil || *ok.FinishReason != "stop" {
+		t.Errorf("ok row %+v", ok)
+	}
+	if failed.SearchID != nil || failed.Completion != nil || *failed.Error != "timeout" || failed.Messages == nil {
+		t.Errorf("failed row %+v", failed)
+	}
+	rows := []LLMCall{ok, failed}
+	if got := roundTrip(t, rows); !reflect.DeepEqual(got, rows) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, rows)
+	}
+}

@@ -180,6 +180,7 @@ func (s *Sink) group(evs []bus.Event, now time.Time) ([]part, batchStats) {
 	search := newTableRows[SearchStep](TableSearchSteps)
 	skills := newTableRows[Skill](TableSkills)
 	searches := newTableRows[Search](TableSearches)
+	calls := newTableRows[LLMCall](TableLLMCalls)
 	inBatch := map[string]bool{}
 	var st batchStats
 	for _, ev := range evs {
@@ -204,12 +205,14 @@ func (s *Sink) group(evs []bus.Event, now time.Time) ([]part, batchStats) {
 			skills.add(d.id, skillDay(r, now), r)
 		case Search:
 			searches.add(d.id, r.TS, r)
+		case LLMCall:
+			calls.add(d.id, r.TS, r)
 		case Rejected:
 			st.rejected++
 			rejected.add(d.id, r.TS, r)
 		}
 	}
-	parts := slices.Concat(evals.parts(), steps.parts(), rejected.parts(), search.parts(), skills.parts(), searches.parts())
+	parts := slices.Concat(evals.parts(), steps.parts(), rejected.parts(), search.parts(), skills.parts(), searches.parts(), calls.parts())
 	slices.SortFunc(parts, func(a, b part) int {
 		return cmp.Or(cmp.Compare(a.table, b.table), cmp.Compare(a.date, b.date))
 	})

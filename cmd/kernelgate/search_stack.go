@@ -117,7 +117,7 @@ func newRunner(ctx context.Context, lc llm.Config, dataDir string, b *bus.Bus, s
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
-	mem := skills.New(skills.NewFileStore(filepath.Join(dataDir, "skills.json")), client,
+	mem := skills.New(skills.NewFileStore(filepath.Join(dataDir, "skills.json")), runner.LogCalls(client, b, "", log),
 		skills.Config{OnChange: runner.SkillEvents(b, log)}, log)
 	if err := mem.Load(ctx); err != nil {
 		return nil, nil, err

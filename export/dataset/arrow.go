@@ -16,8 +16,8 @@ import (
 )
 
 // arrow writes each raw table as <table>.arrow (Arrow IPC file format):
-// the sink's tables always (empty when absent); skills, search_steps and
-// searches where present.
+// the sink's tables always (empty when absent); skills, search_steps,
+// searches and llm_calls where present.
 func (b *build) arrow() error {
 	f := b.spec.Filter
 	if err := arrowTable(b, export.TableEvaluations, f.evaluation); err != nil {
@@ -40,7 +40,12 @@ func (b *build) arrow() error {
 		}
 	}
 	if tableExists(b.root, export.TableSearches) {
-		return arrowTable(b, export.TableSearches, f.search)
+		if err := arrowTable(b, export.TableSearches, f.search); err != nil {
+			return err
+		}
+	}
+	if tableExists(b.root, export.TableLLMCalls) {
+		return arrowTable(b, export.TableLLMCalls, f.llmCall)
 	}
 	return nil
 }

@@ -260,6 +260,8 @@ func (f Filter) searchStep(r export.SearchStep) bool {
 	return f.time(r.TS) && f.task(r.TaskID) && f.status(status) && f.speedup(r.Speedup)
 }
 
+func (f Filter) llmCall(r export.LLMCall) bool { return f.time(r.TS) }
+
 // search: a search's state is no verdict status, so --status does not apply.
 func (f Filter) search(r export.Search) bool { return f.time(r.TS) && f.task(r.TaskID) }
 

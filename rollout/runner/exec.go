@@ -39,7 +39,7 @@ func (m *Manager) launch(r *run, p plan, resume []Event) error {
 	m.wg.Add(1)
 	m.mu.Unlock()
 
-	deps := rollout.Deps{LLM: client, Eval: m.deps.Eval, Skills: m.deps.Skills, Extract: llm.Extractor{},
+	deps := rollout.Deps{LLM: LogCalls(client, m.deps.Bus, cfg.SearchID, m.deps.Log), Eval: m.deps.Eval, Skills: m.deps.Skills, Extract: llm.Extractor{},
 		Log: m.deps.Log, OnStep: func(s rollout.Step) { m.onStep(ctx, r, cfg, s) }}
 	wctx, wcancel := context.WithTimeout(context.Background(), writeTimeout)
 	m.publishSearch(wctx, r)

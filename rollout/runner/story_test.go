@@ -265,6 +265,20 @@ func checkTables(t *testing.T, dir string, st Status, ruleID string) {
 			final.StepsBudget == 0 || final.Options == nil || final.BestEvalID == nil || evals[*final.BestEvalID].EvalID == "" {
 			return fmt.Errorf("searches rows %v, final %+v", states, final)
 		}
+		// Every LLM call of the search is a row; their tokens are the search's.
+		callTokens, purposes := 0, map[string]int{}
+		for _, c := range readParquet[export.LLMCall](t, dir, export.TableLLMCalls) {
+			if c.SearchID != nil && *c.SearchID == st.SearchID {
+				callTokens += int(c.PromptTokens + c.CompletionTokens)
+				purposes[c.Purpose]++
+				if len(c.Messages) == 0 || (c.Error == nil) != (c.Completion != nil) {
+					return fmt.Errorf("llm_calls row %+v", c)
+				}
+			}
+		}
+		if callTokens != st.TokensIn+st.TokensOut || purposes["small.revise"] == 0 {
+			return fmt.Errorf("llm_calls: %d tokens (search %d), purposes %v", callTokens, st.TokensIn+st.TokensOut, purposes)
+		}
 		sk := readParquet[export.Skill](t, dir, export.TableSkills)
 		last := export.Skill{}
 		for _, r := range sk {

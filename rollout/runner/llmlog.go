@@ -1,0 +1,60 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/rollout"
+)
+
+// loggedLLM logs every call of an LLM on events.llm_call (the llm_calls
+// table): a search's proposals and revisions, the skill memory's rule
+// extraction and deduplication. A call that cannot be logged is answered
+// all the same.
+type loggedLLM struct {
+	inner    rollout.LLM
+	bus      *bus.Bus
+	searchID string // "" for calls no single search makes (the skill memory)
+	log      *slog.Logger
+}
+
+// LogCalls wraps llm so that each call is a row of llm_calls, under searchID
+// when one search makes them.
+func LogCalls(llm rollout.LLM, b *bus.Bus, searchID string, log *slog.Logger) rollout.LLM {
+	return &loggedLLM{inner: llm, bus: b, searchID: searchID, log: log}
+}
+
+func (l *loggedLLM) Complete(ctx context.Context, req rollout.Request) (rollout.Completion, error) {
+	t0 := time.Now()
+	c, err := l.inner.Complete(ctx, req)
+	id := "c_" + rand.Text()
+	ev := export.LLMCallEvent{
+		EventID: id, Time: t0.UTC(), CallID: id, SearchID: l.searchID, Purpose: req.Purpose, Model: c.Model,
+		PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, FinishReason: c.FinishReason,
+		LatencyMS: float64(time.Since(t0).Microseconds()) / 1000,
+	}
+	for _, m := range req.Messages {
+		ev.Messages = append(ev.Messages, export.PromptMessage{Role: m.Role, Content: m.Content})
+	}
+	if err != nil {
+		ev.Error = err.Error()
+	} else {
+		text := c.Text
+		ev.Completion = &text
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	data, merr := json.Marshal(ev)
+	if merr == nil {
+		merr = l.bus.PublishEvent(wctx, export.SubjectLLMCall, id, data)
+	}
+	if merr != nil {
+		l.log.Error("LLM call not logged", "search_id", l.searchID, "purpose", req.Purpose, "err", merr)
+	}
+	return c, err
+}
