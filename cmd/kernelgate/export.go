@@ -23,8 +23,8 @@ func newExportCmd(g *globals) *cobra.Command {
 		topK, maxPairs int
 	)
 	cmd := &cobra.Command{
-		Use:   "export --format verl|sft|dpo|skills|arrow --out DIR [filters]",
-		Short: "Write a training-data export (verl, SFT, DPO, skills, Arrow) from the Parquet log and task suites",
+		Use:   "export --format verl|sft|dpo|skills|arrow|trajectories|search-trees --out DIR [filters]",
+		Short: "Write a training-data export (verl, SFT, DPO, skills, Arrow, trajectories, search trees) from the Parquet log and task suites",
 		Long: "Reads the gateway's log under --data (read-only; parts being written are skipped) and, for verl\n" +
 			"and for rows logged without their task source, the task suites (--tasks). Writes --out with\n" +
 			"manifest.json. Filters: --since/--until (RFC3339 or YYYY-MM-DD, on the row's ts; a bare --until\n" +
@@ -75,7 +75,7 @@ func newExportCmd(g *globals) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&req.Format, "format", "", "verl, sft, dpo, skills or arrow (required)")
+	fl.StringVar(&req.Format, "format", "", "verl, sft, dpo, skills, arrow, trajectories or search-trees (required)")
 	fl.StringVar(&out, "out", "", "output directory: created; an existing one must be empty (required)")
 	fl.BoolVar(&force, "force", false, "replace --out when it holds an earlier export")
 	fl.StringVar(&dataDir, "data", "./data", "the gateway's data directory (the one given to serve)")

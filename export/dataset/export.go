@@ -147,6 +147,10 @@ func (b *build) run() error {
 		return b.skills()
 	case FormatArrow:
 		return b.arrow()
+	case FormatTrajectories:
+		return b.trajectories()
+	case FormatSearchTrees:
+		return b.searchTrees()
 	}
 	return inputErr("format", "unknown format %q", b.spec.Format)
 }

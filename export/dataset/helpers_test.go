@@ -37,6 +37,7 @@ type ev struct {
 	noSource       bool // logged before task_source existed
 	completion     string
 	prompt         []export.PromptMessage
+	batch          string
 }
 
 func (e ev) event() export.EvaluationEvent {
@@ -57,7 +58,7 @@ func (e ev) event() export.EvaluationEvent {
 	if e.completion != "" {
 		ee.Completion = &e.completion
 	}
-	ee.Prompt = e.prompt
+	ee.Prompt, ee.BatchID = e.prompt, e.batch
 	return ee
 }
 

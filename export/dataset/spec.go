@@ -21,10 +21,14 @@ const (
 	FormatDPO    Format = "dpo"
 	FormatSkills Format = "skills"
 	FormatArrow  Format = "arrow"
+	// FormatTrajectories: offline-RL tuples from searches, episodes and
+	// rewards; FormatSearchTrees: every search's tree, root included.
+	FormatTrajectories Format = "trajectories"
+	FormatSearchTrees  Format = "search-trees"
 )
 
 // Formats are the known formats, in the order help texts list them.
-var Formats = []Format{FormatVerl, FormatSFT, FormatDPO, FormatSkills, FormatArrow}
+var Formats = []Format{FormatVerl, FormatSFT, FormatDPO, FormatSkills, FormatArrow, FormatTrajectories, FormatSearchTrees}
 
 // Defaults of the format options.
 const (
@@ -153,6 +157,8 @@ func (s Spec) applies() error {
 		field = firstSet(!f.Since.IsZero(), "since", !f.Until.IsZero(), "until", len(f.Statuses) > 0, "status", f.MinSpeedup != nil, "min_speedup")
 	case FormatSkills: // no task_id, no speedup
 		field = firstSet(len(f.Tasks) > 0, "task", f.MinSpeedup != nil, "min_speedup")
+	case FormatSearchTrees: // a tree is whole or not at all
+		field = firstSet(len(f.Statuses) > 0, "status", f.MinSpeedup != nil, "min_speedup")
 	}
 	if field != "" {
 		return inputErr(field, "%s does not apply to format %s (it has no such column)", field, s.Format)

@@ -74,7 +74,7 @@ def test_datasets_loads_every_table_and_export(serve, tmp_path):
     assert by_id[steps[1]["eval_id"]]["prompt"] == steps[1]["prompt"]
 
     exported = {}
-    for fmt in ("verl", "sft", "dpo", "arrow"):
+    for fmt in ("verl", "sft", "dpo", "arrow", "trajectories", "search-trees"):
         out = tmp_path / f"out-{fmt}"
         r = subprocess.run([str(BIN), "export", "--format", fmt, "--out", str(out), "--data", str(serve.data),
                             "--tasks", str(REPO / "datasets" / "ci")], capture_output=True, text=True, timeout=120)
@@ -87,4 +87,6 @@ def test_datasets_loads_every_table_and_export(serve, tmp_path):
             if f.stat().st_size and pa_rows(f):
                 exported[f"{fmt}/{f.name}"] = datasets.load_dataset("arrow", data_files=[str(f)], split="train").num_rows
     assert exported.get("sft/sft.parquet") == 1 and exported.get("dpo/dpo.parquet") == 1, exported
+    assert exported.get("trajectories/trajectories.parquet") == 6, exported   # 4 rewards (1 cached), 2 episode turns
+    assert (tmp_path / "out-search-trees" / "search_trees.parquet").exists()  # no search here: an empty file
     assert exported.get("arrow/evaluations.arrow") == 6 and exported.get("arrow/episode_steps.arrow") == 2, exported

@@ -1,0 +1,92 @@
+package dataset
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/internal/kgtest"
+)
+
+// mixedLog logs a reward batch (sampleLog), a two-turn episode and a search
+// of three steps (one failed) with their evaluations, through the real sink.
+func mixedLog(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeLog(t, dir,
+		ev{id: "b_1-00000", task: "ci/a", code: "x", status: ok, speedup: 1.2, min: 1, completion: "```python\nx\n```", prompt: []export.PromptMessage{{Role: "user", Content: "p"}}, batch: "b_1"},
+		ev{id: "ep_1-1", task: "ci/a", code: "bad", status: bad, min: 2},
+		ev{id: "ep_1-2", task: "ci/a", code: "good", status: ok, speedup: 1.1, min: 3},
+		ev{id: "s_1-1", task: "ci/a", code: "n1", status: ok, speedup: 1.0, min: 4},
+		ev{id: "s_1-2", task: "ci/a", code: "n2", status: ok, speedup: 2.0, min: 5},
+	)
+	s, err := export.NewSink(filepath.Join(dir, LogDir), "w2", kgtest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []bus.Event
+	add := func(subject, id string, v any) {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, bus.Event{ID: id, Subject: subject, Data: data, NumDelivered: 1})
+	}
+	two := 2.0
+	add(export.SubjectEpisodeStep, "ep_1-t1", export.EpisodeStepEvent{EventID: "ep_1-t1", Time: t0, EpisodeID: "ep_1", Turn: 1, TaskID: "ci/a", EvalID: "ep_1-1", Status: "incorrect"})
+	add(export.SubjectEpisodeStep, "ep_1-t2", export.EpisodeStepEvent{EventID: "ep_1-t2", Time: t0, EpisodeID: "ep_1", Turn: 2, TaskID: "ci/a", EvalID: "ep_1-2", Status: "correct", Done: true, DoneReason: "solved"})
+	add(export.SubjectSearchStep, "s_1.1", export.SearchStepEvent{EventID: "s_1.1", Time: t0, SearchID: "s_1", Seq: 1, TaskID: "ci/a", Action: "large", Node: 1, Parent: 0, EvalID: "s_1-1"})
+	add(export.SubjectSearchStep, "s_1.2", export.SearchStepEvent{EventID: "s_1.2", Time: t0, SearchID: "s_1", Seq: 2, TaskID: "ci/a", Action: "small", Error: "no code"})
+	add(export.SubjectSearchStep, "s_1.3", export.SearchStepEvent{EventID: "s_1.3", Time: t0, SearchID: "s_1", Seq: 3, TaskID: "ci/a", Action: "small", Node: 2, Parent: 1, EvalID: "s_1-2", BestSpeedup: &two})
+	if err := s.Handle(t.Context(), batch); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestTrajectories(t *testing.T) {
+	out, m := runExport(t, mixedLog(t), Request{Format: "trajectories"})
+	rows := read[trajRow](t, filepath.Join(out, "trajectories.parquet"))
+	got := map[string]trajRow{}
+	for _, r := range rows {
+		got[r.EvalID] = r
+	}
+	if len(rows) != 5 || m.Files["trajectories.parquet"] != 5 {
+		t.Fatalf("%d rows: %+v", len(rows), rows)
+	}
+	if r := got["b_1-00000"]; r.Source != "reward" || r.Trajectory != "b_1" || r.Action != "sample" || r.Prompt[0].Content != "p" ||
+		r.Completion != "```python\nx\n```" || r.Status != "correct" {
+		t.Errorf("reward row %+v", r)
+	}
+	if r := got["ep_1-2"]; r.Source != "episode" || r.Trajectory != "ep_1" || r.Step != 2 || r.Parent == nil || *r.Parent != 1 || !r.Done {
+		t.Errorf("episode row %+v", r)
+	}
+	if r := got["ep_1-1"]; r.Parent != nil || r.Done || r.Completion != "```python\nbad\n```" {
+		t.Errorf("episode turn 1 %+v", r)
+	}
+	if r := got["s_1-2"]; r.Source != "search" || r.Trajectory != "s_1" || r.Step != 3 || r.Action != "small" ||
+		*r.Parent != 1 || *r.Node != 2 || *r.Speedup != 2.0 {
+		t.Errorf("search row %+v", r)
+	}
+}
+
+func TestSearchTreesHaveTheRoot(t *testing.T) {
+	out, _ := runExport(t, mixedLog(t), Request{Format: "search-trees"})
+	rows := read[treeRow](t, filepath.Join(out, "search_trees.parquet"))
+	if len(rows) != 3 {
+		t.Fatalf("rows %+v: want the root and two nodes (the failed step made none)", rows)
+	}
+	root, n1, n2 := rows[0], rows[1], rows[2]
+	if root.Action != "root" || root.Node != 0 || root.Parent != nil || root.EvalID != nil || root.Depth != 0 {
+		t.Errorf("root %+v", root)
+	}
+	if n1.Node != 1 || *n1.Parent != 0 || n1.Depth != 1 || *n1.EvalID != "s_1-1" || n2.Node != 2 || *n2.Parent != 1 || n2.Depth != 2 ||
+		*n2.BestSpeedup != 2.0 || *n2.Seq != 3 {
+		t.Errorf("nodes %+v %+v", n1, n2)
+	}
+	if _, err := (Request{Format: "search-trees", Status: []string{"correct"}}).Parse(); err == nil {
+		t.Error("--status on search-trees was accepted")
+	}
+}
