@@ -166,7 +166,9 @@ def test_dpo_pairs(tmp_path, logged):
         assert row["rejected_status"] == rejected["status"]
         assert rejected["status"] != "correct" or chosen["speedup"] >= 1.1 * rejected["speedup"]
         assert row["prompt"][0]["role"] == "user" and row["chosen"][0]["role"] == "assistant"
-        assert row["rejected"] == [{"role": "assistant", "content": "```python\n" + rejected["code"].rstrip("\n") + "\n```"}]
+        # the model's own text where it was logged, else its code as one fenced block
+        want = rejected["completion"] or "```python\n" + rejected["code"].rstrip("\n") + "\n```"
+        assert row["rejected"] == [{"role": "assistant", "content": want}]
     assert any(r["rejected_status"] == "incorrect" for r in d)
 
 
