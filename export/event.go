@@ -21,7 +21,8 @@ import (
 // from) and options (the harness options, a struct); search_steps' node,
 // eval_id and status are null, not 0 and "", for a step that made no node;
 // the searches table (configuration, seed, budget, state, outcome) and the
-// llm_calls table (every LLM call, its purpose, messages and cost).
+// llm_calls table (every LLM call, its purpose, messages and cost); skills
+// rows gain reason, pattern, aliases and the on/off counts.
 const SchemaVersion = "1.3"
 
 // Key/value metadata keys of every file the sink writes.

@@ -153,7 +153,9 @@ func SearchStepRow(ev SearchStepEvent) SearchStep {
 func SkillRow(ev SkillEvent) Skill {
 	r := ev.Skill
 	r.EventID = ev.EventID // the sink's restart dedup reads event_id
+	r.Reason = ev.Reason
 	r.ExampleEvalIDs = nonNil(slices.Clone(r.ExampleEvalIDs))
+	r.Aliases = nonNil(slices.Clone(r.Aliases))
 	// A zero time would be written as year 1754 (int64 millis overflow):
 	// the event's time stands in.
 	if r.FirstSeen.IsZero() {

@@ -29,4 +29,16 @@ type Skill struct {
 	Status         string    `parquet:"status"` // SkillActive or SkillRetired
 	RetiredReason  string    `parquet:"retired_reason"`
 	SourceSearchID string    `parquet:"source_search_id"`
+	// Reason is why this version exists: created, hit, merged, retired:...
+	Reason string `parquet:"reason"`
+	// Pattern: the regexp of code that breaks the rule (null: none); Aliases:
+	// the signatures of rules merged into it.
+	Pattern *string  `parquet:"pattern,optional"`
+	Aliases []string `parquet:"aliases,list"`
+	// The on/off comparison as of this version: evaluations whose prompt held
+	// the rule, and those that left it out, and how many of each passed.
+	OnOffUsed        int64 `parquet:"on_off_used"`
+	OnOffUsedPass    int64 `parquet:"on_off_used_pass"`
+	OnOffOmitted     int64 `parquet:"on_off_omitted"`
+	OnOffOmittedPass int64 `parquet:"on_off_omitted_pass"`
 }

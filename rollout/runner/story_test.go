@@ -286,7 +286,7 @@ func checkTables(t *testing.T, dir string, st Status, ruleID string) {
 				last = r
 			}
 		}
-		if len(sk) < 2 || last.Status != export.SkillRetired {
+		if len(sk) < 2 || last.Status != export.SkillRetired || !strings.HasPrefix(last.Reason, "retired") {
 			return fmt.Errorf("skills rows %d, latest %+v", len(sk), last)
 		}
 		return nil

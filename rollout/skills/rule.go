@@ -105,7 +105,18 @@ func (r Rule) Row() export.Skill {
 		Status:         r.Status,
 		RetiredReason:  r.RetiredReason,
 		SourceSearchID: r.SourceSearchID,
+		Pattern:        optional(r.Pattern),
+		Aliases:        slices.Clone(r.Aliases),
+		OnOffUsed:      int64(r.OnOff.Used), OnOffUsedPass: int64(r.OnOff.UsedPass),
+		OnOffOmitted: int64(r.OnOff.Omitted), OnOffOmittedPass: int64(r.OnOff.OmittedPass),
 	}
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // addExamples appends eval ids not already present, keeping the first few:
