@@ -1,0 +1,131 @@
+"""The log as a training set (issue 12): a mixed log built against a live `kernelgate
+serve` with a scripted LLM (rewards with prompts, an inline reference, a cache hit, a
+retried request, an episode, two searches), then the queries an ML engineer runs on it,
+in DuckDB, each asserted. Skill rules (created, hit, retired) are logged by the same
+path and are checked in Go (rollout/runner/story_test.go): the scripted LLM here never
+fails, so no rule is made."""
+
+import subprocess
+
+import pytest
+
+from conftest import BIN, REPO, Serve
+from test_search_api import llm, sse  # noqa: F401,F811 - llm is a fixture
+
+duckdb = pytest.importorskip("duckdb", reason="the trainers venv holds duckdb (make test-e2e)")
+
+TASK = (REPO / "datasets" / "ci" / "1_add_relu.py").read_text()
+KERNEL = (REPO / "datasets" / "solutions" / "ci" / "1_add_relu.py").read_text()
+WRONG = KERNEL.replace("tl.maximum(x + y, 0.0)", "tl.maximum(x - y, 0.0)")
+OPTS = {"seeds": 1, "timing": False}
+
+
+def fenced(code, words="Here it is."):
+    return f"{words}\n```python\n{code}\n```\n"
+
+
+def build_log(tmp_path, llm_url):
+    s = Serve(tmp_path / "data", tmp_path, args=["--llm-url", llm_url, "--model", "scripted"]).start()
+    ids = {}
+    try:
+        chat = [{"role": "system", "content": "You write Triton kernels."}, {"role": "user", "content": "add_relu, fast."}]
+        status, r = s.post("/v1/rewards", {"task_id": "ci/1_add_relu", "options": OPTS, "wait_s": 120,
+                                           "completions": [fenced(KERNEL), fenced(WRONG, "I think this is right.")],
+                                           "prompts": [chat, chat]})
+        assert status == 200 and r["rewards"][0] > r["rewards"][1], r
+        ids["rewards"] = r["batch_id"]
+        status, r = s.post("/v1/rewards", {"reference": TASK, "options": OPTS, "wait_s": 120,
+                                           "completions": [fenced(KERNEL, "Inline.")]})
+        assert status == 200 and r["cached"] == [True], r   # the same kernel, the same task by content
+        ids["inline"] = r["batch_id"]
+        for _ in range(2):                                   # a retry: one batch, logged once
+            status, r = s.post("/v1/rewards", {"task_id": "ci/1_add_relu", "options": OPTS, "wait_s": 120,
+                                               "completions": ["no code at all"]}, headers={"X-Request-ID": "retry-1"})
+            assert status == 200, r
+        status, ep = s.post("/v1/episodes", {"task_id": "ci/1_add_relu", "max_turns": 3, "options": OPTS})
+        assert status == 201, ep
+        for code in (WRONG, KERNEL):
+            status, st = s.post(f"/v1/episodes/{ep['episode_id']}/step", {"completion": fenced(code)})
+            assert status == 200, st
+        ids["episode"] = ep["episode_id"]
+        ids["searches"] = []
+        for policy in ("sample", "adaexplore"):
+            status, ref = s.post("/v1/searches", {"task_id": "ci/1_add_relu", "steps": 3, "policy": policy,
+                                                  "options": OPTS})
+            assert status == 202, ref
+            end = sse(s, f"/v1/searches/{ref['search_id']}/events")[-1]
+            assert end[0] == "end" and end[1]["state"] == "done", end
+            ids["searches"].append(ref["search_id"])
+    finally:
+        assert s.stop() == 0, s.log()
+    return tmp_path / "data", ids
+
+
+def export(data, fmt, out):
+    r = subprocess.run([str(BIN), "export", "--format", fmt, "--out", str(out), "--data", str(data),
+                        "--tasks", str(REPO / "datasets" / "ci")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_the_log_answers_a_trainers_questions(tmp_path, llm):  # noqa: F811
+    data, ids = build_log(tmp_path, llm)
+    db = duckdb.connect()
+    for table in ("evaluations", "search_steps", "searches", "episode_steps", "llm_calls"):
+        db.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{data}/parquet/table={table}/*/*.parquet', "
+                   f"hive_partitioning = true, union_by_name = true)")
+    traj = export(data, "trajectories", tmp_path / "traj") / "trajectories.parquet"
+    dpo = export(data, "dpo", tmp_path / "dpo") / "dpo.parquet"
+    trees = export(data, "search-trees", tmp_path / "trees") / "search_trees.parquet"
+    q = lambda sql: db.execute(sql).fetchall()  # noqa: E731
+
+    # Offline-RL tuples with prompts, for every row kind.
+    kinds = dict((k, (n, empty)) for k, n, empty in q(
+        f"SELECT source, count(*), count(*) FILTER (WHERE len(prompt) = 0 OR completion = '') "
+        f"FROM read_parquet('{traj}') GROUP BY source"))
+    assert set(kinds) == {"reward", "episode", "search"} and all(e == 0 for _, e in kinds.values()), kinds
+
+    # The search tree (root included) and its best-so-far curve.
+    roots = q(f"SELECT search_id FROM read_parquet('{trees}') WHERE action = 'root' AND node = 0 ORDER BY 1")
+    assert [r[0] for r in roots] == sorted(ids["searches"]), roots
+    curve = q("SELECT search_id, seq, max(reward) OVER (PARTITION BY search_id ORDER BY seq) FROM search_steps "
+              "ORDER BY search_id, seq")
+    assert len(curve) == 6 and all(a[2] <= b[2] for a, b in zip(curve, curve[1:]) if a[0] == b[0]), curve
+
+    # DPO pairs whose rejected side is what the model wrote.
+    pairs = q(f"SELECT d.rejected[1].content, e.completion FROM read_parquet('{dpo}') d "
+              f"JOIN evaluations e ON e.eval_id = d.rejected_eval_id")
+    assert pairs and all(got == want for got, want in pairs if want is not None), pairs
+    assert any("I think this is right." in got for got, _ in pairs), pairs
+
+    # The toolchain of every search step that evaluated something.
+    tools = q("SELECT s.eval_id, e.torch, e.triton, e.options.seeds FROM search_steps s "
+              "JOIN evaluations e ON e.eval_id = s.eval_id")
+    evaluated = q("SELECT count(*) FROM search_steps WHERE eval_id IS NOT NULL")[0][0]
+    assert len(tools) == evaluated >= 4 and all(t and tr and seeds == 1 for _, t, tr, seeds in tools), tools
+
+    # 0 unresolved joins.
+    unresolved = {
+        "search_steps.eval_id": "SELECT count(*) FROM search_steps s WHERE s.eval_id IS NOT NULL AND s.eval_id NOT IN "
+                                "(SELECT eval_id FROM evaluations)",
+        "episode_steps.eval_id": "SELECT count(*) FROM episode_steps WHERE eval_id NOT IN (SELECT eval_id FROM evaluations)",
+        "searches.best_eval_id": "SELECT count(*) FROM searches WHERE best_eval_id IS NOT NULL AND best_eval_id NOT IN "
+                                 "(SELECT eval_id FROM evaluations)",
+        "llm_calls.search_id": "SELECT count(*) FROM llm_calls WHERE search_id IS NOT NULL AND search_id NOT IN "
+                               "(SELECT search_id FROM searches)",
+        "evaluations.source_eval_id": "SELECT count(*) FROM evaluations WHERE source_eval_id IS NOT NULL AND "
+                                      "source_eval_id NOT IN (SELECT eval_id FROM evaluations)",
+    }
+    assert {k: q(sql)[0][0] for k, sql in unresolved.items()} == dict.fromkeys(unresolved, 0)
+
+    # Retries logged once; the inline reference logged as its task; each search's final state.
+    assert q("SELECT count(*) FROM evaluations WHERE request_id = 'retry-1'")[0][0] == 1
+    assert q(f"SELECT DISTINCT task_id FROM evaluations WHERE batch_id = '{ids['inline']}'") == [("ci/1_add_relu",)]
+    final = q("SELECT search_id, arg_max(state, ts), arg_max(steps, ts), any_value(seed) FROM searches GROUP BY 1 ORDER BY 1")
+    assert [(s, st, n) for s, st, n, _ in final] == [(s, "done", 3) for s in sorted(ids["searches"])], final
+    # Every LLM call is a row: per search, their tokens are the search's own count
+    # (a tune step makes none; a small step two).
+    tokens = q("SELECT c.search_id, sum(c.prompt_tokens + c.completion_tokens), any_value(f.t) FROM llm_calls c "
+               "JOIN (SELECT search_id, arg_max(tokens_in + tokens_out, ts) AS t FROM searches GROUP BY 1) f "
+               "USING (search_id) GROUP BY 1")
+    assert len(tokens) == 2 and all(a == b > 0 for _, a, b in tokens), tokens
