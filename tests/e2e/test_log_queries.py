@@ -1,16 +1,18 @@
 """The log as a training set (issue 12): a mixed log built against a live `kernelgate
 serve` with a scripted LLM (rewards with prompts, an inline reference, a cache hit, a
-retried request, an episode, two searches), then the queries an ML engineer runs on it,
-in DuckDB, each asserted. Skill rules (created, hit, retired) are logged by the same
-path and are checked in Go (rollout/runner/story_test.go): the scripted LLM here never
-fails, so no rule is made."""
+retried request, an episode, two searches, and a rule created from the first search's
+failures, hit by the second's, retired by hand), then the queries an ML engineer runs
+on it, in DuckDB, each asserted."""
 
+import json
 import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from conftest import BIN, REPO, Serve
-from test_search_api import llm, sse  # noqa: F401,F811 - llm is a fixture
+from test_search_api import sse
 
 duckdb = pytest.importorskip("duckdb", reason="the trainers venv holds duckdb (make test-e2e)")
 
@@ -20,8 +22,51 @@ WRONG = KERNEL.replace("tl.maximum(x + y, 0.0)", "tl.maximum(x - y, 0.0)")
 OPTS = {"seeds": 1, "timing": False}
 
 
+BROKEN = KERNEL.replace("tl.maximum(x + y, 0.0)", "tl.foo(x + y, 0.0)")   # the same error every time
+RULE = "You cannot call tl.foo: triton.language has no such function."
+FAILS = 4   # proposals that fail: 3 make the rule (the memory's threshold), the 4th hits it
+
+
 def fenced(code, words="Here it is."):
     return f"{words}\n```python\n{code}\n```\n"
+
+
+@pytest.fixture
+def llm():
+    """An OpenAI-compatible endpoint: the first FAILS proposals call tl.foo, then the
+    honest kernel; a rule extraction gets RULE."""
+    proposals = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            text = "\n".join(m.get("content") or "" for m in body.get("messages", []))
+            if "Error signature:" in text:
+                reply = RULE
+            elif "duplicate" in text.lower():
+                reply = "NONE"
+            else:
+                proposals.append(1)
+                reply = fenced(BROKEN if len(proposals) <= FAILS else KERNEL)
+            out = {"id": "c", "object": "chat.completion", "created": 0, "model": "scripted",
+                   "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}],
+                   "usage": {"prompt_tokens": len(text) // 4, "completion_tokens": len(reply) // 4,
+                             "total_tokens": len(text) // 4 + len(reply) // 4}}
+            data = json.dumps(out).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *a):
+            pass
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    srv.shutdown()
+    srv.server_close()
 
 
 def build_log(tmp_path, llm_url):
@@ -56,6 +101,11 @@ def build_log(tmp_path, llm_url):
             end = sse(s, f"/v1/searches/{ref['search_id']}/events")[-1]
             assert end[0] == "end" and end[1]["state"] == "done", end
             ids["searches"].append(ref["search_id"])
+        status, skills = s.get("/v1/skills")
+        assert status == 200 and [k["rule"] for k in skills["skills"]] == [RULE], skills
+        ids["skill"] = skills["skills"][0]["id"]
+        status, r = s.post(f"/v1/skills/{ids['skill']}/retire", {"reason": "the test is done with it"})
+        assert status == 200, r
     finally:
         assert s.stop() == 0, s.log()
     return tmp_path / "data", ids
@@ -71,7 +121,7 @@ def export(data, fmt, out):
 def test_the_log_answers_a_trainers_questions(tmp_path, llm):  # noqa: F811
     data, ids = build_log(tmp_path, llm)
     db = duckdb.connect()
-    for table in ("evaluations", "search_steps", "searches", "episode_steps", "llm_calls"):
+    for table in ("evaluations", "search_steps", "searches", "episode_steps", "llm_calls", "skills"):
         db.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{data}/parquet/table={table}/*/*.parquet', "
                    f"hive_partitioning = true, union_by_name = true)")
     traj = export(data, "trajectories", tmp_path / "traj") / "trajectories.parquet"
@@ -123,9 +173,36 @@ def test_the_log_answers_a_trainers_questions(tmp_path, llm):  # noqa: F811
     assert q(f"SELECT DISTINCT task_id FROM evaluations WHERE batch_id = '{ids['inline']}'") == [("ci/1_add_relu",)]
     final = q("SELECT search_id, arg_max(state, ts), arg_max(steps, ts), any_value(seed) FROM searches GROUP BY 1 ORDER BY 1")
     assert [(s, st, n) for s, st, n, _ in final] == [(s, "done", 3) for s in sorted(ids["searches"])], final
+    # Skill provenance: each version's reason, the failing evaluations behind it, and the
+    # search steps whose prompts held the rule.
+    versions = q(f"SELECT version, reason FROM skills WHERE skill_id = '{ids['skill']}' ORDER BY version")
+    reasons = [r for _, r in versions]
+    assert reasons[0] == "created" and "hit" in reasons and reasons[-1].startswith("retired"), versions
+    failing = q("SELECT k.version, e.eval_id, e.status, e.error_signature FROM skills k, "
+                "unnest(k.example_eval_ids) AS x(id) JOIN evaluations e ON e.eval_id = x.id")
+    examples = q("SELECT count(*) FROM skills k, unnest(k.example_eval_ids) AS x(id)")[0][0]
+    assert len(failing) == examples >= 3 and all(st != "correct" for _, _, st, _ in failing), failing
+    assert len({sig for _, _, _, sig in failing}) == 1 and "AttributeError" in failing[0][3], failing
+    retrieved = q(f"SELECT count(*) FROM search_steps WHERE list_contains(skill_ids, '{ids['skill']}')")[0][0]
+    assert retrieved >= 1
+    extract = db.execute("SELECT count(*) FROM llm_calls WHERE purpose = 'skill.extract' AND search_id IS NULL "
+                         "AND completion = ?", [RULE]).fetchall()
+    assert extract[0][0] == 1, extract
+
     # Every LLM call is a row: per search, their tokens are the search's own count
     # (a tune step makes none; a small step two).
     tokens = q("SELECT c.search_id, sum(c.prompt_tokens + c.completion_tokens), any_value(f.t) FROM llm_calls c "
                "JOIN (SELECT search_id, arg_max(tokens_in + tokens_out, ts) AS t FROM searches GROUP BY 1) f "
                "USING (search_id) GROUP BY 1")
     assert len(tokens) == 2 and all(a == b > 0 for _, a, b in tokens), tokens
+
+    # Hugging Face datasets loads every raw table of this log and every non-empty export.
+    datasets = pytest.importorskip("datasets")
+    loaded = {}
+    for table in sorted((data / "parquet").glob("table=*")):
+        files = [str(p) for p in table.glob("date=*/part-*.parquet")]
+        loaded[table.name[6:]] = datasets.load_dataset("parquet", data_files=files, split="train").num_rows
+    assert set(loaded) >= {"evaluations", "search_steps", "searches", "episode_steps", "llm_calls", "skills"}, loaded
+    assert all(n > 0 for n in loaded.values()), loaded
+    for f in (traj, dpo, trees):
+        assert datasets.load_dataset("parquet", data_files=[str(f)], split="train").num_rows > 0, f
