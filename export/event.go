@@ -22,7 +22,8 @@ import (
 // eval_id and status are null, not 0 and "", for a step that made no node;
 // the searches table (configuration, seed, budget, state, outcome) and the
 // llm_calls table (every LLM call, its purpose, messages and cost); skills
-// rows gain reason, pattern, aliases and the on/off counts.
+// rows gain reason, pattern, aliases and the on/off counts (and keep up to 32
+// example eval ids, not 5); search_steps gain skill_versions.
 const SchemaVersion = "1.3"
 
 // Key/value metadata keys of every file the sink writes.

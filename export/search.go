@@ -53,6 +53,7 @@ type SearchStepEvent struct {
 	BestSpeedup   *float64         `json:"best_speedup,omitempty"`
 	BestNode      int              `json:"best_node"`
 	SkillIDs      []string         `json:"skill_ids"`
+	SkillVersions []int            `json:"skill_versions,omitempty"`
 	Duplicate     bool             `json:"duplicate"`
 	Error         string           `json:"error"`
 }
@@ -110,6 +111,7 @@ type SearchStep struct {
 	BestSpeedup     *float64        `parquet:"best_speedup,optional"`
 	BestNode        int64           `parquet:"best_node"`
 	SkillIDs        []string        `parquet:"skill_ids,list"`
+	SkillVersions   []int64         `parquet:"skill_versions,list"` // the version of each of skill_ids the prompt held
 	Duplicate       bool            `parquet:"duplicate"`
 	Error           string          `parquet:"error"`
 }
@@ -123,7 +125,7 @@ func SearchStepRow(ev SearchStepEvent) SearchStep {
 		Completion: ev.Completion, Code: ev.Code,
 		TokensIn: int64(ev.TokensIn), TokensOut: int64(ev.TokensOut), LatencyMS: ev.LatencyMS,
 		EvalMS: ev.EvalMS, StepMS: ev.StepMS, Model: ev.Model, Reward: ev.Reward, BestSpeedup: ev.BestSpeedup,
-		BestNode: int64(ev.BestNode), SkillIDs: nonNil(slices.Clone(ev.SkillIDs)),
+		BestNode: int64(ev.BestNode), SkillIDs: nonNil(slices.Clone(ev.SkillIDs)), SkillVersions: int64s(ev.SkillVersions),
 		Duplicate: ev.Duplicate, Error: ev.Error, HackFlags: []string{},
 	}
 	if r.PromptMessages == nil {
@@ -199,4 +201,12 @@ func skillDay(r Skill, received time.Time) time.Time {
 		return received
 	}
 	return r.LastSeen
+}
+
+func int64s(xs []int) []int64 {
+	out := make([]int64, len(xs))
+	for i, x := range xs {
+		out[i] = int64(x)
+	}
+	return out
 }

@@ -20,6 +20,7 @@ type proposal struct {
 	latency             time.Duration
 	model               string
 	used, omitted       []string
+	usedVersions        []int // the version of each used rule, as retrieved
 	err                 string
 	llmFailed           bool // err came from the LLM call itself
 }
@@ -52,7 +53,7 @@ func (s *search) data(ctx context.Context, p *proposal, parent int) promptData {
 	}
 	task := tasks.Prompt(s.cfg.TaskSource)
 	d := promptData{Task: task, TaskBody: taskBody(task), GPU: s.cfg.GPUName}
-	d.Skills, p.used, p.omitted = s.skills(ctx, sig)
+	d.Skills, p.used, p.usedVersions, p.omitted = s.skills(ctx, sig)
 	return d
 }
 
@@ -143,14 +144,14 @@ func (s *search) tune(parent int) (proposal, bool) {
 // skills retrieves up to SkillK rules for sig and leaves each out with
 // probability SkillOmitRate (the on/off comparison). A failing memory is
 // logged, never fatal: the prompt just has no rules.
-func (s *search) skills(ctx context.Context, sig string) (rules, used, omitted []string) {
+func (s *search) skills(ctx context.Context, sig string) (rules, used []string, versions []int, omitted []string) {
 	if s.deps.Skills == nil || s.cfg.SkillK == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	got, err := s.deps.Skills.Retrieve(ctx, sig, s.cfg.SkillK)
 	if err != nil {
 		s.log.Warn("skills retrieve failed", "err", err)
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	for _, sk := range got {
 		if s.rng.Float64() < s.cfg.SkillOmitRate {
@@ -158,7 +159,7 @@ func (s *search) skills(ctx context.Context, sig string) (rules, used, omitted [
 			continue
 		}
 		rules = append(rules, sk.Rule)
-		used = append(used, sk.ID)
+		used, versions = append(used, sk.ID), append(versions, sk.Version)
 	}
-	return rules, used, omitted
+	return rules, used, versions, omitted
 }

@@ -124,7 +124,7 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 		Parent: parent, Action: p.action, Prompt: p.prompt, PromptVersion: p.version,
 		Completion: p.completion, Code: p.code, TokensIn: p.tokensIn, TokensOut: p.tokensOut,
 		LatencyMS: float64(p.latency) / float64(time.Millisecond), Model: p.model,
-		SkillIDs: p.used, Error: p.err,
+		SkillIDs: p.used, SkillVersions: p.usedVersions, Error: p.err,
 	}
 	if p.action == ActionTune {
 		st.PromptVersion = "" // no prompt: the mutation is in Completion

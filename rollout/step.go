@@ -36,9 +36,11 @@ type Step struct {
 	BestSpeedup *float64         `json:"best_speedup"`
 	BestNode    int              `json:"best_node"`
 	SkillIDs    []string         `json:"skill_ids"`
-	Duplicate   bool             `json:"duplicate"`
-	Error       string           `json:"error"`
-	Time        time.Time        `json:"ts"`
+	// SkillVersions[i] is the version of SkillIDs[i] the prompt held.
+	SkillVersions []int     `json:"skill_versions,omitempty"`
+	Duplicate     bool      `json:"duplicate"`
+	Error         string    `json:"error"`
+	Time          time.Time `json:"ts"`
 }
 
 // Actions.

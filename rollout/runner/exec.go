@@ -89,7 +89,7 @@ func (m *Manager) publishStep(ctx context.Context, cfg rollout.Config, ev Event)
 		PromptVersion: s.PromptVersion, Completion: s.Completion, Code: s.Code,
 		TokensIn: s.TokensIn, TokensOut: s.TokensOut, LatencyMS: s.LatencyMS, EvalMS: s.EvalMS, StepMS: s.StepMS, Model: s.Model,
 		EvalID: s.EvalID, Verdict: s.Verdict, Reward: s.Reward, BestSpeedup: s.BestSpeedup,
-		BestNode: s.BestNode, SkillIDs: s.SkillIDs, Duplicate: s.Duplicate, Error: s.Error,
+		BestNode: s.BestNode, SkillIDs: s.SkillIDs, SkillVersions: s.SkillVersions, Duplicate: s.Duplicate, Error: s.Error,
 	}
 	for _, msg := range s.Prompt {
 		out.Prompt = append(out.Prompt, export.PromptMessage{Role: msg.Role, Content: msg.Content})

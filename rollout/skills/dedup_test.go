@@ -30,12 +30,12 @@ func TestSameSignatureIsAHit(t *testing.T) {
 	if got := f.rec.reasons(); !slices.Equal(got, []string{ReasonCreated, ReasonHit}) {
 		t.Errorf("events %v", got)
 	}
-	// Example ids stop at five.
-	for i := range 5 {
+	// Example ids stop at maxExampleIDs.
+	for i := range maxExampleIDs {
 		f.observe(t, failure(fmt.Sprintf("x%d", i), "t", "NameError: name 'q' is not defined", "c"))
 	}
-	if r := f.rules(t)[0]; len(r.ExampleEvalIDs) != maxExampleIDs || r.Hits != 9 || r.Version != 7 {
-		t.Errorf("after 9 failures: hits %d, v%d, examples %v", r.Hits, r.Version, r.ExampleEvalIDs)
+	if r := f.rules(t)[0]; len(r.ExampleEvalIDs) != maxExampleIDs || r.Hits != 4+maxExampleIDs || r.Version != 2+maxExampleIDs {
+		t.Errorf("after %d failures: hits %d, v%d, examples %v", 4+maxExampleIDs, r.Hits, r.Version, r.ExampleEvalIDs)
 	}
 }
 
@@ -63,7 +63,7 @@ func TestLLMDuplicateMerges(t *testing.T) {
 	r := rs[0]
 	alias := "NameError: global name <name> is undefined in kernel"
 	if r.ID != first.ID || r.Version != 2 || r.Hits != 6 || !slices.Equal(r.Aliases, []string{alias}) ||
-		!slices.Equal(r.ExampleEvalIDs, []string{"e0", "e1", "e2", "g0", "g1"}) || r.Rule != ruleFoo {
+		!slices.Equal(r.ExampleEvalIDs, []string{"e0", "e1", "e2", "g0", "g1", "g2"}) || r.Rule != ruleFoo {
 		t.Errorf("merged rule: %+v", r)
 	}
 	// The dedup prompt showed the existing rule.

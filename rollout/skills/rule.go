@@ -20,7 +20,9 @@ const (
 
 // Limits on what a rule carries (provenance, not a log of every failure).
 const (
-	maxExampleIDs  = 5
+	// The failing evaluations a version keeps as evidence: enough to study a
+	// rule's failures, few enough that a skills row stays small.
+	maxExampleIDs  = 32
 	maxFailingCode = 4 << 10
 )
 
@@ -39,7 +41,7 @@ type Rule struct {
 	// a correct kernel it matches retires the rule.
 	Pattern        string   `json:"pattern,omitempty"`
 	FailingCode    string   `json:"failing_code"`     // one example, at most 4 KiB
-	ExampleEvalIDs []string `json:"example_eval_ids"` // the first five
+	ExampleEvalIDs []string `json:"example_eval_ids"` // the first maxExampleIDs
 	// Torch, Triton and GPUArch are the toolchain of the latest evidence
 	// (the creating failures, then each hit): retrieval ranks rules by it.
 	Torch          string    `json:"torch"`

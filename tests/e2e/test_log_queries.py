@@ -183,8 +183,10 @@ def test_the_log_answers_a_trainers_questions(tmp_path, llm):  # noqa: F811
     examples = q("SELECT count(*) FROM skills k, unnest(k.example_eval_ids) AS x(id)")[0][0]
     assert len(failing) == examples >= 3 and all(st != "correct" for _, _, st, _ in failing), failing
     assert len({sig for _, _, _, sig in failing}) == 1 and "AttributeError" in failing[0][3], failing
-    retrieved = q(f"SELECT count(*) FROM search_steps WHERE list_contains(skill_ids, '{ids['skill']}')")[0][0]
-    assert retrieved >= 1
+    retrieved = q(f"SELECT DISTINCT r.ver, k.reason FROM (SELECT unnest(skill_ids) AS id, unnest(skill_versions) AS ver "
+                  f"FROM search_steps) r JOIN skills k ON k.skill_id = r.id AND k.version = r.ver "
+                  f"WHERE r.id = '{ids['skill']}'")
+    assert retrieved and all(reason in ("created", "hit") for _, reason in retrieved), retrieved
     extract = db.execute("SELECT count(*) FROM llm_calls WHERE purpose = 'skill.extract' AND search_id IS NULL "
                          "AND completion = ?", [RULE]).fetchall()
     assert extract[0][0] == 1, extract
