@@ -166,11 +166,12 @@ func TestVerl(t *testing.T) {
 		t.Fatalf("train %d test %d, manifest %+v", len(train), len(test), m.Files)
 	}
 	r := train[0]
-	want := verlRow{DataSource: "kernelgate/level1", Ability: VerlAbility,
-		Prompt:      []Message{{Role: "user", Content: tasks.Prompt(r.ExtraInfo.taskSource(ts))}},
+	prompt := []Message{{Role: "user", Content: tasks.Prompt(r.ExtraInfo.taskSource(ts))}}
+	want := verlRow{DataSource: "kernelgate/level1", Ability: VerlAbility, Prompt: prompt,
 		RewardModel: rewardModel{Style: "rule", GroundTruth: r.ExtraInfo.TaskID},
-		ExtraInfo:   verlExtra{Split: "train", Index: 0, TaskID: r.ExtraInfo.TaskID, Suite: "level1", Level: 1, Name: strings.TrimPrefix(r.ExtraInfo.TaskID, "level1/")},
-		TaskID:      r.ExtraInfo.TaskID}
+		ExtraInfo: verlExtra{Split: "train", Index: 0, TaskID: r.ExtraInfo.TaskID, Suite: "level1", Level: 1,
+			Name: strings.TrimPrefix(r.ExtraInfo.TaskID, "level1/"), Prompt: prompt},
+		TaskID: r.ExtraInfo.TaskID}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("row\n got %+v\nwant %+v", r, want)
 	}

@@ -35,6 +35,9 @@ type verlExtra struct {
 	Suite  string `parquet:"suite"` // the id's first segment (ci, level1, ...)
 	Level  int64  `parquet:"level"` // N for suite level<N>, 0 for others (ci, api, synthetic)
 	Name   string `parquet:"name"`  // the id's last segment
+	// Prompt repeats the prompt: verl hands compute_score extra_info, not the
+	// prompt, and the reward request logs it (clients/python verl.py).
+	Prompt []Message `parquet:"prompt,list"`
 }
 
 // VerlAbility is every verl row's ability.
@@ -53,10 +56,11 @@ func (b *build) verl() error {
 	var train, tst []verlRow
 	for _, t := range ts {
 		suite, _, _ := strings.Cut(t.ID, "/")
+		prompt := userPrompt(t.Source)
 		row := verlRow{
-			DataSource: "kernelgate/" + suite, Prompt: userPrompt(t.Source), Ability: VerlAbility,
+			DataSource: "kernelgate/" + suite, Prompt: prompt, Ability: VerlAbility,
 			RewardModel: rewardModel{Style: "rule", GroundTruth: t.ID},
-			ExtraInfo:   verlExtra{TaskID: t.ID, Suite: suite, Level: int64(datasets.LevelOf(suite)), Name: t.Name},
+			ExtraInfo:   verlExtra{TaskID: t.ID, Suite: suite, Level: int64(datasets.LevelOf(suite)), Name: t.Name, Prompt: prompt},
 			TaskID:      t.ID,
 		}
 		if test[t.ID] {

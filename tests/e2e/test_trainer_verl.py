@@ -197,6 +197,20 @@ def test_speedup_and_numpy_inputs():
         asyncio.run(compute_score("kernelgate/ci", "a", np.array([], dtype=object), client=fake))
 
 
+def test_the_prompt_in_extra_info_goes_with_the_group():
+    """kernelgate's verl export repeats each prompt in extra_info (verl hands
+    compute_score no prompt): the group's request carries them, one per sample."""
+    fake = FakeClient()
+    msgs = np.array([{"role": "user", "content": np.str_("write it")}], dtype=object)
+
+    async def group():
+        return await asyncio.gather(*(compute_score("kernelgate/ci", s, "ci/1_add_relu", {"prompt": p},
+                                                    client=fake, group_size=2) for s, p in (("a", msgs), ("b", "plain"))))
+
+    asyncio.run(group())
+    assert fake.requests[0]["prompts"] == [[{"role": "user", "content": "write it"}], "plain"], fake.requests
+
+
 def test_plain_path_loads_where_the_package_is_not_importable(tmp_path):
     """verl execs a custom_reward_function.path outside any package; the file must find
     its own package (the README's first config used to die on a relative import)."""

@@ -4,8 +4,9 @@
     reward.custom_reward_function.name=compute_score
 
 ground_truth is the task: a registered task id or the reference source. extra_info
-may carry "reward_fn" and "options"; reward_kwargs may set reward_fn, options, url,
-group_size and window_s for every sample.
+may carry "reward_fn" and "options", and "prompt" (a string or chat messages: the
+gateway logs it with the evaluation; kernelgate's verl export puts it there);
+reward_kwargs may set reward_fn, options, url, group_size and window_s for every sample.
 
 verl 0.9 has no batched reward API any more: its reward loop hands the reward
 manager one sample at a time (RewardLoopWorker.run_single, streamed from the agent
@@ -66,7 +67,7 @@ async def compute_score(data_source=None, solution_str=None, ground_truth=None, 
     coalescer = _coalescers.get(loop)
     if coalescer is None:
         coalescer = _coalescers[loop] = _Coalescer(loop)
-    resp, i = await coalescer.add(key, str(solution_str or ""), group_size, float(window_s))
+    resp, i = await coalescer.add(key, str(solution_str or ""), _prompt(info.get("prompt")), group_size, float(window_s))
     return _sample(resp, i, time.monotonic() - start)
 
 
@@ -92,13 +93,14 @@ class _Coalescer:
     def __init__(self, loop):
         self.loop, self.pending = loop, {}
 
-    def add(self, key, solution, group_size, window_s):
+    def add(self, key, solution, prompt, group_size, window_s):
         batch = self.pending.get(key)
         if batch is None:
-            batch = self.pending[key] = {"solutions": [], "futures": []}
+            batch = self.pending[key] = {"solutions": [], "prompts": [], "futures": []}
             batch["timer"] = self.loop.call_later(window_s, self._flush, key, batch)
         fut = self.loop.create_future()
         batch["solutions"].append(solution)
+        batch["prompts"].append(prompt)
         batch["futures"].append(fut)
         if group_size and len(batch["solutions"]) >= int(group_size):
             self._flush(key, batch)
@@ -114,10 +116,12 @@ class _Coalescer:
     async def _send(self, key, batch):
         task, reward_fn, options, client = key
         futures = batch["futures"]
+        # Prompts go along only when every sample has one (the gateway takes one per item or none).
+        extra = {"prompts": batch["prompts"]} if all(p is not None for p in batch["prompts"]) else {}
         try:
             resp = await self.loop.run_in_executor(_executor(), lambda: client.rewards(
                 completions=batch["solutions"], reward_fn=reward_fn, options=json.loads(options),
-                **task_fields(task)))
+                **task_fields(task), **extra))
         except Exception as e:  # every sample of the group fails with the request's error
             for f in futures:
                 if not f.done():
@@ -126,6 +130,21 @@ class _Coalescer:
         for i, f in enumerate(futures):
             if not f.done():  # a caller cancelled (its rollout was aborted)
                 f.set_result((resp, i))
+
+
+ROLES = ("system", "user", "assistant", "tool", "developer")   # openapi.yaml RewardRequest.prompts
+
+
+def _prompt(prompt):
+    """A prompt the gateway takes (a string, or {role, content} messages), or None."""
+    prompt = _plain(prompt)
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, (list, tuple)):
+        msgs = [{"role": m.get("role") if m.get("role") in ROLES else "user", "content": str(m.get("content") or "")}
+                for m in (_plain(x) for x in prompt) if isinstance(m, dict)]
+        return msgs or None
+    return None
 
 
 def _sample(resp, i, latency_s):
