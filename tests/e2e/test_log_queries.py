@@ -206,5 +206,10 @@ def test_the_log_answers_a_trainers_questions(tmp_path, llm):  # noqa: F811
         loaded[table.name[6:]] = datasets.load_dataset("parquet", data_files=files, split="train").num_rows
     assert set(loaded) >= {"evaluations", "search_steps", "searches", "episode_steps", "llm_calls", "skills"}, loaded
     assert all(n > 0 for n in loaded.values()), loaded
-    for f in (traj, dpo, trees):
+    skills = export(data, "skills", tmp_path / "skills") / "skills.parquet"
+    for f in (traj, dpo, trees, skills):
         assert datasets.load_dataset("parquet", data_files=[str(f)], split="train").num_rows > 0, f
+    arrow = export(data, "arrow", tmp_path / "arrow")
+    got = {f.stem: datasets.load_dataset("arrow", data_files=[str(f)], split="train").num_rows
+           for f in sorted(arrow.glob("*.arrow")) if f.stem != "rejected"}   # rejected: none here, an empty file
+    assert got == {k: v for k, v in loaded.items() if k != "rejected"}, (got, loaded)
