@@ -105,7 +105,8 @@ def test_verl_layout(tmp_path, logged):
         "data_source": pa.string(), "prompt": MESSAGES, "ability": pa.string(),
         "reward_model": pa.struct([("style", pa.string()), ("ground_truth", pa.string())]),
         "extra_info": pa.struct([("split", pa.string()), ("index", pa.int64()), ("task_id", pa.string()),
-                                 ("suite", pa.string()), ("level", pa.int64()), ("name", pa.string())]),
+                                 ("suite", pa.string()), ("level", pa.int64()), ("name", pa.string()),
+                                 ("prompt", MESSAGES)]),   # repeated: verl hands compute_score extra_info only
         "task_id": pa.string(),
     }
     seen = []
@@ -121,7 +122,7 @@ def test_verl_layout(tmp_path, logged):
             assert task_id in CI_IDS and row["reward_model"]["style"] == "rule"
             assert row["data_source"] == "kernelgate/ci" and row["ability"] == "triton_kernel"
             assert row["extra_info"] == {"split": split, "index": i, "task_id": task_id, "suite": "ci", "level": 0,
-                                         "name": task_id.split("/")[1]}
+                                         "name": task_id.split("/")[1], "prompt": row["prompt"]}
             assert len(row["prompt"]) == 1 and row["prompt"][0]["role"] == "user"
             source = (REPO / "datasets" / f"{task_id}.py").read_text()
             assert source.strip() in row["prompt"][0]["content"] and "ModelNew" in row["prompt"][0]["content"]
