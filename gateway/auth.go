@@ -30,6 +30,7 @@ type scopeRule struct {
 var routeScopes = []scopeRule{
 	{path: "/healthz", open: true},
 	{path: "/readyz", open: true},
+	{path: "/openapi.yaml", open: true}, // the contract is no secret
 	{path: "/v1/rewards", scope: apikey.Reward},
 	{path: "/v1/evaluations", scope: apikey.Reward},
 	{path: "/v1/episodes", scope: apikey.Reward},

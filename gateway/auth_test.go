@@ -67,6 +67,7 @@ func TestAuthScopes(t *testing.T) {
 	}{
 		{"health is open", "GET", "/healthz", "/healthz", "", 200, "", ""},
 		{"readiness is open", "GET", "/readyz", "/readyz", "", 503, CodeNotReady, "no worker"},
+		{"the contract is open", "GET", "/openapi.yaml", "", "", 200, "", ""}, // YAML: TestServesItsOpenAPI
 		{"no header", "POST", "/v1/rewards", "/v1/rewards", "", 401, CodeUnauthorized, "Authorization: Bearer"},
 		{"basic auth", "POST", "/v1/rewards", "/v1/rewards", "Basic dXNlcjpwYXNz", 401, CodeUnauthorized, "must be Bearer"},
 		{"bearer without key", "POST", "/v1/rewards", "/v1/rewards", "Bearer ", 401, CodeUnauthorized, "no key"},
@@ -253,6 +254,7 @@ func TestEveryRouteHasAScope(t *testing.T) {
 		"GET /v1/skills":              {method: "GET", path: "/v1/skills", scope: apikey.Search},
 		"POST /v1/skills/:id/retire":  {path: "/v1/skills", scope: apikey.Admin},
 		"GET /healthz":                {path: "/healthz", open: true},
+		"GET /openapi.yaml":           {path: "/openapi.yaml", open: true},
 		"GET /v1/rewardsX":            {},
 	} {
 		method, path, _ := strings.Cut(route, " ")

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -8,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgate/kernelgate/internal/kgtest"
-
+	"github.com/kernelgate/kernelgate"
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
 const ref = "import torch\nclass Model(torch.nn.Module):\n    pass\n"
@@ -229,5 +230,15 @@ func TestRewardPrompts(t *testing.T) {
 	}
 	if spec, aerr := parseRewardRequest([]byte(`{"task_id":"ci/1_add_relu","codes":["a"]}`), cfg); aerr != nil || spec.promptOf(0) != nil {
 		t.Errorf("no prompts: %+v %v", spec.prompts, aerr)
+	}
+}
+
+// The gateway serves its contract, byte for byte the embedded openapi.yaml.
+func TestServesItsOpenAPI(t *testing.T) {
+	srv := New(Config{}, Deps{Log: kgtest.Logger(t)})
+	rec := do(t, srv.Handler(), http.MethodGet, "/openapi.yaml", nil)
+	if rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), kernelgate.OpenAPI) ||
+		!strings.HasPrefix(rec.Header().Get("Content-Type"), "application/yaml") {
+		t.Fatalf("%d %v: %.80s", rec.Code, rec.Header(), rec.Body)
 	}
 }

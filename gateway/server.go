@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/kernelgate/kernelgate"
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/episode"
 	"github.com/kernelgate/kernelgate/gateway/apikey"
@@ -175,6 +176,7 @@ func (s *Server) routes() http.Handler {
 	})
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, health{Status: "ok"}) })
 	r.GET("/readyz", s.readyz)
+	r.GET("/openapi.yaml", func(c *gin.Context) { c.Data(http.StatusOK, "application/yaml", kernelgate.OpenAPI) })
 	r.POST("/v1/rewards", s.rewards)
 	s.taskRoutes(r)    // tasks.go
 	s.episodeRoutes(r) // episodes.go
