@@ -296,3 +296,13 @@ func FuzzBearer(f *testing.F) {
 		}
 	})
 }
+
+// Error messages arrive as written: "<key>", not "\u003ckey\u003e".
+func TestErrorMessagesAreNotHTMLEscaped(t *testing.T) {
+	f, _ := keyFile(t, map[string]string{"trainer": "reward"})
+	srv := New(Config{}, Deps{Bus: startBus(t, bus.Options{}), Keys: apikey.NewKeyring(f), Log: kgtest.Logger(t)})
+	rec := request(t, srv.Handler(), "POST", "/v1/rewards", "", []byte("{"))
+	if rec.Code != 401 || !strings.Contains(rec.Body.String(), "Bearer <key>") || strings.Contains(rec.Body.String(), `\u003c`) {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+}

@@ -116,5 +116,7 @@ func abort(c *gin.Context, e *apiError) {
 	if e.retryAfter > 0 {
 		c.Header("Retry-After", strconv.Itoa(e.retryAfter))
 	}
-	c.AbortWithStatusJSON(e.status, e)
+	// PureJSON: a message reads "Bearer <key>", not "Bearer \u003ckey\u003e".
+	c.Abort()
+	c.PureJSON(e.status, e)
 }
