@@ -42,6 +42,9 @@ func (f *fakeSearches) notifyLocked() {
 func (f *fakeSearches) Start(_ context.Context, req runner.Request) (runner.Status, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if req.TaskID == "ci/nope" {
+		return runner.Status{}, fmt.Errorf("%w: unknown task_id %q", runner.ErrTaskNotFound, req.TaskID)
+	}
 	switch req.Reference {
 	case "BAD":
 		return runner.Status{}, fmt.Errorf("%w: cannot reach %s with key %s", runner.ErrBadRequest, req.LLM.BaseURL, req.LLM.APIKey)

@@ -77,6 +77,9 @@ func (s *Server) startSearch(c *gin.Context) {
 	req.Options = &opts
 	st, err := svc.Start(c.Request.Context(), req)
 	switch {
+	case errors.Is(err, runner.ErrTaskNotFound): // 404, as everywhere else a task_id is unknown
+		abort(c, newError(CodeTaskNotFound, "task_id", "%s", redact(err.Error(), req.LLM.APIKey)))
+		return
 	case errors.Is(err, runner.ErrBadRequest):
 		abort(c, newError(CodeInvalidRequest, "", "%s", redact(err.Error(), req.LLM.APIKey)))
 		return

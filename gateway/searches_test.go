@@ -124,6 +124,7 @@ func TestSearchErrors(t *testing.T) {
 		want   string
 	}{
 		{"runner refuses", "POST", "/v1/searches", "/v1/searches", map[string]any{"reference": "BAD", "steps": 1, "llm": key}, 400, CodeInvalidRequest, "", "cannot reach http://down/v1"},
+		{"unknown task", "POST", "/v1/searches", "/v1/searches", map[string]any{"task_id": "ci/nope", "steps": 1}, 404, CodeTaskNotFound, "task_id", "ci/nope"},
 		{"runner fails", "POST", "/v1/searches", "/v1/searches", map[string]any{"reference": "FAIL", "steps": 1, "llm": key}, 500, CodeInternal, "", "see the server's log"},
 		{"malformed", "POST", "/v1/searches", "/v1/searches", []byte(`{"steps":`), 400, CodeBadJSON, "", "malformed"},
 		{"unknown field", "POST", "/v1/searches", "/v1/searches", map[string]any{"steps": 1, "budget": 3}, 400, CodeBadJSON, "budget", "unknown field"},

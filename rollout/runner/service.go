@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/kernelgate/kernelgate/harness"
@@ -106,4 +107,7 @@ type Service interface {
 var (
 	ErrNotFound   = errors.New("no such search")
 	ErrBadRequest = errors.New("bad search request")
+	// ErrTaskNotFound: the request names a task_id no suite or API call
+	// registered (it wraps ErrBadRequest too).
+	ErrTaskNotFound = fmt.Errorf("%w: unknown task", ErrBadRequest)
 )
