@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -39,6 +40,7 @@ type Bus struct {
 	batches  jetstream.KeyValue
 	inflight *Bucket
 	requests *Bucket
+	dirLock  *os.File // the data directory's lock (embedded store only)
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed by the nats ClosedHandler
@@ -85,6 +87,11 @@ func (b *Bus) connect(ctx context.Context) error {
 	}
 	url := b.opts.URL
 	if url == "" {
+		lock, err := lockDataDir(b.opts.DataDir)
+		if err != nil {
+			return err
+		}
+		b.dirLock = lock
 		srv, err := startEmbedded(b.opts, b.log, timeout)
 		if err != nil {
 			return err
@@ -214,6 +221,9 @@ func (b *Bus) Close() {
 		if b.srv != nil {
 			b.srv.Shutdown()
 			b.srv.WaitForShutdown()
+		}
+		if b.dirLock != nil {
+			b.dirLock.Close() // the store is closed: another process may open it
 		}
 	})
 }

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,4 +106,24 @@ func TestRestartKeepsEvents(t *testing.T) {
 	if len(got) != 3 || got[0].ID != "a" || got[2].ID != "c" {
 		t.Fatalf("after restart got %+v, want events a, b, c", got)
 	}
+}
+
+// One embedded store, one process: a second Open on the same data
+// directory is refused with who holds it, and the first's Close frees it.
+func TestDataDirectoryHasOneOwner(t *testing.T) {
+	dir := t.TempDir()
+	first, err := Open(t.Context(), Options{DataDir: dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(t.Context(), Options{DataDir: dir}, nil)
+	if err == nil || !strings.Contains(err.Error(), "in use by another kernelgate process (pid") || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("second open: %v", err)
+	}
+	first.Close()
+	again, err := Open(t.Context(), Options{DataDir: dir}, nil)
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	again.Close()
 }
