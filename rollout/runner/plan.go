@@ -79,7 +79,7 @@ func (m *Manager) resolveTask(ctx context.Context, req Request, cfg *rollout.Con
 	}
 	t, err := m.deps.Tasks.Get(ctx, req.TaskID)
 	if errors.Is(err, tasks.ErrNotFound) {
-		return fmt.Errorf("%w: unknown task_id %q (GET /v1/tasks lists them)", ErrTaskNotFound, req.TaskID)
+		return fmt.Errorf("%w %q (GET /v1/tasks lists them)", ErrTaskNotFound, req.TaskID)
 	}
 	if err != nil {
 		return fmt.Errorf("runner: task %s: %w", req.TaskID, err)

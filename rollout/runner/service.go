@@ -109,5 +109,5 @@ var (
 	ErrBadRequest = errors.New("bad search request")
 	// ErrTaskNotFound: the request names a task_id no suite or API call
 	// registered (it wraps ErrBadRequest too).
-	ErrTaskNotFound = fmt.Errorf("%w: unknown task", ErrBadRequest)
+	ErrTaskNotFound = fmt.Errorf("%w: unknown task_id", ErrBadRequest)
 )

@@ -71,7 +71,7 @@ def test_search_streams_to_its_end(tmp_path, llm):
         status, sk = srv.get("/v1/skills")
         assert status == 200 and sk == {"skills": []}, sk
         status, bad = srv.post("/v1/searches", {"task_id": "ci/no_such_task", "steps": 3})
-        assert status == 400, bad
+        assert status == 404 and bad["code"] == "task_not_found" and bad["field"] == "task_id", bad
         status, _ = srv.get("/v1/searches/s_nope")
         assert status == 404
     finally:
