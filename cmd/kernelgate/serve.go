@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -100,6 +101,12 @@ func newServeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			srv := gateway.New(gcfg, deps)
+			// Listen before saying "serving": a busy port is the one error, not
+			// a line after a false start.
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("cannot listen on %s: %w", addr, err)
+			}
 
 			// Shutdown order: the HTTP server drains first (its in-flight
 			// requests wait on the workers); then the workers stop (a job
@@ -119,7 +126,7 @@ func newServeCmd(g *globals) *cobra.Command {
 				hctx, stop := context.WithCancel(gctx) // a failed worker or sink stops the server too
 				defer stop()
 				defer context.AfterFunc(ctx, stop)()
-				err := srv.Run(hctx)
+				err := srv.Serve(hctx, ln)
 				if mgr != nil {
 					mgr.Close() // running searches stay resumable at the next start
 				}
@@ -129,7 +136,7 @@ func newServeCmd(g *globals) *cobra.Command {
 				stopSink()
 				return err
 			})
-			fmt.Fprintf(g.stderr, "kernelgate: serving on http://%s (data %s, %s)\n", addr, dataDir, sup.Mode())
+			fmt.Fprintf(g.stderr, "kernelgate: serving on http://%s (data %s, %s)\n", ln.Addr(), dataDir, sup.Mode())
 			return eg.Wait()
 		},
 	}
