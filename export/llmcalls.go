@@ -53,7 +53,7 @@ type LLMCall struct {
 func LLMCallRow(ev LLMCallEvent) LLMCall {
 	r := LLMCall{
 		EventID: ev.EventID, TS: rowTime(ev.Time), CallID: ev.CallID, Purpose: ev.Purpose, Model: ev.Model,
-		Messages: nonNilPrompt(ev.Messages), Completion: ev.Completion,
+		Messages: nonNil(ev.Messages), Completion: ev.Completion,
 		PromptTokens: int64(ev.PromptTokens), CompletionTokens: int64(ev.CompletionTokens), LatencyMS: ev.LatencyMS,
 	}
 	if ev.SearchID != "" {

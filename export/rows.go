@@ -131,7 +131,7 @@ func EvaluationRow(ev EvaluationEvent) Evaluation {
 		EventID: ev.EventID, TS: rowTime(ev.Time),
 		EvalID: ev.EvalID, BatchID: ev.BatchID, RequestID: ev.RequestID, ClientID: ev.ClientID,
 		TaskID: ev.TaskID, TaskName: v.TaskName, TaskHash: v.TaskHash, CodeHash: v.CodeHash,
-		Code: ev.Code, Completion: ev.Completion, Prompt: nonNilPrompt(ev.Prompt), RewardFn: ev.RewardFn, Reward: ev.Reward, Cached: ev.Cached,
+		Code: ev.Code, Completion: ev.Completion, Prompt: nonNil(ev.Prompt), RewardFn: ev.RewardFn, Reward: ev.Reward, Cached: ev.Cached,
 		Options:    optionsRow(ev.Options),
 		TaskSource: ev.TaskSource,
 
@@ -172,7 +172,7 @@ func EvaluationRow(ev EvaluationEvent) Evaluation {
 func EpisodeStepRow(ev EpisodeStepEvent) EpisodeStep {
 	r := EpisodeStep{
 		EventID: ev.EventID, TS: rowTime(ev.Time), EpisodeID: ev.EpisodeID, Turn: int64(ev.Turn),
-		ClientID: ev.ClientID, TaskID: ev.TaskID, Prompt: nonNilPrompt(ev.Prompt), Completion: ev.Completion,
+		ClientID: ev.ClientID, TaskID: ev.TaskID, Prompt: nonNil(ev.Prompt), Completion: ev.Completion,
 		Observation: ev.Observation, Reward: ev.Reward, Done: ev.Done, MaxTurns: int64(ev.MaxTurns),
 		EvalID: ev.EvalID, Status: ev.Status, Speedup: ev.Speedup,
 	}
@@ -201,9 +201,9 @@ func int64Ptr(p *int) *int64 {
 
 // nonNil returns s, or an empty list for nil: a list column reads back as
 // empty, never null, so rows compare equal after a round trip.
-func nonNil(s []string) []string {
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }
@@ -220,13 +220,6 @@ func stageTimes(m map[string]float64) []StageTime {
 		out = append(out, StageTime{Stage: k, MS: m[k]})
 	}
 	return out
-}
-
-func nonNilPrompt(p []PromptMessage) []PromptMessage {
-	if p == nil {
-		return []PromptMessage{}
-	}
-	return p
 }
 
 // OptionsRow is harness.Options as a column group.

@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,9 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
-	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
 func TestArrowReadsBack(t *testing.T) {
@@ -79,24 +76,11 @@ func TestArrowReadsBack(t *testing.T) {
 // The search's tables go into the Arrow export where the log has them.
 func TestArrowHasTheSearchTables(t *testing.T) {
 	dir := sampleLog(t)
-	s, err := export.NewSink(filepath.Join(dir, LogDir), "w2", kgtest.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var batch []bus.Event
-	add := func(subject, id string, v any) {
-		data, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		batch = append(batch, bus.Event{ID: id, Subject: subject, Data: data, NumDelivered: 1})
-	}
-	add(export.SubjectSearchStep, "s_1.1", export.SearchStepEvent{EventID: "s_1.1", Time: t0, SearchID: "s_1", Seq: 1, TaskID: "ci/a", Action: "large", Error: "no code"})
-	add(export.SubjectSearch, "s_1.running.0", export.SearchEvent{EventID: "s_1.running.0", Time: t0, SearchID: "s_1", TaskID: "ci/a", State: "running"})
-	add(export.SubjectSearch, "s_1.done.1", export.SearchEvent{EventID: "s_1.done.1", Time: t0.Add(time.Minute), SearchID: "s_1", TaskID: "ci/a", State: "done", Steps: 1})
-	if err := s.Handle(t.Context(), batch); err != nil {
-		t.Fatal(err)
-	}
+	logEvents(t, dir, "w2",
+		logged{export.SubjectSearchStep, "s_1.1", export.SearchStepEvent{EventID: "s_1.1", Time: t0, SearchID: "s_1", Seq: 1, TaskID: "ci/a", Action: "large", Error: "no code"}},
+		logged{export.SubjectSearch, "s_1.running.0", export.SearchEvent{EventID: "s_1.running.0", Time: t0, SearchID: "s_1", TaskID: "ci/a", State: "running"}},
+		logged{export.SubjectSearch, "s_1.done.1", export.SearchEvent{EventID: "s_1.done.1", Time: t0.Add(time.Minute), SearchID: "s_1", TaskID: "ci/a", State: "done", Steps: 1}},
+	)
 	_, m := runExport(t, dir, Request{Format: "arrow"})
 	if m.Files["search_steps.arrow"] != 1 || m.Files["searches.arrow"] != 2 {
 		t.Fatalf("files %+v", m.Files)

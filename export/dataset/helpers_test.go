@@ -65,17 +65,34 @@ func (e ev) event() export.EvaluationEvent {
 // writeLog logs evs through the real sink under dataDir/parquet.
 func writeLog(t *testing.T, dataDir string, evs ...ev) {
 	t.Helper()
-	s, err := export.NewSink(filepath.Join(dataDir, LogDir), "w1", kgtest.Logger(t))
+	var out []logged
+	for _, e := range evs {
+		out = append(out, logged{export.SubjectEvaluation, e.id, e.event()})
+	}
+	logEvents(t, dataDir, "w1", out...)
+}
+
+// logged is one event for logEvents: its subject, its bus id and its body.
+type logged struct {
+	subject, id string
+	body        any
+}
+
+// logEvents logs evs as one batch through the real sink under
+// dataDir/parquet, as writer (its part files' names).
+func logEvents(t *testing.T, dataDir, writer string, evs ...logged) {
+	t.Helper()
+	s, err := export.NewSink(filepath.Join(dataDir, LogDir), writer, kgtest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var batch []bus.Event
 	for _, e := range evs {
-		data, err := json.Marshal(e.event())
+		data, err := json.Marshal(e.body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		batch = append(batch, bus.Event{ID: e.id, Subject: export.SubjectEvaluation, Data: data, NumDelivered: 1})
+		batch = append(batch, bus.Event{ID: e.id, Subject: e.subject, Data: data, NumDelivered: 1})
 	}
 	if err := s.Handle(t.Context(), batch); err != nil {
 		t.Fatal(err)

@@ -1,13 +1,10 @@
 package dataset
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"testing"
 
-	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
 // mixedLog logs a reward batch (sampleLog), a two-turn episode and a search
@@ -22,27 +19,14 @@ func mixedLog(t *testing.T) string {
 		ev{id: "s_1-1", task: "ci/a", code: "n1", status: ok, speedup: 1.0, min: 4},
 		ev{id: "s_1-2", task: "ci/a", code: "n2", status: ok, speedup: 2.0, min: 5},
 	)
-	s, err := export.NewSink(filepath.Join(dir, LogDir), "w2", kgtest.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var batch []bus.Event
-	add := func(subject, id string, v any) {
-		data, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		batch = append(batch, bus.Event{ID: id, Subject: subject, Data: data, NumDelivered: 1})
-	}
 	two := 2.0
-	add(export.SubjectEpisodeStep, "ep_1-t1", export.EpisodeStepEvent{EventID: "ep_1-t1", Time: t0, EpisodeID: "ep_1", Turn: 1, TaskID: "ci/a", EvalID: "ep_1-1", Status: "incorrect"})
-	add(export.SubjectEpisodeStep, "ep_1-t2", export.EpisodeStepEvent{EventID: "ep_1-t2", Time: t0, EpisodeID: "ep_1", Turn: 2, TaskID: "ci/a", EvalID: "ep_1-2", Status: "correct", Done: true, DoneReason: "solved"})
-	add(export.SubjectSearchStep, "s_1.1", export.SearchStepEvent{EventID: "s_1.1", Time: t0, SearchID: "s_1", Seq: 1, TaskID: "ci/a", Action: "large", Node: 1, Parent: 0, EvalID: "s_1-1"})
-	add(export.SubjectSearchStep, "s_1.2", export.SearchStepEvent{EventID: "s_1.2", Time: t0, SearchID: "s_1", Seq: 2, TaskID: "ci/a", Action: "small", Error: "no code"})
-	add(export.SubjectSearchStep, "s_1.3", export.SearchStepEvent{EventID: "s_1.3", Time: t0, SearchID: "s_1", Seq: 3, TaskID: "ci/a", Action: "small", Node: 2, Parent: 1, EvalID: "s_1-2", BestSpeedup: &two})
-	if err := s.Handle(t.Context(), batch); err != nil {
-		t.Fatal(err)
-	}
+	logEvents(t, dir, "w2",
+		logged{export.SubjectEpisodeStep, "ep_1-t1", export.EpisodeStepEvent{EventID: "ep_1-t1", Time: t0, EpisodeID: "ep_1", Turn: 1, TaskID: "ci/a", EvalID: "ep_1-1", Status: "incorrect"}},
+		logged{export.SubjectEpisodeStep, "ep_1-t2", export.EpisodeStepEvent{EventID: "ep_1-t2", Time: t0, EpisodeID: "ep_1", Turn: 2, TaskID: "ci/a", EvalID: "ep_1-2", Status: "correct", Done: true, DoneReason: "solved"}},
+		logged{export.SubjectSearchStep, "s_1.1", export.SearchStepEvent{EventID: "s_1.1", Time: t0, SearchID: "s_1", Seq: 1, TaskID: "ci/a", Action: "large", Node: 1, Parent: 0, EvalID: "s_1-1"}},
+		logged{export.SubjectSearchStep, "s_1.2", export.SearchStepEvent{EventID: "s_1.2", Time: t0, SearchID: "s_1", Seq: 2, TaskID: "ci/a", Action: "small", Error: "no code"}},
+		logged{export.SubjectSearchStep, "s_1.3", export.SearchStepEvent{EventID: "s_1.3", Time: t0, SearchID: "s_1", Seq: 3, TaskID: "ci/a", Action: "small", Node: 2, Parent: 1, EvalID: "s_1-2", BestSpeedup: &two}},
+	)
 	return dir
 }
 
