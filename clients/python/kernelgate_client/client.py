@@ -188,6 +188,31 @@ class Client:
             raise _Transient(_describe(e)) from None
 
 
+PROMPT_ROLES = ("system", "user", "assistant", "tool", "developer")   # openapi.yaml RewardRequest.prompts
+
+
+def log_prompt(prompt):
+    """A trainer's prompt as the gateway logs it (RewardRequest.prompts): a string as
+    is, chat messages with text contents; None for anything else, or no message. A role
+    the gateway does not know becomes "user": a log field must not fail a training step."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, (list, tuple)):
+        msgs = [{"role": m.get("role") if m.get("role") in PROMPT_ROLES else "user", "content": message_text(m.get("content"))}
+                for m in prompt if isinstance(m, dict)]
+        return msgs or None
+    return None
+
+
+def message_text(content):
+    """A message's text: a string, or the text parts of a multimodal content list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
 def rewards_by_group(client, completions, groups, max_workers=8, prompts=None):
     """Rewards of completions[i] under groups[i] = (task, reward_fn, options), one request
     per distinct group, so that a GRPO group is evaluated as one batch; up to max_workers

@@ -38,10 +38,9 @@ rewards nobody measured.
 import asyncio
 import math
 
-from .client import Client, rewards_by_group
+from .client import Client, log_prompt, message_text, rewards_by_group
 
 # Verdict.status in openapi.yaml: a closed enum.
-PROMPT_ROLES = ("system", "user", "assistant", "tool", "developer")   # openapi.yaml RewardRequest.prompts
 STATUSES = ("correct", "incorrect", "compile_error", "runtime_error", "timeout",
             "resource_limit", "reward_hack", "invalid_submission", "harness_error")
 
@@ -133,27 +132,14 @@ def _text(completion):
     if isinstance(completion, str):
         return completion
     if isinstance(completion, list):
-        return "".join(_content(m.get("content")) for m in completion if isinstance(m, dict)
+        return "".join(message_text(m.get("content")) for m in completion if isinstance(m, dict)
                        and m.get("role", "assistant") == "assistant")
     raise TypeError(f"completion of type {type(completion).__name__}: want str or a list of messages")
 
 
 def _prompt(prompt):
-    """A prompt as the gateway logs it: the text, or the messages with text contents."""
-    if isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, list):
-        # A role the gateway does not know must not fail a training step over a log field.
-        msgs = [{"role": m.get("role") if m.get("role") in PROMPT_ROLES else "user", "content": _content(m.get("content"))}
-                for m in prompt if isinstance(m, dict)]
-        return msgs or ""
+    """One prompt for the request: every item needs one, so what log_prompt cannot read
+    goes as text."""
+    if isinstance(prompt, (str, list, tuple)):
+        return log_prompt(prompt) or ""
     return str(prompt)
-
-
-def _content(content):
-    """A message's text: a string, or the text parts of a multimodal content list."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return ""

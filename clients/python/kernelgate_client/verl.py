@@ -36,14 +36,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 if __package__:
-    from .client import Client, task_fields
+    from .client import Client, log_prompt, task_fields
 else:
     # verl loads a custom_reward_function.path by file location, outside any package,
     # where relative imports fail; import the package this file lives in instead.
     _root = str(Path(__file__).resolve().parents[1])
     if _root not in sys.path:
         sys.path.insert(0, _root)
-    from kernelgate_client.client import Client, task_fields
+    from kernelgate_client.client import Client, log_prompt, task_fields
 
 WINDOW_S = 2.0
 MAX_IN_FLIGHT = 64  # group requests in flight per process; each holds a thread while it waits
@@ -67,7 +67,7 @@ async def compute_score(data_source=None, solution_str=None, ground_truth=None, 
     coalescer = _coalescers.get(loop)
     if coalescer is None:
         coalescer = _coalescers[loop] = _Coalescer(loop)
-    resp, i = await coalescer.add(key, str(solution_str or ""), _prompt(info.get("prompt")), group_size, float(window_s))
+    resp, i = await coalescer.add(key, str(solution_str or ""), log_prompt(_plain(info.get("prompt"))), group_size, float(window_s))
     return _sample(resp, i, time.monotonic() - start)
 
 
@@ -130,21 +130,6 @@ class _Coalescer:
         for i, f in enumerate(futures):
             if not f.done():  # a caller cancelled (its rollout was aborted)
                 f.set_result((resp, i))
-
-
-ROLES = ("system", "user", "assistant", "tool", "developer")   # openapi.yaml RewardRequest.prompts
-
-
-def _prompt(prompt):
-    """A prompt the gateway takes (a string, or {role, content} messages), or None."""
-    prompt = _plain(prompt)
-    if isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, (list, tuple)):
-        msgs = [{"role": m.get("role") if m.get("role") in ROLES else "user", "content": str(m.get("content") or "")}
-                for m in (_plain(x) for x in prompt) if isinstance(m, dict)]
-        return msgs or None
-    return None
 
 
 def _sample(resp, i, latency_s):
