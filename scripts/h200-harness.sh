@@ -355,6 +355,43 @@ except Exception as e:
 PY
 fi
 
+if [ "$phase" = v10all ]; then
+  # Every issue-10 figure at one commit, one call: the GPU suite (4 test workers), level2
+  # throughput (REPEAT per kernel, 16 in flight), fidelity on heavy and level2, and the heavy
+  # suite's check with its manifest entries (copied to $OUT to bring back).
+  (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 150 python3 -m pytest -q -n 4 \
+      -p no:cacheprovider --tb=line tests/test_hacks.py tests/test_eval_gpu.py tests/test_solutions.py) \
+      > "$out/pytest-gpu.log" 2>&1; echo "pytest rc=$?"
+  timeout $((20 + 10 * ${REPEAT:-12})) $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 \
+      --repeat ${REPEAT:-12} --concurrency 16 --json > "$out/l2.json" 2> "$out/l2.err"; echo "level2 rc=$?"
+  for s in heavy level2; do
+    timeout 110 $kg bench --fidelity --tasks datasets/$s --kernels datasets/solutions/$s --repeat 1 --json \
+        > "$out/fidelity-$s.json" 2> "$out/fidelity-$s.err"; echo "fidelity $s rc=$?"
+  done
+  timeout 110 $kg tasks check datasets/heavy --manifest datasets/manifest.json > "$out/heavy-check.txt" 2>&1
+  echo "heavy check rc=$?"; cp datasets/manifest.json "$out/manifest.json"
+  grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -6
+  tail -4 "$out/heavy-check.txt"
+  python3 - "$out" <<'PY'
+import json, sys, statistics as st
+out = sys.argv[1]
+try:
+    b = json.load(open(f"{out}/l2.json"))
+    print(f"level2: {b['evals_per_s']:.3f} evals/s over {b['evals']} {b['statuses']}")
+except Exception as e:
+    print("level2", e)
+for s in ("heavy", "level2"):
+    try:
+        d = json.load(open(f"{out}/fidelity-{s}.json"))
+        print(f"{s} fidelity:", json.dumps(d["summary"]), "excluded", [e["task"] for e in d.get("excluded") or []])
+        for p in d.get("passes") or []:
+            r = p.get("report") or {}
+            print("  pass", p.get("name"), "conc", p.get("concurrency"), "evals/s", round(r.get("evals_per_s") or 0, 3), r.get("statuses"))
+    except Exception as e:
+        print(s, "fidelity", e)
+PY
+fi
+
 if [ "$phase" = ab4 ]; then
   # Level2 throughput, this build against OLD, one run each in the order new, old, new, old
   # (REPEAT per kernel, 16 in flight).
