@@ -10,7 +10,7 @@ import (
 // are too large for a CPU): their entries come from a CPU check at shape
 // level. Take a suite out once `kernelgate tasks check datasets/<suite>
 // --manifest datasets/manifest.json` has run on a GPU.
-var awaitingGPU = map[string]bool{"heavy": true}
+var awaitingGPU = map[string]bool{}
 
 // The project's manifest describes exactly the project's tasks: a task
 // added, renamed or re-tagged without re-running `kernelgate tasks check
