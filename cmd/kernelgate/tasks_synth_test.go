@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -18,7 +19,7 @@ func TestTasksSynthFlags(t *testing.T) {
 		{"n zero", []string{"--n", "0", "--out", out}, "--n must be in 1..10000"},
 		{"n too big", []string{"--n", "10001", "--out", out}, "--n must be in 1..10000"},
 		{"n not a number", []string{"--n", "x", "--out", out}, "invalid argument"},
-		{"bad size", []string{"--n", "2", "--out", out, "--size", "huge"}, `--size: size "huge": want small or gpu`},
+		{"bad size", []string{"--n", "2", "--out", out, "--size", "huge"}, `--size "huge": want auto, small or gpu`},
 		{"no out", []string{"--n", "2"}, "required flag"},
 		{"bad seed", []string{"--n", "2", "--out", out, "--seed", "1.5"}, "invalid argument"},
 		{"extra argument", []string{"--n", "2", "--out", out, "more"}, "unknown command"},
@@ -62,7 +63,8 @@ func TestTasksSynthWrites(t *testing.T) {
 		t.Fatalf("synth.json: %v\n%s", err, raw)
 	}
 	if m.Generator < 1 || m.N != 12 || m.Seed != 5 || m.Size != "small" || len(m.Files) != 12 ||
-		filepath.Join(out, m.Files[0].File) != py[0] || len(m.Files[0].Ops) < 2 || m.Files[0].DType == "" {
+		!strings.HasPrefix(m.Files[0].File, "1_") || !slices.Contains(py, filepath.Join(out, m.Files[0].File)) ||
+		len(m.Files[0].Ops) < 2 || m.Files[0].DType == "" {
 		t.Errorf("synth.json: %+v", m)
 	}
 
@@ -85,5 +87,70 @@ func TestTasksSynthWrites(t *testing.T) {
 	}
 	if string(first) != string(again) {
 		t.Error("same flags, different bytes")
+	}
+}
+
+// --size auto (the default) follows the device: gpu where a GPU is visible,
+// else small; an explicit --size wins.
+func TestTasksSynthDefaultSize(t *testing.T) {
+	tests := []struct {
+		name string
+		gpu  bool
+		args []string
+		want string
+	}{
+		{"gpu visible", true, nil, "gpu"},
+		{"no gpu", false, nil, "small"},
+		{"auto spelled out", false, []string{"--size", "auto"}, "small"},
+		{"explicit gpu without one", false, []string{"--size", "gpu"}, "gpu"},
+		{"explicit small with one", true, []string{"--size", "small"}, "small"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			probe := gpuHere
+			t.Cleanup(func() { gpuHere = probe })
+			gpuHere = func() bool { return tt.gpu }
+			out := filepath.Join(t.TempDir(), "s")
+			code, _, errs := runCmd(t, append([]string{"tasks", "synth", "--n", "1", "--out", out, "--quiet"}, tt.args...)...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			var m struct {
+				Size string `json:"size"`
+			}
+			raw, err := os.ReadFile(filepath.Join(out, "synth.json"))
+			if err != nil || json.Unmarshal(raw, &m) != nil || m.Size != tt.want {
+				t.Errorf("size %q, want %q (%v)", m.Size, tt.want, err)
+			}
+		})
+	}
+}
+
+// The same task is the same file whatever --n: task 1..3 of --n 3 and of
+// --n 12 have one name and one content.
+func TestTasksSynthNamesIndependentOfN(t *testing.T) {
+	files := func(n string) map[string]string {
+		out := filepath.Join(t.TempDir(), "s")
+		if code, _, errs := runCmd(t, "tasks", "synth", "--n", n, "--seed", "3", "--size", "small", "--out", out, "--quiet"); code != exitOK {
+			t.Fatalf("--n %s: exit %d: %s", n, code, errs)
+		}
+		py, _ := filepath.Glob(filepath.Join(out, "*.py"))
+		got := map[string]string{}
+		for _, p := range py {
+			got[filepath.Base(p)] = readFileT(t, p)
+		}
+		return got
+	}
+	few, many := files("3"), files("12")
+	if len(few) != 3 || len(many) != 12 {
+		t.Fatalf("%d and %d files", len(few), len(many))
+	}
+	for name, src := range few {
+		if many[name] != src {
+			t.Errorf("%s: not the same file for --n 3 and --n 12", name)
+		}
+		if !strings.HasPrefix(name, "1_") && !strings.HasPrefix(name, "2_") && !strings.HasPrefix(name, "3_") {
+			t.Errorf("file %s", name)
+		}
 	}
 }

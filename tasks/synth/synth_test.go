@@ -30,19 +30,25 @@ func TestSeedsDiffer(t *testing.T) {
 	}
 }
 
-// Task i must not depend on N: only the file name's padding may.
+// Task i must not depend on N, its file name included: the same task is
+// the same file (and task id) whatever --n made it.
 func TestTaskIndependentOfN(t *testing.T) {
-	few, many := GenerateAll(Presets["small"], 7, 5), GenerateAll(Presets["small"], 7, 50)
+	few, many := GenerateAll(Presets["small"], 7, 5), GenerateAll(Presets["small"], 7, 150)
 	for i := range few {
 		if !bytes.Equal(few[i].Source, many[i].Source) {
-			t.Fatalf("task %d differs between --n 5 and --n 50", i+1)
+			t.Fatalf("task %d differs between --n 5 and --n 150", i+1)
 		}
-		if strings.TrimLeft(many[i].File, "0") != few[i].File {
-			t.Errorf("file %q vs %q", many[i].File, few[i].File)
+		if many[i].File != few[i].File {
+			t.Errorf("task %d: file %q for --n 150, %q for --n 5", i+1, many[i].File, few[i].File)
 		}
 	}
-	if !strings.HasPrefix(many[0].File, "01_") || !strings.HasPrefix(few[0].File, "1_") {
-		t.Errorf("padding: %q, %q", many[0].File, few[0].File)
+	for _, tc := range []struct {
+		task   Task
+		prefix string
+	}{{few[0], "1_"}, {many[8], "9_"}, {many[9], "10_"}, {many[149], "150_"}} {
+		if !strings.HasPrefix(tc.task.File, tc.prefix) {
+			t.Errorf("file %q, want the prefix %q", tc.task.File, tc.prefix)
+		}
 	}
 }
 
@@ -109,7 +115,7 @@ func contains(ds []*Dim, d *Dim) bool {
 }
 
 func TestFileFormat(t *testing.T) {
-	task := Generate(Presets["gpu"], 0, 3, 10)
+	task := Generate(Presets["gpu"], 0, 3)
 	src := string(task.Source)
 	for _, want := range []string{`"""Synthetic: `, "TAGS = [\"synthetic\", \"fused\", \"" + task.DType.String() + `"`,
 		"class Model(nn.Module):", "def get_inputs():", "def get_init_inputs():", "def get_held_out_inputs():"} {
@@ -117,7 +123,7 @@ func TestFileFormat(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, src)
 		}
 	}
-	if !strings.HasPrefix(task.File, "03_"+strings.Join(task.Ops, "_")) {
+	if task.File != "3_"+strings.Join(task.Ops, "_")+".py" {
 		t.Errorf("file %q for ops %v", task.File, task.Ops)
 	}
 }
