@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/rollout"
 	"github.com/kernelgate/kernelgate/rollout/runner"
 	"github.com/kernelgate/kernelgate/rollout/skills"
@@ -18,8 +21,13 @@ skill memory (--data/skills.json), so the rules distilled from failures on early
 the prompts of later ones. Prints one line per task and a summary of the memory.
 ` + "`kernelgate tasks synth`" + ` makes suites for it.
 
-Exit status: 0 when every search ran (whatever it found), 1 when one could not run or ended
-"failed" (the rest still run), 2 for bad flags, 130 when interrupted.`
+In CPU mode (no GPU) a task whose evaluations cannot finish within the timeout in Triton's
+interpreter (estimated from the manifest's figures or the task's meta-device pass) is
+skipped, with a line saying why, before the first search starts; --force runs it.
+
+Exit status: 0 when every search ran (whatever it found) or was skipped, 1 when one could
+not run or ended "failed" (the rest still run) or every task was skipped, 2 for bad flags,
+130 when interrupted.`
 
 func newAdaptCmd(g *globals) *cobra.Command {
 	var (
@@ -27,6 +35,7 @@ func newAdaptCmd(g *globals) *cobra.Command {
 		dir, policy, dataDir, dev string
 		steps, tokenBudget        int
 		seed                      int64
+		force                     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "adapt --tasks DIR --steps N --llm-url URL --model NAME",
@@ -61,8 +70,20 @@ func newAdaptCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			skip := map[string]bool{}
+			if s.sup.Mode() == harness.TimingCPUInterpreter && !force {
+				if skip, err = fitAdaptCPU(cmd.Context(), g.stdout, s.sup, evalSlots(s.sup), suite, dir); err != nil {
+					return err
+				}
+				if len(skip) == len(suite) {
+					return fmt.Errorf("every task of %s is too large for CPU mode (%d skipped); run them on a GPU, or pass --force", dir, len(skip))
+				}
+			}
 			var failed []string
 			for i, t := range suite {
+				if skip[t.ID] {
+					continue
+				}
 				req := runner.Request{TaskID: t.ID, Policy: policy, Steps: steps, TokenBudget: tokenBudget, Seed: seed + int64(i)}
 				st, err := s.mgr.Start(cmd.Context(), req)
 				if err == nil {
@@ -100,9 +121,38 @@ func newAdaptCmd(g *globals) *cobra.Command {
 	f.Int64Var(&seed, "seed", 0, "random seed (task i uses seed+i)")
 	f.StringVar(&dataDir, "data", "./data", "data directory (queue store, Parquet log, skills.json)")
 	f.StringVar(&dev, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $KERNELGATE_DEVICE)")
+	f.BoolVar(&force, "force", false, forceHelp)
 	_ = cmd.MarkFlagRequired("tasks")
 	lf.register(cmd, "required")
 	return cmd
+}
+
+// fitAdaptCPU says on w, one line per task, which tasks of the suite in dir
+// the interpreter cannot evaluate within a search's timeout, and returns
+// their ids; conc meta passes run at once. The error is ctx's.
+func fitAdaptCPU(ctx context.Context, w io.Writer, ev evaluator, conc int, suite []tasks.Task, dir string) (map[string]bool, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	manifest := filepath.Join(filepath.Dir(abs), "manifest.json")
+	targets := make([]workTarget, len(suite))
+	for i, t := range suite {
+		targets[i] = workTarget{Task: t.Harness(), Manifest: manifest, ID: t.ID}
+	}
+	opts := rollout.DefaultConfig().Options // what a search evaluates with
+	sizes, err := newSizer(ev, opts).estimateAll(ctx, targets, conc)
+	if err != nil {
+		return nil, err
+	}
+	skip := map[string]bool{}
+	for i, sz := range sizes {
+		if sz.Err == nil && sz.Est.Over() {
+			skip[suite[i].ID] = true
+			fmt.Fprintf(w, "%s: skipped: %s\n", suite[i].ID, sz.Est.Refusal())
+		}
+	}
+	return skip, nil
 }
 
 // memorySummary counts the rules this run created and the memory's state.

@@ -79,7 +79,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 	var (
 		jf               jobFlags
 		taskPath, kernel string
-		asJSON           bool
+		asJSON, force    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "eval --task TASK.py --kernel KERNEL.py",
@@ -108,6 +108,11 @@ func newEvalCmd(g *globals) *cobra.Command {
 			defer sup.Close()
 			opts = jf.fitHost(opts, evalSlots(sup))
 			t := tasks[0]
+			if sup.Mode() == harness.TimingCPUInterpreter {
+				if err := fitsCPU(cmd.Context(), g.stderr, sup, fileTarget(harness.Task{Name: t.Name, Path: t.Path, Source: t.Source}), opts, force); err != nil {
+					return err
+				}
+			}
 			v, err := sup.Evaluate(cmd.Context(), harness.Job{
 				Task: harness.Task{Name: t.Name, Path: t.Path, Source: t.Source}, Code: string(code), Options: opts,
 			})
@@ -126,6 +131,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&taskPath, "task", "", "KernelBench-format task file (required)")
 	cmd.Flags().StringVar(&kernel, "kernel", "", "candidate file defining ModelNew (required)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the verdict as JSON")
+	cmd.Flags().BoolVar(&force, "force", false, forceHelp)
 	cmd.MarkFlagRequired("task")
 	cmd.MarkFlagRequired("kernel")
 	jf.register(cmd)
