@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/kernelgate/kernelgate/datasets"
 	"github.com/kernelgate/kernelgate/harness"
@@ -14,15 +16,23 @@ import (
 
 func newBenchCmd(g *globals) *cobra.Command {
 	var (
-		jf                   jobFlags
-		tasksDir, kernelsDir string
-		asJSON, fidelity     bool
-		repeat, concurrency  int
+		jf                      jobFlags
+		tasksDir, kernelsDir    string
+		asJSON, fidelity, force bool
+		repeat, concurrency     int
 	)
 	cmd := &cobra.Command{
 		Use:   "bench --tasks DIR --kernels DIR",
 		Short: "Evaluate every kernel against its task and report throughput, latency and verdicts",
-		Args:  cobra.NoArgs,
+		Long: `Evaluates every kernel against its task and reports throughput, latency and verdicts.
+On a terminal a progress bar runs on stderr; elsewhere (a pipe, a CI log) stderr gets a
+line per finished evaluation, and one every 15 s while none finishes. Ctrl-C prints the
+report of the evaluations that finished, marked partial, and exits 130.
+
+In CPU mode (no GPU) a task whose estimated time in Triton's interpreter is over the
+timeout is skipped with a warning (--force runs it): from the manifest's figures, or the
+task's meta-device pass.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := jf.options(cmd)
 			if err != nil {
@@ -35,39 +45,49 @@ func newBenchCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sup, err := g.supervisorFor(cmd.Context(), jf.device)
-			if err != nil {
+			ctx := cmd.Context()
+			bo := batch.Options{Concurrency: concurrency, Repeat: repeat, Job: opts}
+			var ev evaluator = interruptedEval{} // Ctrl-C while the zygote started: the report says nothing ran
+			var skipped []string
+			sup, err := g.supervisorFor(ctx, jf.device)
+			switch {
+			case err == nil:
+				defer sup.Close()
+				ev = sup
+				bo.Job = jf.fitHost(opts, evalSlots(sup))
+				if bo.Concurrency == 0 {
+					bo.Concurrency = evalSlots(sup) // fill every zygote slot
+				}
+				if sup.Mode() == harness.TimingCPUInterpreter && !force {
+					if items, skipped = fitBenchCPU(ctx, g.stderr, sup, items, bo); len(items) == 0 && ctx.Err() == nil {
+						return fmt.Errorf("every task is too large for CPU mode (%d skipped); run them on a GPU, raise --timeout, or pass --force", len(skipped))
+					}
+				}
+			case ctx.Err() == nil:
 				return err
 			}
-			defer sup.Close()
-			opts = jf.fitHost(opts, evalSlots(sup))
-			bo := batch.Options{Concurrency: concurrency, Repeat: repeat, Job: opts}
-			if bo.Concurrency == 0 {
-				for _, z := range sup.Stats() {
-					bo.Concurrency += z.Concurrency // fill every zygote slot
+			if !isTerminal(g.stderr) {
+				total := len(items) * repeat
+				if fidelity {
+					total *= 2
 				}
-			}
-			if !asJSON && isTerminal(g.stderr) {
+				lp, stop := startLineProgress(ctx, ev, g.stderr, total)
+				defer stop()
+				ev = lp
+			} else if !asJSON {
 				bo.Progress = g.stderr
 			}
-			var rep benchReport
-			if fidelity {
-				f, runErr := batch.RunFidelity(cmd.Context(), sup, items, bo)
-				for _, p := range f.Passes {
-					noteUnmatched(p.Report, m)
-				}
-				rep, err = f, runErr
-			} else {
-				r, runErr := batch.Run(cmd.Context(), sup, items, bo)
-				noteUnmatched(r, m)
-				rep, err = r, runErr
-			}
+			rep, err := runBench(ctx, ev, items, bo, fidelity, m)
 			// err is ctx's (Ctrl-C): print what was measured, marked
 			// partial, then exit 130.
 			if asJSON {
 				return errors.Join(rep.WriteJSON(g.stdout), err)
 			}
-			return errors.Join(rep.WriteText(g.stdout), err)
+			werr := rep.WriteText(g.stdout)
+			if len(skipped) > 0 {
+				fmt.Fprintf(g.stdout, "skipped, too large for CPU mode (--force runs them): %s\n", strings.Join(skipped, ", "))
+			}
+			return errors.Join(werr, err)
 		},
 	}
 	cmd.Flags().StringVar(&tasksDir, "tasks", "", "directory (or file) of KernelBench-format tasks (required)")
@@ -76,10 +96,69 @@ func newBenchCmd(g *globals) *cobra.Command {
 	cmd.Flags().IntVar(&repeat, "repeat", 1, "evaluate each pair K times (speedup spread)")
 	cmd.Flags().IntVar(&concurrency, "concurrency", 0, "evaluations in flight (default: every zygote slot)")
 	cmd.Flags().BoolVar(&fidelity, "fidelity", false, "bench at full concurrency, then at concurrency 1, and compare each kernel's median speedup")
+	cmd.Flags().BoolVar(&force, "force", false, forceHelp)
 	cmd.MarkFlagRequired("tasks")
 	cmd.MarkFlagRequired("kernels")
 	jf.register(cmd)
 	return cmd
+}
+
+// interruptedEval stands in for the supervisor when Ctrl-C came while it
+// started: batch.Run feeds it nothing, and the report is partial and empty.
+type interruptedEval struct{}
+
+func (interruptedEval) Evaluate(ctx context.Context, _ harness.Job) (harness.Verdict, error) {
+	return harness.Verdict{}, ctx.Err()
+}
+
+// fitBenchCPU drops the items whose task the interpreter cannot evaluate
+// within the timeout, with a warning on w for each such task, and returns
+// the rest and the tasks dropped. A task it cannot size stays in.
+func fitBenchCPU(ctx context.Context, w io.Writer, ev evaluator, items []batch.Item, bo batch.Options) ([]batch.Item, []string) {
+	var targets []workTarget
+	index := map[string]int{} // task path -> targets index
+	for _, it := range items {
+		if _, ok := index[it.Task.Path]; !ok {
+			index[it.Task.Path] = len(targets)
+			targets = append(targets, fileTarget(it.Task))
+		}
+	}
+	fmt.Fprintf(w, "bench: CPU mode (no GPU): sizing %d tasks for Triton's interpreter\n", len(targets))
+	sizes, err := newSizer(ev, bo.Job).estimateAll(ctx, targets, bo.Concurrency)
+	if err != nil {
+		return items, nil // interrupted: batch.Run reports it
+	}
+	var skipped []string
+	for i, s := range sizes {
+		switch {
+		case s.Err != nil:
+			fmt.Fprintf(w, "bench: no estimate of %s (%v); evaluating it anyway\n", targets[i].Task.Name, s.Err)
+		case s.Est.Over():
+			fmt.Fprintf(w, "bench: skipping %s: %s\n", targets[i].Task.Name, s.Est.Refusal())
+			skipped = append(skipped, targets[i].Task.Name)
+		}
+	}
+	kept := items[:0:0]
+	for _, it := range items {
+		if s := sizes[index[it.Task.Path]]; s.Err != nil || !s.Est.Over() {
+			kept = append(kept, it)
+		}
+	}
+	return kept, skipped
+}
+
+// runBench is one bench run, or a fidelity run's two; the error is ctx's.
+func runBench(ctx context.Context, ev evaluator, items []batch.Item, bo batch.Options, fidelity bool, m datasets.Matching) (benchReport, error) {
+	if fidelity {
+		f, err := batch.RunFidelity(ctx, ev, items, bo)
+		for _, p := range f.Passes {
+			noteUnmatched(p.Report, m)
+		}
+		return f, err
+	}
+	r, err := batch.Run(ctx, ev, items, bo)
+	noteUnmatched(r, m)
+	return r, err
 }
 
 // benchReport is a bench report or a fidelity report.

@@ -4,9 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
 // `bench --fidelity` on the real harness in CPU mode: both passes run, and
@@ -117,5 +126,202 @@ func TestBenchFidelityNeedsPairs(t *testing.T) {
 	code, _, stderr := runCmd(t, "bench", "--fidelity", "--tasks", "../../datasets/ci", "--kernels", t.TempDir())
 	if code != exitFailed || !strings.Contains(stderr, "no kernel in") {
 		t.Fatalf("exit %d; stderr %q", code, stderr)
+	}
+}
+
+// fakeClock is a settable clock for lineProgress.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// gatedEval answers each job with the next verdict or error from its
+// channel, so the test decides when an evaluation finishes.
+type gatedEval struct{ next chan gated }
+
+type gated struct {
+	v   harness.Verdict
+	err error
+}
+
+func (g gatedEval) Evaluate(ctx context.Context, _ harness.Job) (harness.Verdict, error) {
+	select {
+	case r := <-g.next:
+		return r.v, r.err
+	case <-ctx.Done():
+		return harness.Verdict{}, ctx.Err()
+	}
+}
+
+// Off a terminal, bench says something per finished evaluation, and a
+// heartbeat while none finishes; an evaluation Ctrl-C cut short is not one.
+func TestLineProgress(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	var out syncBuffer
+	ev := gatedEval{next: make(chan gated)}
+	lp := newLineProgress(ev, &out, 3, clock.Now)
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { lp.heartbeat(ctx, 40*time.Millisecond) })
+	defer wg.Wait()
+	defer stop()
+	job := func(name string) harness.Job { return harness.Job{Task: harness.Task{Name: name}} }
+	has := func(s string) {
+		t.Helper()
+		kgtest.CheckFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+			if !strings.Contains(out.String(), s) {
+				return fmt.Errorf("no %q in %q", s, out.String())
+			}
+			return nil
+		})
+	}
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lp.Evaluate(context.Background(), job("1_add"))
+	}()
+	kgtest.CheckFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if lp.Stats() != nil {
+			return errors.New("stats from an evaluator without any")
+		}
+		lp.mu.Lock()
+		defer lp.mu.Unlock()
+		if lp.running != 1 {
+			return fmt.Errorf("%d running", lp.running)
+		}
+		return nil
+	})
+	clock.Advance(100 * time.Second)
+	has("bench: 0/3 done at 1m40s, 1 running\n")
+	ev.next <- gated{v: harness.Verdict{Status: harness.StatusCorrect}}
+	<-done
+	has("bench: 1/3 done at 1m40s: 1_add correct (100.0 s)\n")
+
+	go func() { ev.next <- gated{err: errors.New("zygote gone\nTraceback")} }()
+	lp.Evaluate(context.Background(), job("2_gelu"))
+	has("bench: 2/3 done at 1m40s: 2_gelu error: zygote gone Traceback (0.0 s)\n")
+
+	cut, cancel := context.WithCancel(context.Background())
+	cancel()
+	lp.Evaluate(cut, job("3_relu"))
+	time.Sleep(100 * time.Millisecond) // ticks of the heartbeat with the clock standing still: no line
+	if got := strings.Count(out.String(), "\n"); got != 3 || strings.Contains(out.String(), "3_relu") {
+		t.Errorf("%d lines:\n%s", got, out.String())
+	}
+}
+
+// bench off a terminal on the real harness: a progress line per finished
+// evaluation, and Ctrl-C after the first gives the partial JSON report of
+// what finished, then exit 130.
+func TestBenchProgressAndPartialReportOnCancel(t *testing.T) {
+	needPython(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout bytes.Buffer
+	stderr := &cancelOn{s: "bench: 1/8 done", cancel: cancel}
+	code := run(ctx, []string{"bench", "--json", "--tasks", "../../datasets/ci", "--kernels", "../../datasets/solutions/ci",
+		"--seeds", "1", "--concurrency", "1", "--device", "cpu"}, &stdout, stderr)
+	if code != exitAborted {
+		t.Fatalf("exit %d; stderr %s", code, stderr.String())
+	}
+	var rep struct {
+		Partial bool `json:"partial"`
+		Evals   int  `json:"evals"`
+		Rows    []struct {
+			Task   string `json:"task"`
+			Status string `json:"status"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("stdout is not the report: %v\n%s", err, stdout.String())
+	}
+	if !rep.Partial || rep.Evals < 1 || rep.Evals > 2 || len(rep.Rows) != rep.Evals || rep.Rows[0].Task != "1_add_relu" || rep.Rows[0].Status != "correct" {
+		t.Errorf("report %+v", rep)
+	}
+	if !regexp.MustCompile(`(?m)^bench: 1/8 done at \d+s: 1_add_relu correct \(\d+\.\d s\)$`).MatchString(stderr.String()) ||
+		!strings.HasSuffix(stderr.String(), "kernelgate: interrupted\n") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
+
+// cancelOn is a stderr that cancels the run once s is written to it.
+type cancelOn struct {
+	syncBuffer
+	s      string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	n, err := c.syncBuffer.Write(p)
+	if strings.Contains(c.String(), c.s) {
+		c.cancel()
+	}
+	return n, err
+}
+
+// In CPU mode bench skips a task whose meta pass is over the threshold, with
+// a warning, and evaluates the rest.
+func TestBenchSkipsTooLargeInCPUMode(t *testing.T) {
+	needPython(t)
+	root := t.TempDir()
+	tasks, kernels := filepath.Join(root, "tasks"), filepath.Join(root, "kernels")
+	for _, d := range []string{tasks, kernels} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{
+		filepath.Join(tasks, "1_add_relu.py"):   readFileT(t, "../../datasets/ci/1_add_relu.py"),
+		filepath.Join(kernels, "1_add_relu.py"): readFileT(t, "../../datasets/solutions/ci/1_add_relu.py"),
+		filepath.Join(tasks, "2_big.py"):        bigTask,
+		filepath.Join(kernels, "2_big.py"):      "import torch\n",
+	}
+	for p, src := range files {
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout bytes.Buffer
+	var stderr syncBuffer
+	code := run(context.Background(), []string{"bench", "--tasks", tasks, "--kernels", kernels, "--device", "cpu"}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr %s", code, stderr.String())
+	}
+	for _, s := range []string{"bench: skipping 2_big: too large for CPU mode (no GPU): 2048.0 MiB and 0.0 GFLOP per call (meta pass)",
+		"bench: 1/1 done at"} {
+		if !strings.Contains(stderr.String(), s) {
+			t.Errorf("stderr lacks %q:\n%s", s, stderr.String())
+		}
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "1 evaluations in") || !strings.Contains(out, "statuses: correct=1") ||
+		!strings.Contains(out, "skipped, too large for CPU mode (--force runs them): 2_big") {
+		t.Errorf("stdout:\n%s", out)
+	}
+}
+
+// Ctrl-C while the zygote starts: still the report, partial and empty, then 130.
+func TestBenchInterruptedWhileStarting(t *testing.T) {
+	needPython(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout bytes.Buffer
+	var stderr syncBuffer
+	code := run(ctx, []string{"bench", "--tasks", "../../datasets/ci", "--kernels", "../../datasets/solutions/ci", "--device", "cpu"}, &stdout, &stderr)
+	if code != exitAborted || !strings.HasPrefix(stdout.String(), "PARTIAL REPORT") || !strings.Contains(stdout.String(), "0 evaluations") {
+		t.Fatalf("exit %d; stdout %q; stderr %s", code, stdout.String(), stderr.String())
 	}
 }
