@@ -151,6 +151,8 @@ func (s *Server) parseEpisode(c *gin.Context) (episode.Episode, *apiError) {
 		return e, newError(CodeInvalidRequest, "reference", "a task is required: give task_id or reference (KernelBench-format source)")
 	case len(*req.Reference) > tasks.MaxSourceBytes:
 		return e, newError(CodeBodyTooLarge, "reference", "reference is %d bytes; at most %d", len(*req.Reference), tasks.MaxSourceBytes)
+	case oneLineReference(*req.Reference) != nil:
+		return e, oneLineReference(*req.Reference)
 	default:
 		if t, ok := s.registeredSource(c.Request.Context(), *req.Reference); ok {
 			e.TaskID, e.TaskName, e.TaskHash, e.Reference, e.Prompt = t.ID, t.Name, t.TaskHash, t.Source, t.Prompt()

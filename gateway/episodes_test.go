@@ -110,7 +110,7 @@ func episodeEvents(t *testing.T, b *bus.Bus, n int) []export.EpisodeStepEvent {
 
 func TestEpisodeEndsAtMaxTurnsAndExpires(t *testing.T) {
 	st := startFakeStack(t)
-	one := startEpisode(t, st, map[string]any{"reference": "class Model: pass\n", "max_turns": 1})
+	one := startEpisode(t, st, map[string]any{"reference": "import torch\nclass Model: pass\n", "max_turns": 1})
 	if one.TaskID != "" {
 		t.Errorf("inline reference has task_id %q", one.TaskID)
 	}

@@ -17,7 +17,8 @@ import (
 
 // fakeEvaluator stands in for the harness behind a real bus and a real
 // worker: it answers by the code's content, as the harness would for such
-// kernels ("wrong": incorrect, "slow": timeout, else correct), and code
+// kernels ("": invalid_submission, "wrong": incorrect, "slow": timeout, else
+// correct), and code
 // containing "hold" waits until release is closed.
 type fakeEvaluator struct {
 	release chan struct{}
@@ -39,13 +40,15 @@ func (f *fakeEvaluator) Evaluate(ctx context.Context, j harness.Job) (harness.Ve
 	}
 	status := harness.StatusCorrect
 	switch {
+	case j.Code == "": // the judge's "empty submission" (a completion without code, inline task)
+		status = harness.StatusInvalidSubmission
 	case strings.Contains(j.Code, "wrong"):
 		status = harness.StatusIncorrect
 	case strings.Contains(j.Code, "slow"):
 		status = harness.StatusTimeout
 	}
 	v := worker.Verdict(harness.TimingCPUInterpreter, worker.Job{Task: j.Task, Code: j.Code}, status, "fake verdict", "")
-	v.Compiled, v.Correct = true, status == harness.StatusCorrect
+	v.Compiled, v.Correct = status != harness.StatusInvalidSubmission, status == harness.StatusCorrect
 	v.Env = fakeEnv
 	return v, nil
 }

@@ -22,7 +22,8 @@ import (
 // scriptedEvaluator stands in for the harness behind a real worker and bus:
 // the code decides the verdict. "GOOD" in it: correct; "HACK": reward_hack;
 // "FAIL": the evaluation cannot run (an error, as with no zygote); anything
-// else: incorrect. A task check: harness_error with a task_error when the
+// else: incorrect; no code: invalid_submission, or a task error when the
+// source says "BROKEN" (the judge checks the reference first). A task check: harness_error with a task_error when the
 // source says "BROKEN", cannot run on "FAIL", else valid.
 type scriptedEvaluator struct {
 	mu   sync.Mutex
@@ -43,6 +44,13 @@ func (f *scriptedEvaluator) Evaluate(_ context.Context, j harness.Job) (harness.
 		return v, nil
 	case j.TaskCheck:
 		return worker.Verdict(harness.TimingCPUInterpreter, wj, harness.StatusCorrect, "task check passed", ""), nil
+	case j.Code == "": // as the judge: the reference is checked first, then the empty submission
+		if strings.Contains(j.Task.Source, "BROKEN") {
+			v := worker.Verdict(harness.TimingCPUInterpreter, wj, harness.StatusHarnessError, "task error: BROKEN reference", "")
+			v.TaskError = j.Task.Path + ": the reference does not define Model (BROKEN)"
+			return v, nil
+		}
+		return worker.Verdict(harness.TimingCPUInterpreter, wj, harness.StatusInvalidSubmission, "empty submission", ""), nil
 	case strings.Contains(j.Code, "GOOD"):
 		v := worker.Verdict(harness.TimingCPUInterpreter, wj, harness.StatusCorrect, "", "")
 		v.Compiled, v.Correct, v.TrialsPassed, v.TrialsTotal = true, true, 2, 2

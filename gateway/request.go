@@ -141,6 +141,11 @@ func validateRewardRequest(req rewardRequest, cfg Config) (batchSpec, *apiError)
 			spec.prompts = append(spec.prompts, p)
 		}
 	}
+	if req.Reference != nil {
+		if aerr := oneLineReference(*req.Reference); aerr != nil {
+			return spec, aerr
+		}
+	}
 	return spec, nil
 }
 
@@ -175,6 +180,22 @@ func (s batchSpec) promptOf(i int) []export.PromptMessage {
 }
 
 // inlineTask is a task given by its source in the request.
+// oneLineReference refuses a reference of one line: a task's source defines
+// class Model, get_inputs and get_init_inputs, so it has several; one line is
+// a task id sent in the wrong field, or a placeholder. (The harness checks the
+// rest before the candidate: a broken reference is a task error, never the
+// candidate's.)
+func oneLineReference(source string) *apiError {
+	s := strings.TrimSpace(source)
+	if strings.Contains(s, "\n") {
+		return nil
+	}
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return newError(CodeInvalidRequest, "reference", "reference %q is one line, not a task's source (class Model, get_inputs, get_init_inputs); to name a registered task send task_id (GET /v1/tasks lists them)", s)
+}
+
 func inlineTask(source string) harness.Task {
 	return harness.Task{Name: "inline", Path: "/inline/reference.py", Source: source}
 }

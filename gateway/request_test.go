@@ -169,35 +169,50 @@ func TestWaitRunsOut(t *testing.T) {
 	}
 }
 
-// Completions without code are answered by the gateway itself, in their
-// slots, as invalid_submission verdicts inside a 200 (no worker needed).
+// Completions without code: for a registered (checked) task the gateway
+// answers them itself, invalid_submission, nothing evaluated. For an inline
+// reference they go to the harness as empty code, once per batch, so that a
+// broken reference is a task error (valid false), never the completion's.
 func TestCompletionsWithoutCode(t *testing.T) {
-	b := startBus(t, bus.Options{})
-	srv := New(Config{}, Deps{Bus: b, TimingMode: func() string { return "cpu_interpreter" }, Log: kgtest.Logger(t)})
+	st := startFakeStack(t)
 	texts := []string{"no code here", "```js\nconsole.log(1)\n```", "```python\n\n```"}
-	rec := do(t, srv.Handler(), http.MethodPost, "/v1/rewards", body(t, map[string]any{"reference": ref, "completions": texts, "reward_fn": "kevin", "wait_s": 10}))
-	if rec.Code != http.StatusOK {
-		t.Fatalf("status %d: %s", rec.Code, rec.Body)
-	}
-	checkSpec(t, http.MethodPost, "/v1/rewards", rec)
-	var got batchResponse
-	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Results) != len(texts) || !strings.HasPrefix(got.BatchID, "b_") {
-		t.Fatalf("response %s", rec.Body)
-	}
-	for i, v := range got.Results {
-		if v == nil || v.Status != "invalid_submission" || got.Rewards[i] == nil {
-			t.Errorf("item %d: %+v", i, v)
-			continue
-		}
-		if !strings.Contains(v.Feedback, "no code found") {
-			t.Errorf("item %d feedback %q", i, v.Feedback)
-		}
-	}
-	if depth, err := b.QueueDepth(t.Context()); err != nil || depth != 0 {
-		t.Errorf("queue depth %d (%v): nothing should be queued", depth, err)
+	for _, tt := range []struct {
+		name      string
+		task      map[string]any
+		status    string
+		valid     bool
+		evaluated int
+	}{
+		{"registered task", map[string]any{"task_id": "ci/1_add_relu"}, "invalid_submission", true, 0},
+		{"inline reference", map[string]any{"reference": ref}, "invalid_submission", true, 1},
+		{"broken inline reference", map[string]any{"reference": ref + "# BROKEN\n"}, "harness_error", false, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req := map[string]any{"completions": texts, "reward_fn": "kevin", "wait_s": 10}
+			for k, v := range tt.task {
+				req[k] = v
+			}
+			before := len(st.ev.jobs)
+			var got batchResponse
+			call(t, st.h, http.MethodPost, "/v1/rewards", "/v1/rewards", req, &got)
+			if len(got.Results) != len(texts) || !strings.HasPrefix(got.BatchID, "b_") {
+				t.Fatalf("response %+v", got)
+			}
+			for i, v := range got.Results {
+				if v == nil || string(v.Status) != tt.status || got.Valid[i] == nil || *got.Valid[i] != tt.valid {
+					t.Fatalf("item %d: %+v valid %v", i, v, got.Valid[i])
+				}
+				if tt.valid && !strings.Contains(v.Feedback, "no code found") {
+					t.Errorf("item %d feedback %q", i, v.Feedback)
+				}
+			}
+			st.ev.mu.Lock()
+			n := len(st.ev.jobs) - before
+			st.ev.mu.Unlock()
+			if n != tt.evaluated {
+				t.Errorf("%d evaluations, want %d", n, tt.evaluated)
+			}
+		})
 	}
 }
 

@@ -110,7 +110,8 @@ func (s *Server) runBatchToEnd(ctx context.Context, spec batchSpec) (*batchRespo
 }
 
 // accept queues the batch's work (items without code are answered here with
-// invalid_submission; identical items are evaluated once, dedup.go) and then
+// invalid_submission when the task is registered; identical items are
+// evaluated once, dedup.go) and then
 // stores the batch record, which makes the batch visible. A client that
 // leaves meanwhile does not stop it halfway: the bus bounds each step.
 func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRecord, *apiError) {
@@ -130,15 +131,17 @@ func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRe
 			text := item
 			job.Completion = &text
 			code, _, xerr := submission.Extract(item)
-			if xerr != nil {
-				job.Code = ""
+			job.Code = code
+			// No code: answered here for a registered (checked) task. An inline
+			// reference may be broken, which is no fault of the completion's: the
+			// harness checks it first (worker.hinted words the verdict).
+			if xerr != nil && spec.taskID != "" {
 				if err := s.answerInvalid(ctx, job, xerr); err != nil {
 					log.Error("publishing an invalid_submission verdict failed", "err", err)
 					return rec, newError(CodeInternal, "", "the queue is unavailable")
 				}
 				continue
 			}
-			job.Code = code
 		}
 		jobs = append(jobs, job)
 	}
@@ -166,7 +169,6 @@ func evalID(batchID string, i int) string { return fmt.Sprintf("%s-%05d", batchI
 // answerInvalid logs and announces the invalid_submission verdict of a
 // completion without code, as a worker would for an evaluated one.
 func (s *Server) answerInvalid(ctx context.Context, job worker.Job, xerr error) error {
-	v := worker.Verdict(s.deps.TimingMode(), job, harness.StatusInvalidSubmission,
-		"no code found: put the Python code of ModelNew in a ```python fenced block ("+xerr.Error()+")", "no_code")
+	v := worker.Verdict(s.deps.TimingMode(), job, harness.StatusInvalidSubmission, submission.NoCodeFeedback(xerr), "no_code")
 	return worker.PublishResult(ctx, s.deps.Bus, job, worker.Scored(job, v))
 }

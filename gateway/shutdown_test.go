@@ -79,7 +79,7 @@ func postReward(url string) <-chan answer {
 	out := make(chan answer, 1)
 	go func() {
 		resp, err := http.Post(url+"/v1/rewards", "application/json",
-			strings.NewReader(`{"reference":"x","codes":["y"],"reward_fn":"binary","wait_s":30}`))
+			strings.NewReader(`{"reference":"import torch\nclass Model: pass\n","codes":["y"],"reward_fn":"binary","wait_s":30}`))
 		if err != nil {
 			out <- answer{err: err}
 			return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/harness/submission"
 	"github.com/kernelgate/kernelgate/reward"
 )
 
@@ -220,10 +221,30 @@ func Shared(r Result, job Job) Result {
 // cached, or made without a run): scored with job's reward function, no
 // queue wait or run time.
 func Scored(job Job, v harness.Verdict) Result {
+	v = hinted(job, v)
 	r := Result{Index: job.Index, ID: job.ID, Verdict: v}
 	if f, err := reward.Lookup(job.RewardFn); err == nil {
 		res := f(v)
 		r.Reward, r.Valid, r.Note = res.Reward, res.Valid, res.Note
 	}
 	return r
+}
+
+// hinted words a completion's verdict by how its code was found: a compile
+// error in code that was not fenced gets submission.TextHint; a completion
+// with no code at all (sent to the harness as empty code, so that an inline
+// reference is checked first) gets the extraction's reason. Per job, after
+// caching: the cache answers code, which another request may have sent fenced.
+func hinted(job Job, v harness.Verdict) harness.Verdict {
+	if job.Completion == nil {
+		return v
+	}
+	_, how, err := submission.Extract(*job.Completion)
+	switch {
+	case v.Status == harness.StatusCompileError && err == nil:
+		v.Feedback = submission.WithTextHint(v.Feedback, how)
+	case v.Status == harness.StatusInvalidSubmission && job.Code == "" && err != nil:
+		v.Feedback, v.ErrorSignature = submission.NoCodeFeedback(err), "no_code"
+	}
+	return v
 }

@@ -102,6 +102,7 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 		}
 	}
 	exec := w.now().Sub(start)
+	v = hinted(job, v)
 	res := fn(v)
 	wait, run := ms(start.Sub(job.EnqueuedAt)), ms(exec)
 	v.QueueWaitMS, v.ExecMS = &wait, &run // after caching: a cached answer ran nothing

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/kernelgate/kernelgate/datasets"
 	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/harness/submission"
 	"github.com/spf13/cobra"
 )
 
@@ -97,9 +97,9 @@ func newEvalCmd(g *globals) *cobra.Command {
 			if len(tasks) != 1 {
 				return usageError{fmt.Errorf("--task %s: want one file, found %d tasks", taskPath, len(tasks))}
 			}
-			code, err := os.ReadFile(kernel)
+			code, how, err := readKernel(kernel, cmd.ErrOrStderr())
 			if err != nil {
-				return fmt.Errorf("kernel: %w", err)
+				return err
 			}
 			sup, err := g.supervisorFor(cmd.Context(), jf.device)
 			if err != nil {
@@ -114,10 +114,13 @@ func newEvalCmd(g *globals) *cobra.Command {
 				}
 			}
 			v, err := sup.Evaluate(cmd.Context(), harness.Job{
-				Task: harness.Task{Name: t.Name, Path: t.Path, Source: t.Source}, Code: string(code), Options: opts,
+				Task: harness.Task{Name: t.Name, Path: t.Path, Source: t.Source}, Code: code, Options: opts,
 			})
 			if err != nil {
 				return err
+			}
+			if v.Status == harness.StatusCompileError && how == submission.HowTextInProse {
+				v.Feedback = submission.WithTextHint(v.Feedback, how)
 			}
 			if err := printVerdict(g.stdout, v, asJSON); err != nil {
 				return err

@@ -13,7 +13,27 @@ const (
 	HowFence             = "fence"              // a closed fenced block
 	HowFenceUnterminated = "fence_unterminated" // a fenced block left open at the end of the text
 	HowText              = "text"               // the whole completion, which looks like code
+	HowTextInProse       = "text_in_prose"      // unfenced code, with prose lines before or after it dropped
 )
+
+// TextHint is added to the feedback of a compile error in code that was not
+// in a fenced block: the error may be prose that Extract took for code.
+const TextHint = "(kernelgate found no fenced block and took the completion's text as the code: put the code in a ```python block)"
+
+// NoCodeFeedback is the invalid_submission feedback for a completion in
+// which Extract found no code (err is its error).
+func NoCodeFeedback(err error) string {
+	return "no code found: put the Python code of ModelNew in a ```python fenced block (" + err.Error() + ")"
+}
+
+// WithTextHint is a compile error's feedback with TextHint added when the
+// code was not fenced (how is HowText or HowTextInProse).
+func WithTextHint(feedback, how string) string {
+	if (how == HowText || how == HowTextInProse) && !strings.Contains(feedback, TextHint) {
+		return feedback + "\n" + TextHint
+	}
+	return feedback
+}
 
 // ErrNoCode is wrapped by every error Extract returns. The gateway turns it
 // into an invalid_submission verdict.
@@ -63,7 +83,8 @@ func Normalize(text string) string {
 //     text runs to the end (a completion cut off by max_tokens).
 //  2. Otherwise, when the text has no fenced block at all and looks like code
 //     (a line starting with import / from … import, or class ModelNew), the
-//     whole text.
+//     whole text, less a prose paragraph in front of the code and one after
+//     it ("Here you go:" … "Hope this helps!"; see proseLine).
 //  3. Otherwise an error wrapping ErrNoCode.
 //
 // The code has leading blank lines and trailing white space removed; it is
@@ -107,11 +128,56 @@ func Extract(text string) (code, how string, err error) {
 		return "", "", fmt.Errorf("submission.Extract: %w: every Python block is empty", ErrNoCode)
 	}
 	if looksLikeCode.MatchString(text) {
-		if c := trim(text); c != "" {
+		if c, trimmed := dropProse(trim(text)); c != "" {
+			if trimmed {
+				return c, HowTextInProse, nil
+			}
 			return c, HowText, nil
 		}
 	}
 	return "", "", fmt.Errorf("submission.Extract: %w", ErrNoCode)
+}
+
+// proseLine: an unindented sentence, not Python. It has a space, ends like a
+// sentence (. ! ? or :), has no '=' and does not start with a keyword, so
+// "def f(x):", "class A:", "else:" and "x = 1." stay code.
+var proseLine = regexp.MustCompile(`^[A-Za-z][^=\n]* [^=\n]*[.!?:]$`)
+
+var keywordLine = regexp.MustCompile(`^(?:async|await|class|def|del|elif|else|except|finally|for|from|global|if|import|lambda|nonlocal|pass|raise|return|try|while|with|yield|assert|break|continue|match|case)\b`)
+
+// dropProse removes the prose lines in front of the first code line and the
+// prose after the last blank line, when the code itself is left. trimmed
+// says whether anything went.
+func dropProse(text string) (code string, trimmed bool) {
+	lines := strings.Split(text, "\n")
+	isProse := func(l string) bool {
+		return strings.TrimSpace(l) == "" || (proseLine.MatchString(l) && !keywordLine.MatchString(l))
+	}
+	start := 0
+	for start < len(lines) && isProse(lines[start]) {
+		start++
+	}
+	end := len(lines)
+	for i := end - 1; i > start; i-- {
+		if strings.TrimSpace(lines[i]) == "" {
+			tail := true
+			for _, l := range lines[i+1 : end] {
+				tail = tail && isProse(l)
+			}
+			if tail {
+				end = i
+			}
+			break
+		}
+	}
+	if start == 0 && end == len(lines) {
+		return text, false
+	}
+	code = trim(strings.Join(lines[start:end], "\n"))
+	if !looksLikeCode.MatchString(code) {
+		return text, false
+	}
+	return code, true
 }
 
 // trim drops leading blank lines (keeping the first code line's indentation)

@@ -36,6 +36,11 @@ func TestExtract(t *testing.T) {
 		{"raw code with BOM and CRLF", "\ufeff" + strings.ReplaceAll(kernel, "\n", "\r\n"), kernel, HowText},
 		{"raw code, from-import", "from torch import nn\nx = 1", "from torch import nn\nx = 1", HowText},
 		{"raw code, ModelNew only", "class ModelNew:\n    pass", "class ModelNew:\n    pass", HowText},
+		{"unfenced after a sentence", "Here you go:\n" + kernel, kernel, HowTextInProse},
+		{"unfenced between two paragraphs", "Sure! Here is a fused kernel.\nIt tiles rows.\n\n" + kernel + "\n\nHope this helps!", kernel, HowTextInProse},
+		{"a trailing code paragraph stays", kernel + "\n\nx = ModelNew()", kernel + "\n\nx = ModelNew()", HowText},
+		{"a docstring first stays", "\"\"\"Fused add.\"\"\"\n" + kernel, "\"\"\"Fused add.\"\"\"\n" + kernel, HowText},
+		{"keyword lines ending in a colon stay", "class ModelNew(nn.Module):\n    pass\n\nelse:", "class ModelNew(nn.Module):\n    pass\n\nelse:", HowText},
 	}
 	checkExtract(t, tests)
 }
@@ -135,7 +140,7 @@ func FuzzExtract(f *testing.F) {
 			t.Fatalf("Extract(%q) = %q: not a substring of the normalised input", text, code)
 		}
 		switch how {
-		case HowFence, HowFenceUnterminated, HowText:
+		case HowFence, HowFenceUnterminated, HowText, HowTextInProse:
 		default:
 			t.Fatalf("Extract(%q): unknown how %q", text, how)
 		}

@@ -133,3 +133,24 @@ def test_a_broken_reference_is_masked_not_scored(s):
     assert b["valid"] == [False] and "exclude" in b["notes"][0] and b["rewards"] == [0.0], b
     status, ok = s.post("/v1/rewards", {"reference": TASK, "codes": [KERNEL + "\n# valid\n"], "wait_s": 120})
     assert ok["valid"] == [True], ok
+
+
+def test_a_broken_reference_is_never_the_candidates_fault(s):
+    """Issue 13: the README's placeholder reference with prose was scored invalid_submission,
+    valid, reward 0. A one-line reference is refused; a broken one is a task error, masked,
+    whatever the candidate is: prose, no code, or an honest kernel; on both routes."""
+    for path, body in (("/v1/rewards", {"reference": "...", "codes": ["Here is my kernel."]}),
+                       ("/v1/evaluations", {"reference": "ci/1_add_relu", "code": KERNEL})):
+        status, err = s.post(path, body)
+        assert (status, err["code"], err["field"]) == (400, "invalid_request", "reference"), err
+        assert "task_id" in err["message"], err
+    broken = "import torch\n# the model goes here\n"
+    for cand in ({"code": "Here is my kernel, it is fast."}, {"completion": "I would fuse the ops."},
+                 {"completion": fenced(KERNEL)}):
+        status, e = s.post("/v1/evaluations", dict(cand, reference=broken, wait_s=120))
+        assert status == 200 and e["result"]["status"] == "harness_error", (cand, e)
+        assert "does not define Model" in e["result"]["task_error"] and e["valid"] is False, (cand, e)
+    status, b = s.post("/v1/rewards", {"reference": broken, "wait_s": 120,
+                                       "completions": ["Sorry, no code.", fenced(KERNEL)]})
+    assert status == 200 and [v["status"] for v in b["results"]] == ["harness_error"] * 2, b
+    assert b["valid"] == [False, False], b

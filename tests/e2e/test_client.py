@@ -37,6 +37,8 @@ def test_task_fields_tells_ids_from_sources():
     assert task_fields(ADD) == {"reference": ADD.strip()}
     with pytest.raises(ValueError):
         task_fields("  ")
+    with pytest.raises(ValueError, match="task_id="):   # a task id in the source field
+        Client("http://127.0.0.1:9").rewards(reference="ci/1_add_relu", codes=["x"])
 
 
 def test_rewards_come_back_in_request_order(client):

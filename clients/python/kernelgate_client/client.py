@@ -103,8 +103,13 @@ class Client:
     def rewards(self, *, task_id=None, reference=None, completions=None, codes=None,
                 reward_fn=None, options=None, wait_s=None, prompts=None):
         """Rewards and verdicts for a batch of completions (or codes), in request order.
+        The task is task_id (a registered id, GET /v1/tasks) or reference (its source);
+        task_fields() tells one from the other for callers that hold either.
         wait_s overrides the client's for this call. prompts (optional, one per item: a
         string or a list of {role, content} messages) is logged with each evaluation."""
+        if reference is not None and "\n" not in reference.strip():
+            raise ValueError(f"reference {reference[:60]!r} is one line, not a task's source (class Model, "
+                             f"get_inputs, get_init_inputs): to name a registered task pass task_id=")
         deadline = time.monotonic() + self.timeout_s
         body = {k: v for k, v in dict(task_id=task_id, reference=reference, completions=completions,
                                       codes=codes, reward_fn=reward_fn, options=options,

@@ -234,6 +234,10 @@ class Judge:
                         sandbox_detail=(self.ctx.sandbox or {}).get("detail", ""))
         if self.task_check:
             return taskcheck.check_task(self, task)
+        try:
+            loader.check_task_source(task)
+        except loader.TaskError as e:
+            self.task_fail(str(e))
         code = job.get("code")
         try:
             loader.validate_submission(code, self.opts["max_code_bytes"])

@@ -114,6 +114,42 @@ def task_source(task):
     return source
 
 
+_TASK_NAMES = ("Model", "get_inputs", "get_init_inputs")
+
+
+def check_task_source(task):
+    """What the judge can tell of a task without running it: readable, not empty, valid
+    Python, and defining Model, get_inputs and get_init_inputs at module level (unless it
+    star-imports or writes globals(), which could define them). TaskError otherwise.
+    Checked before the candidate, so a broken reference is never the candidate's fault."""
+    label = task.get("path") or task.get("name") or "<task>"
+    source = task_source(task)
+    if not source or not source.strip():
+        raise TaskError(f"{label}: empty task source")
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        raise TaskError(f"{label}: the reference is not valid Python: syntax error at line {e.lineno}: {e.msg}")
+    except (ValueError, RecursionError, MemoryError) as e:
+        raise TaskError(f"{label}: the reference cannot be parsed: {type(e).__name__}")
+    names, dynamic = set(), "globals(" in source
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                dynamic = dynamic or a.name == "*"
+                names.add((a.asname or a.name).split(".")[0])
+        else:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    names.add(sub.id)
+    missing = [n for n in _TASK_NAMES if n not in names]
+    if missing and not dynamic:
+        raise TaskError(f"{label}: the reference does not define {', '.join(missing)} "
+                        f"(a task defines class Model, get_inputs() and get_init_inputs())")
+
+
 def load_task(task, tmpdir):
     """Import the task's reference module; TaskError with a one-line reason on any defect."""
     label = task.get("path") or task.get("name") or "<task>"
@@ -131,7 +167,7 @@ def load_task(task, tmpdir):
         raise TaskError(f"{label}: importing the task raised {type(e).__name__}: {str(e)[:200]}")
     finally:
         sys.modules.pop(name, None)  # the candidate should not find the reference by name
-    for attr in ("Model", "get_inputs", "get_init_inputs"):
+    for attr in _TASK_NAMES:
         if not callable(getattr(module, attr, None)):
             raise TaskError(f"{label}: task does not define {attr}")
     return module

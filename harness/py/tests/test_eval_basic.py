@@ -117,3 +117,19 @@ def test_task_errors_are_harness_errors_naming_the_file(tmp_path):
     raising = dict(t, source=t["source"].replace("return torch.relu(x + y)", "raise RuntimeError('boom')"))
     v = run(tmp_path, raising, fixture(ADD_RELU))
     assert v["status"] == "harness_error" and "boom" in v["task_error"]
+
+
+def test_a_broken_reference_is_never_the_candidates_fault(tmp_path):
+    """A placeholder, prose or incomplete reference is a task error whatever the candidate
+    sends: prose, a syntax error or an honest kernel (issue 13: prose + "..." was scored
+    invalid_submission, a reward of 0 a trainer would learn from)."""
+    t = task("task_add_relu.py")
+    candidates = {"prose": "Here is my kernel, it is fast.", "syntax error": "class ModelNew(:\n  pass",
+                  "honest": fixture(ADD_RELU), "empty": ""}
+    references = {"placeholder": ("...", "get_inputs"), "prose": ("A model that adds and applies ReLU.", "syntax error"),
+                  "no get_inputs": (t["source"].replace("def get_inputs(", "def inputs("), "get_inputs")}
+    for rname, (source, why) in references.items():
+        for cname, code in candidates.items():
+            v = run(tmp_path, dict(t, source=source), code, seeds=1)
+            assert v["status"] == "harness_error" and why in v["task_error"], (rname, cname, v["status"], v["feedback"])
+            assert "task_add_relu.py" in v["task_error"], v["task_error"]
