@@ -392,6 +392,33 @@ for s in ("heavy", "level2"):
 PY
 fi
 
+if [ "$phase" = l2x3 ]; then
+  # The GPU suite once, then level2 throughput three times (REPEAT per kernel, 16 in flight):
+  # a median over runs where one run's spread is as large as the target's margin.
+  (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 150 python3 -m pytest -q -n 4 \
+      -p no:cacheprovider --tb=line tests/test_hacks.py tests/test_eval_gpu.py tests/test_solutions.py) \
+      > "$out/pytest-gpu.log" 2>&1; echo "pytest rc=$?"
+  for i in 1 2 3; do
+    timeout $((20 + 10 * ${REPEAT:-12})) $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 \
+        --repeat ${REPEAT:-12} --concurrency 16 --json > "$out/l2-$i.json" 2> "$out/l2-$i.err"; echo "level2 $i rc=$?"
+  done
+  grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -6
+  python3 - "$out" <<'PY'
+import json, sys, statistics as st
+out, rates = sys.argv[1], []
+for i in (1, 2, 3):
+    try:
+        b = json.load(open(f"{out}/l2-{i}.json"))
+    except Exception as e:
+        print(i, e); continue
+    rates.append(b["evals_per_s"])
+    print(f"level2 run {i}: {b['evals_per_s']:.3f} evals/s over {b['evals']} {b['statuses']} "
+          f"window {b['stage_median_ms'].get('lock_exclusive_held', 0):.0f} ms")
+if rates:
+    print(f"median {st.median(rates):.3f} evals/s")
+PY
+fi
+
 if [ "$phase" = ab4 ]; then
   # Level2 throughput, this build against OLD, one run each in the order new, old, new, old
   # (REPEAT per kernel, 16 in flight).
