@@ -77,6 +77,9 @@ func (m *Manager) Start(ctx context.Context, req Request) (Status, error) {
 	st := Status{SearchID: p.cfg.SearchID, TaskID: p.cfg.TaskID, Policy: p.cfg.Policy, State: StateRunning,
 		StepsBudget: p.cfg.Steps, Actions: map[string]int{}, Nodes: []NodeSummary{}, CreatedAt: now, UpdatedAt: now}
 	r := newRun(st, req)
+	if req.Reference == "" {
+		r.source = p.cfg.TaskSource
+	}
 	if err := m.store.create(ctx, r.record()); err != nil {
 		return Status{}, err
 	}

@@ -37,34 +37,52 @@ func (m *Manager) ResumeAll(ctx context.Context) ([]string, error) {
 }
 
 // Resume continues one search from its stored steps: one still "running"
-// (its process died), cancelled or failed. A search that ended on its
-// budget, or that runs here now, is returned as it is.
-func (m *Manager) Resume(ctx context.Context, id string) (Status, error) {
+// (its process died), cancelled or failed. steps 0 keeps its step budget;
+// a larger one extends it, and then a search that had spent its budget
+// ("done") runs the extra steps too. A smaller one is refused (the steps
+// it would drop may be taken already), as is a new budget for a search
+// that ran out of tokens or runs here now. A search that ended on its
+// budget, or that runs here now, is otherwise returned as it is.
+func (m *Manager) Resume(ctx context.Context, id string, steps int) (Status, error) {
 	if !validID(id) {
 		return Status{}, fmt.Errorf("search %q: %w", id, ErrNotFound)
 	}
 	if m.isLive(id) {
-		return m.Get(ctx, id)
+		st, err := m.Get(ctx, id)
+		if err == nil && steps != 0 && steps != st.StepsBudget {
+			return Status{}, badRequest("search %s is running here: its budget of %d steps cannot change now", id, st.StepsBudget)
+		}
+		return st, err
 	}
-	rec, steps, err := m.store.load(ctx, id)
+	rec, evs, err := m.store.load(ctx, id)
 	if err != nil {
 		return Status{}, err
 	}
-	switch rec.Status.State {
-	case StateDone, StateBudget:
+	budget := rec.Status.StepsBudget
+	switch {
+	case steps != 0 && steps < budget:
+		return Status{}, badRequest("search %s has a budget of %d steps (%d taken): steps %d would shrink it; "+
+			"give more to extend it, or none to keep it", id, budget, rec.Status.Steps, steps)
+	case steps > budget && rec.Status.State == StateBudget:
+		return Status{}, badRequest("search %s stopped on its token budget (%d tokens): more steps would not run",
+			id, rec.Request.TokenBudget)
+	case steps > budget:
+		rec.Request.Steps, rec.Status.StepsBudget = steps, steps
+	case rec.Status.State == StateDone || rec.Status.State == StateBudget:
 		return m.Get(ctx, id)
 	}
-	return m.resume(ctx, rec, steps)
+	return m.resume(ctx, rec, evs)
 }
 
 func (m *Manager) resume(ctx context.Context, rec record, steps []Event) (Status, error) {
-	p, err := m.plan(ctx, rec.Request)
+	p, err := m.resumePlan(ctx, rec)
 	if err != nil {
 		return Status{}, err
 	}
 	r := loadedRun(rec, steps)
 	r.done, r.hub = make(chan struct{}), hub{last: r.seq}
 	r.st.State, r.st.Error, r.st.UpdatedAt = StateRunning, "", time.Now().UTC()
+	r.st.StepsBudget = p.cfg.Steps
 	// Steps stored after the record's last update may never have reached
 	// the bus: publish them again (their event ids make that idempotent).
 	for _, ev := range steps {
@@ -79,6 +97,22 @@ func (m *Manager) resume(ctx context.Context, rec record, steps []Event) (Status
 		return Status{}, err
 	}
 	return r.status(), nil
+}
+
+// resumePlan plans a stored search again, on the task source it ran on: a
+// search by task id keeps it in its record, so that a resume needs no
+// registry (the CLI's holds no suite on --resume) and never runs on a task
+// file changed since. Records without one resolve their id as Start did.
+func (m *Manager) resumePlan(ctx context.Context, rec record) (plan, error) {
+	req := rec.Request
+	if req.Reference == "" && rec.TaskSource != "" {
+		req.TaskID, req.Reference = "", rec.TaskSource
+	}
+	p, err := m.plan(ctx, req)
+	if err == nil {
+		p.cfg.TaskID = rec.Status.TaskID
+	}
+	return p, err
 }
 
 func (m *Manager) isLive(id string) bool {

@@ -22,6 +22,7 @@ type run struct {
 	hub      hub
 	cfg      rollout.Config // the search as launched (set before it runs)
 	model    string
+	source   string // the task's source, stored when req names it by id
 
 	mu      sync.Mutex
 	st      Status
@@ -38,6 +39,7 @@ func newRun(st Status, req Request) *run {
 // not running here (done is closed) until a resume relaunches it.
 func loadedRun(rec record, steps []Event) *run {
 	r := newRun(rec.Status, rec.Request)
+	r.source = rec.TaskSource
 	r.st.Nodes, r.st.Best = []NodeSummary{}, nil
 	r.st.Steps, r.st.TokensIn, r.st.TokensOut, r.st.Actions = 0, 0, 0, map[string]int{}
 	for _, ev := range steps {
@@ -69,7 +71,7 @@ func (r *run) record() record {
 	defer r.mu.Unlock()
 	st := r.st
 	st.Nodes = nil // rebuilt from the steps: keeps the record far below 1 MiB
-	return record{Request: r.req, Status: st, Seq: r.seq}
+	return record{Request: r.req, Status: st, Seq: r.seq, TaskSource: r.source}
 }
 
 func (r *run) userCancel() {

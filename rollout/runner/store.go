@@ -18,10 +18,13 @@ const (
 
 // record is what the searches bucket holds: the request without its API
 // key, and the status without its node list (rebuilt from the steps).
+// TaskSource is the task's source when the request names it by id (a
+// request with a reference holds it already), for resumes.
 type record struct {
-	Request Request `json:"request"`
-	Status  Status  `json:"status"`
-	Seq     int     `json:"seq"` // the last step stored
+	Request    Request `json:"request"`
+	Status     Status  `json:"status"`
+	Seq        int     `json:"seq"` // the last step stored
+	TaskSource string  `json:"task_source,omitempty"`
 }
 
 type store struct {
