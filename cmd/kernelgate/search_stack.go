@@ -175,7 +175,7 @@ func (s *searchStack) follow(ctx context.Context, st runner.Status, progress boo
 					_ = bar.Add(1)
 				}
 			case <-ctx.Done():
-				return st, interrupted(ctx, s, st.SearchID)
+				return interrupted(ctx, s, st.SearchID)
 			}
 		}
 		// The stream closed: the search ended, or this reader fell behind.
@@ -188,10 +188,13 @@ func (s *searchStack) follow(ctx context.Context, st runner.Status, progress boo
 	}
 }
 
-// progressState is the progress bar's text: best speedup, pass rate, tokens.
+// progressState is the progress bar's text: the best kernel, pass rate,
+// tokens. The best is its speedup where timings compare (a GPU), else its
+// status: the CPU interpreter times nothing.
 type progressState struct {
 	last, nodes, correct, tokens int
 	best                         *float64
+	bestStatus                   string // the best node's verdict status, with why it has no speedup
 }
 
 // add counts ev; false for a step that did not use up a step (skipped tune).
@@ -201,10 +204,16 @@ func (p *progressState) add(ev runner.Event) bool {
 	if ev.BestSpeedup != nil {
 		p.best = ev.BestSpeedup
 	}
-	if ev.Verdict != nil {
+	if v := ev.Verdict; v != nil {
 		p.nodes++
-		if ev.Verdict.Correct {
+		if v.Correct {
 			p.correct++
+		}
+		if ev.Node > 0 && ev.Node == ev.BestNode {
+			p.bestStatus = string(v.Status)
+			if v.Correct && v.TimingMode == harness.TimingCPUInterpreter {
+				p.bestStatus += " (no timing on CPU)"
+			}
 		}
 	}
 	return !runner.SkippedTune(ev.Step)
@@ -212,8 +221,11 @@ func (p *progressState) add(ev runner.Event) bool {
 
 func (p *progressState) String() string {
 	best := "-"
-	if p.best != nil {
+	switch {
+	case p.best != nil:
 		best = fmt.Sprintf("%.2fx", *p.best)
+	case p.bestStatus != "":
+		best = p.bestStatus
 	}
 	return fmt.Sprintf("best %s, pass %d/%d, %d tokens", best, p.correct, p.nodes, p.tokens)
 }
