@@ -1,8 +1,10 @@
 package kernelgate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -105,7 +107,7 @@ func TestAuthResponsesDeclared(t *testing.T) {
 	if doc.Components.SecuritySchemes["bearer"] == nil || len(doc.Security) != 1 || doc.Security[0]["bearer"] == nil {
 		t.Fatal("no global bearer security")
 	}
-	open := map[string]bool{"GET /healthz": true, "GET /readyz": true, "GET /openapi.yaml": true}
+	open := map[string]bool{"GET /healthz": true, "GET /readyz": true, "GET /openapi.yaml": true, "GET /openapi.json": true}
 	want := map[int]string{
 		401: "#/components/responses/Unauthorized",
 		403: "#/components/responses/Forbidden",
@@ -127,6 +129,61 @@ func TestAuthResponsesDeclared(t *testing.T) {
 					t.Errorf("%s: %d should be %s", name, code, ref)
 				}
 			}
+		}
+	}
+}
+
+// GET /openapi.json serves OpenAPIJSON: the same document as openapi.yaml,
+// as kin-openapi reads each.
+func TestOpenAPIJSONIsTheSpec(t *testing.T) {
+	fromYAML := loadSpec(t)
+	fromJSON, err := openapi3.NewLoader().LoadFromData(OpenAPIJSON)
+	if err != nil {
+		t.Fatalf("OpenAPIJSON does not load: %v", err)
+	}
+	if !json.Valid(OpenAPIJSON) || OpenAPIJSON[0] != '{' {
+		t.Fatalf("OpenAPIJSON is not a JSON object: %.100s", OpenAPIJSON)
+	}
+	y, err := json.Marshal(fromYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := json.Marshal(fromJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(y, j) {
+		t.Fatalf("openapi.json differs from openapi.yaml:\n%s", firstDiff(y, j))
+	}
+	if len(fromJSON.Paths.Map()) != len(fromYAML.Paths.Map()) || fromJSON.Paths.Find("/openapi.json") == nil {
+		t.Fatalf("paths: %d from JSON, %d from YAML", len(fromJSON.Paths.Map()), len(fromYAML.Paths.Map()))
+	}
+}
+
+func firstDiff(a, b []byte) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	lo := max(0, i-80)
+	return fmt.Sprintf("at byte %d: ...%s\nvs ...%s", i, a[lo:min(len(a), i+80)], b[lo:min(len(b), i+80)])
+}
+
+func TestYAMLToJSON(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a: 1\nb: [x, 2.5, true, null]\n", `{"a":1,"b":["x",2.5,true,null]}`},
+		{"responses:\n  200: {description: ok}\n", `{"responses":{"200":{"description":"ok"}}}`},
+		{"v: \"1\"\nw: '0.1'\n", `{"v":"1","w":"0.1"}`},
+		{"d: {nested: [{k: v}]}\n", `{"d":{"nested":[{"k":"v"}]}}`},
+	} {
+		got, err := yamlToJSON([]byte(c.in))
+		if err != nil || string(got) != c.want {
+			t.Errorf("%q: %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"a: [\n", "? [a, b]\n: c\n"} {
+		if got, err := yamlToJSON([]byte(bad)); err == nil {
+			t.Errorf("%q: %s, want an error", bad, got)
 		}
 	}
 }

@@ -31,6 +31,7 @@ var routeScopes = []scopeRule{
 	{path: "/healthz", open: true},
 	{path: "/readyz", open: true},
 	{path: "/openapi.yaml", open: true}, // the contract is no secret
+	{path: "/openapi.json", open: true},
 	{path: "/v1/rewards", scope: apikey.Reward},
 	{path: "/v1/evaluations", scope: apikey.Reward},
 	{path: "/v1/episodes", scope: apikey.Reward},

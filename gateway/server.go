@@ -177,6 +177,7 @@ func (s *Server) routes() http.Handler {
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, health{Status: "ok"}) })
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.yaml", func(c *gin.Context) { c.Data(http.StatusOK, "application/yaml", kernelgate.OpenAPI) })
+	r.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", kernelgate.OpenAPIJSON) })
 	r.POST("/v1/rewards", s.rewards)
 	s.taskRoutes(r)    // tasks.go
 	s.episodeRoutes(r) // episodes.go
