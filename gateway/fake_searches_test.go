@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ type fakeSearches struct {
 	searches map[string]*fakeSearch
 	started  []runner.Request
 	subs     int           // subscriptions whose goroutine is still running
+	listErr  error         // List fails with it when set
 	changed  chan struct{} // closed and replaced on every change
 	next     int
 }
@@ -53,7 +55,8 @@ func (f *fakeSearches) Start(_ context.Context, req runner.Request) (runner.Stat
 	}
 	f.started = append(f.started, req)
 	f.next++
-	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	// A second apart, so that the list's newest-first order is start order.
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC).Add(time.Duration(f.next) * time.Second)
 	st := runner.Status{
 		SearchID: fmt.Sprintf("s_%d", f.next), TaskID: req.TaskID, Policy: "adaexplore", State: runner.StateRunning,
 		StepsBudget: req.Steps, Actions: map[string]int{}, Nodes: []runner.NodeSummary{}, CreatedAt: now, UpdatedAt: now,
@@ -84,6 +87,21 @@ func (f *fakeSearches) Cancel(_ context.Context, id string) (runner.Status, erro
 		f.notifyLocked()
 	}
 	return s.status, nil
+}
+
+func (f *fakeSearches) List(_ context.Context, q runner.ListQuery) ([]runner.Status, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.listErr != nil {
+		return nil, f.listErr
+	}
+	all := make([]runner.Status, 0, len(f.searches))
+	for _, s := range f.searches {
+		st := s.status
+		st.Actions = maps.Clone(st.Actions) // step writes it after the lock is released
+		all = append(all, st)
+	}
+	return q.Select(all), nil
 }
 
 // Subscribe replays the steps after seq after, then follows new ones until

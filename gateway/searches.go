@@ -25,6 +25,7 @@ func searchLocation(id string) string { return "/v1/searches/" + id }
 
 func (s *Server) searchRoutes(r gin.IRoutes) {
 	r.POST("/v1/searches", s.startSearch)
+	r.GET("/v1/searches", s.listSearches) // searches_list.go
 	r.GET("/v1/searches/:id", s.getSearch)
 	r.DELETE("/v1/searches/:id", s.cancelSearch)
 	r.GET("/v1/searches/:id/events", s.searchEvents) // searches_events.go

@@ -39,6 +39,7 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		{"Episode", reflect.TypeFor[episodeView]()},
 		{"OpenRLHFRequest", reflect.TypeFor[openRLHFRequest]()},
 		{"OpenRLHFResponse", reflect.TypeFor[openRLHFResponse]()},
+		{"SearchList", reflect.TypeFor[searchList]()},
 	} {
 		kgtest.SchemaMatches(t, doc, c.schema, c.typ)
 	}

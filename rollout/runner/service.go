@@ -101,6 +101,9 @@ type Service interface {
 	// Cancel stops a running search (in-flight LLM calls are cancelled);
 	// cancelling an ended search returns its status unchanged.
 	Cancel(ctx context.Context, id string) (Status, error)
+	// List returns the searches that match q, newest first, without their
+	// node lists (ListQuery.Select says exactly which).
+	List(ctx context.Context, q ListQuery) ([]Status, error)
 }
 
 // Errors a Service returns; the gateway maps them to 404 and 400.
