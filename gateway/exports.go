@@ -27,6 +27,11 @@ type exportRequest = dataset.Request
 // written with the export.
 type exportManifest = dataset.Manifest
 
+func (s *Server) exportRoutes(r gin.IRoutes) {
+	r.POST("/v1/exports", s.createExport)
+	r.GET("/v1/exports/:id/files/*name", s.downloadExport) // exports_download.go
+}
+
 // createExport builds an export synchronously (the logs are small enough)
 // under <data>/exports/<export_id>/ and answers 201 with its manifest. A
 // bad format or filter is 400 with the CLI's message.

@@ -188,9 +188,9 @@ func (s *Server) routes() http.Handler {
 	r.GET("/v1/batches/:id/stream", s.streamBatch)
 	r.POST("/v1/evaluations", s.evaluate)
 	r.GET("/v1/evaluations/:id", s.getEvaluation)
-	r.POST("/v1/exports", s.createExport) // exports.go
-	s.searchRoutes(r)                     // searches.go
-	s.skillRoutes(r)                      // skills.go
+	s.exportRoutes(r) // exports.go
+	s.searchRoutes(r) // searches.go
+	s.skillRoutes(r)  // skills.go
 	return r
 }
 
