@@ -3,7 +3,6 @@ package episode
 import (
 	"encoding/json"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,25 +11,7 @@ import (
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
-// clock is a fake clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func openStore(t *testing.T, dir string, c *clock) (*Store, *bus.Bus) {
+func openStore(t *testing.T, dir string, c *kgtest.Clock) (*Store, *bus.Bus) {
 	t.Helper()
 	b, err := bus.Open(t.Context(), bus.Options{DataDir: dir}, kgtest.Logger(t))
 	if err != nil {
@@ -50,7 +31,7 @@ func newEpisode() Episode {
 }
 
 func TestStoreLifecycle(t *testing.T) {
-	c := &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	c := kgtest.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	dir := t.TempDir()
 	s, b := openStore(t, dir, c)
 	ctx := t.Context()
@@ -101,7 +82,7 @@ func TestStoreLifecycle(t *testing.T) {
 }
 
 func TestStoreExpiry(t *testing.T) {
-	c := &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	c := kgtest.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	s, _ := openStore(t, t.TempDir(), c)
 	e, err := s.Start(t.Context(), newEpisode())
 	if err != nil {
@@ -123,7 +104,7 @@ func TestStoreExpiry(t *testing.T) {
 
 // A crash between the step's write and the episode's: Load applies the step.
 func TestLoadRepairsAnUnrecordedStep(t *testing.T) {
-	c := &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	c := kgtest.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	s, _ := openStore(t, t.TempDir(), c)
 	ctx := t.Context()
 	e, err := s.Start(ctx, newEpisode())

@@ -72,31 +72,13 @@ func (f *scriptedEvaluator) Mode() string { return harness.TimingCPUInterpreter 
 
 var errFake = errors.New("no zygote is up")
 
-// clock is a fake clock for episode expiry.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // fakeStack is a gateway over a real bus and worker, with the scripted
 // evaluator in place of the harness, the ci suite, and episodes on a fake clock.
 type fakeStack struct {
 	h     http.Handler
 	bus   *bus.Bus
 	ev    *scriptedEvaluator
-	clock *clock
+	clock *kgtest.Clock
 }
 
 func startFakeStack(t *testing.T) *fakeStack {
@@ -118,7 +100,7 @@ func startFakeStackWith(t *testing.T, cfg Config) *fakeStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	c := kgtest.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	eps, err := episode.Open(t.Context(), b, episode.Config{Idle: time.Hour, Now: c.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -63,26 +62,8 @@ func TestRateLimitOpenModeSharesOneBucket(t *testing.T) {
 	}
 }
 
-// fakeClock is a hand-set clock for the limiter.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 func TestLimiterRefills(t *testing.T) {
-	clock := &fakeClock{now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+	clock := kgtest.NewClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	l := newLimiter(4, 2, clock.Now)
 	for i := range 2 {
 		if ok, _ := l.take("k"); !ok {

@@ -129,24 +129,6 @@ func TestBenchFidelityNeedsPairs(t *testing.T) {
 	}
 }
 
-// fakeClock is a settable clock for lineProgress.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // gatedEval answers each job with the next verdict or error from its
 // channel, so the test decides when an evaluation finishes.
 type gatedEval struct{ next chan gated }
@@ -168,7 +150,7 @@ func (g gatedEval) Evaluate(ctx context.Context, _ harness.Job) (harness.Verdict
 // Off a terminal, bench says something per finished evaluation, and a
 // heartbeat while none finishes; an evaluation Ctrl-C cut short is not one.
 func TestLineProgress(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(1000, 0)}
+	clock := kgtest.NewClock(time.Unix(1000, 0))
 	var out syncBuffer
 	ev := gatedEval{next: make(chan gated)}
 	lp := newLineProgress(ev, &out, 3, clock.Now)

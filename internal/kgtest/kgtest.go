@@ -6,6 +6,7 @@ package kgtest
 import (
 	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 )
@@ -32,4 +33,26 @@ func Logger(t testing.TB) *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// Clock is a hand-set clock for code that takes a Now func: it stands still
+// until Advance moves it.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock is a Clock at t.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }
