@@ -10,6 +10,14 @@ phase=${PHASE:-smoke}
 kg=bin/kernelgate
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,memory.used --format=csv,noheader > "$out/smi.txt"
 
+# gpu_suite LOG: the GPU test suite (hack fixtures, GPU evaluation tests, the solutions),
+# four test workers, each its own zygote on the one GPU.
+gpu_suite() {
+  (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 150 python3 -m pytest -q -n 4 \
+      -p no:cacheprovider --tb=line tests/test_hacks.py tests/test_eval_gpu.py tests/test_solutions.py) \
+      > "$1" 2>&1; echo "pytest rc=$?"
+}
+
 if [ "$phase" = smoke ]; then
   timeout 60 python3 scripts/gpu_probe_ipc.py ipc_uid > "$out/probe.txt" 2>&1; echo "probe rc=$?"
   timeout 60 $kg doctor --json > "$out/doctor.json" 2> "$out/doctor.err"; echo "doctor rc=$?"
@@ -359,9 +367,7 @@ if [ "$phase" = v10all ]; then
   # Every issue-10 figure at one commit, one call: the GPU suite (4 test workers), level2
   # throughput (REPEAT per kernel, 16 in flight), fidelity on heavy and level2, and the heavy
   # suite's check with its manifest entries (copied to $OUT to bring back).
-  (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 150 python3 -m pytest -q -n 4 \
-      -p no:cacheprovider --tb=line tests/test_hacks.py tests/test_eval_gpu.py tests/test_solutions.py) \
-      > "$out/pytest-gpu.log" 2>&1; echo "pytest rc=$?"
+  gpu_suite "$out/pytest-gpu.log"
   timeout $((20 + 10 * ${REPEAT:-12})) $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 \
       --repeat ${REPEAT:-12} --concurrency 16 --json > "$out/l2.json" 2> "$out/l2.err"; echo "level2 rc=$?"
   for s in heavy level2; do
@@ -395,9 +401,7 @@ fi
 if [ "$phase" = l2x3 ]; then
   # The GPU suite once, then level2 throughput three times (REPEAT per kernel, 16 in flight):
   # a median over runs where one run's spread is as large as the target's margin.
-  (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 150 python3 -m pytest -q -n 4 \
-      -p no:cacheprovider --tb=line tests/test_hacks.py tests/test_eval_gpu.py tests/test_solutions.py) \
-      > "$out/pytest-gpu.log" 2>&1; echo "pytest rc=$?"
+  gpu_suite "$out/pytest-gpu.log"
   for i in 1 2 3; do
     timeout $((20 + 10 * ${REPEAT:-12})) $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 \
         --repeat ${REPEAT:-12} --concurrency 16 --json > "$out/l2-$i.json" 2> "$out/l2-$i.err"; echo "level2 $i rc=$?"
