@@ -107,6 +107,7 @@ feed:
 	if s, ok := ev.(statser); ok {
 		rep.Zygotes = s.Stats()
 	}
+	rep.setSlots(conc)
 	return rep, ctx.Err()
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -122,5 +123,30 @@ func TestQuantile(t *testing.T) {
 	}
 	if quantile(nil, 0.5) != 0 {
 		t.Error("empty quantile")
+	}
+}
+
+// Slot utilisation is the evaluations' time in a slot over slots × wall; the
+// zygotes' slots cap the run's concurrency.
+func TestSlotUtilisation(t *testing.T) {
+	rows := []Row{{StageMS: map[string]float64{"total": 3000}}, {StageMS: map[string]float64{"total": 1000}}, {Error: "no zygote"}}
+	for _, tt := range []struct {
+		name    string
+		conc    int
+		zygotes []harness.ZygoteStats
+		slots   int
+		util    float64
+	}{
+		{"run's concurrency", 4, nil, 4, 4.0 / (4 * 2)},
+		{"zygotes fewer than asked", 16, []harness.ZygoteStats{{Concurrency: 1}, {Concurrency: 1}}, 2, 4.0 / (2 * 2)},
+		{"zygotes more than asked", 1, []harness.ZygoteStats{{Concurrency: 16}}, 1, 4.0 / 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Report{Rows: rows, WallS: 2, Zygotes: tt.zygotes}
+			r.setSlots(tt.conc)
+			if r.Slots != tt.slots || math.Abs(r.SlotUtilisation-tt.util) > 1e-9 {
+				t.Fatalf("slots %d utilisation %v; want %d, %v", r.Slots, r.SlotUtilisation, tt.slots, tt.util)
+			}
+		})
 	}
 }

@@ -30,6 +30,13 @@ type Report struct {
 	TaskErrors   []TaskError        `json:"task_errors,omitempty"`
 	// Zygote slots at the end of the run (when the Evaluator is a Supervisor).
 	Zygotes []harness.ZygoteStats `json:"zygotes,omitempty"`
+	// Slots is the evaluations that could run at once: the run's concurrency,
+	// or the zygotes' slots when they are fewer. SlotUtilisation is the share of
+	// slots × wall the evaluations held a slot (the sum of their verdicts'
+	// stage_ms total): idle slots, a tail of long evaluations and time outside
+	// the zygote all lower it.
+	Slots           int     `json:"slots"`
+	SlotUtilisation float64 `json:"slot_utilisation"`
 	// Filled by the caller, which knows how the items were made.
 	UnmatchedKernels []string `json:"unmatched_kernels,omitempty"` // "path: reason"
 	UnmatchedTasks   []string `json:"unmatched_tasks,omitempty"`
@@ -186,6 +193,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%d evaluations in %.1f s: %.2f evals/s, latency p50 %.0f ms, p99 %.0f ms\n",
 		r.Evals, r.WallS, r.EvalsPerSec, r.LatencyP50MS, r.LatencyP99MS)
+	fmt.Fprintf(w, "slots: %d, utilisation %.0f%%\n", r.Slots, 100*r.SlotUtilisation)
 	fmt.Fprintf(w, "statuses: %s\n", joinCounts(r.Statuses))
 	fmt.Fprintf(w, "stage medians (ms): %s\n\n", joinStages(r.StageMS))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -293,4 +301,26 @@ func baseName(p string) string {
 		return p[i+1:]
 	}
 	return p
+}
+
+// setSlots fills Slots and SlotUtilisation for a run of conc evaluations in
+// flight (after Zygotes, which may cap them).
+func (r *Report) setSlots(conc int) {
+	r.Slots = conc
+	if len(r.Zygotes) > 0 {
+		n := 0
+		for _, z := range r.Zygotes {
+			n += z.Concurrency
+		}
+		if n > 0 {
+			r.Slots = min(conc, n)
+		}
+	}
+	var heldMS float64
+	for _, row := range r.Rows {
+		heldMS += row.StageMS["total"]
+	}
+	if r.Slots > 0 && r.WallS > 0 {
+		r.SlotUtilisation = heldMS / 1e3 / (float64(r.Slots) * r.WallS)
+	}
 }

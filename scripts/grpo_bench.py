@@ -1,0 +1,146 @@
+"""A GRPO-shaped load through a running gateway (issue 14): for each task of a suite, a
+group of --group completions in one POST /v1/rewards, as a trainer's step sends them,
+every group of the run in flight at once.
+
+A group holds the task's solution, variants with other launch parameters (num_warps and
+BLOCK constants moved by powers of two), a broken variant (a syntax error), a wrong one
+(its output scaled by 1.5) and a slow one (0.2 s of sleep per call), then the solution
+again to fill the group; each completion carries a distinct comment (and a run stamp), so
+none is answered from another's evaluation or from the result cache.
+
+Reports per group its makespan (request to answer, the client's clock), its slowest
+member's exec_ms and their ratio; over the run evals/s, slot utilisation (the sum of
+exec_ms over slots x wall; slots from GET /v1/gpus), statuses, and the reference work
+done (the sum of the verdicts' stage_ms "reference"), which sharing it across a group
+should cut.
+
+usage: python3 scripts/grpo_bench.py --url http://127.0.0.1:8080 --suite heavy --group 16
+           [--tasks N] [--json out.json]
+"""
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+WRONG = """
+
+_kg_forward = ModelNew.forward
+ModelNew.forward = lambda self, *a, **k: _kg_forward(self, *a, **k) * 1.5
+"""
+SLOW = """
+
+import time as _kg_time
+_kg_forward = ModelNew.forward
+def _kg_slow(self, *a, **k):
+    _kg_time.sleep(0.2)
+    return _kg_forward(self, *a, **k)
+ModelNew.forward = _kg_slow
+"""
+
+
+def variants(src):
+    """The group's distinct kernels, by kind: [(kind, code)]."""
+    out = [("solution", src)]
+    for w in (1, 2, 4, 16):
+        if "num_warps=" in src:
+            code = re.sub(r"num_warps=\d+", f"num_warps={w}", src)
+        else:  # launches on one line, kernel[grid](...), get one
+            code = re.sub(r"^(\s*\w+\[[^\]\n]*\]\([^\n]*)\)\s*$", rf"\1, num_warps={w})", src, flags=re.M)
+        out.append((f"num_warps={w}", code))
+    for f in (0.5, 2.0):
+        out.append((f"BLOCK x{f:g}", re.sub(r"(BLOCK\w*\s*=\s*)(\d+)\b",
+                                             lambda m: m.group(1) + str(max(16, int(int(m.group(2)) * f))), src)))
+    out += [("broken", "this line is not Python\n" + src), ("wrong", src + WRONG), ("slow", src + SLOW)]
+    seen, unique = set(), []
+    for kind, code in out:
+        if code not in seen:
+            seen.add(code)
+            unique.append((kind, code))
+    return unique
+
+
+def group(src, n, stamp):
+    kinds = variants(src)
+    members = [kinds[i] if i < len(kinds) else ("solution", src) for i in range(n)]
+    return [(kind, f"Here is the kernel.\n```python\n# run {stamp} member {i}\n{code}\n```")
+            for i, (kind, code) in enumerate(members)]
+
+
+def call(url, method, path, body=None, timeout=3600):
+    req = urllib.request.Request(url + path, data=json.dumps(body).encode() if body is not None else None,
+                                 method=method, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return json.loads(r.read())
+
+
+def run_group(url, task_id, members):
+    t0 = time.monotonic()
+    resp = call(url, "POST", "/v1/rewards", {"task_id": task_id, "completions": [c for _, c in members],
+                                               "reward_fn": "binary", "wait_s": 3600})
+    makespan = time.monotonic() - t0
+    results = resp["results"]
+    exec_s = [(r.get("exec_ms") or 0) / 1e3 for r in results]
+    return {"task_id": task_id, "n": len(members), "makespan_s": makespan, "slowest_exec_s": max(exec_s),
+            "makespan_over_slowest": makespan / max(exec_s) if max(exec_s) > 0 else None,
+            "exec_s_total": sum(exec_s),
+            "reference_ms_total": sum((r.get("stage_ms") or {}).get("reference", 0) for r in results),
+            "members": [{"kind": k, "status": r["status"], "exec_s": e}
+                        for (k, _), r, e in zip(members, results, exec_s)]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--url", default="http://127.0.0.1:8080")
+    ap.add_argument("--suite", default="heavy", help="a suite under datasets/ with solutions")
+    ap.add_argument("--group", type=int, default=16)
+    ap.add_argument("--tasks", type=int, default=0, help="the first N tasks (0: all)")
+    ap.add_argument("--json", help="write the report here too")
+    a = ap.parse_args()
+    if a.group < 1:
+        sys.exit("--group must be at least 1")
+    sols = sorted((REPO / "datasets" / "solutions" / a.suite).glob("*.py"), key=lambda p: int(p.stem.split("_")[0]))
+    if a.tasks:
+        sols = sols[:a.tasks]
+    if not sols:
+        sys.exit(f"no solutions under datasets/solutions/{a.suite}")
+    slots = call(a.url, "GET", "/v1/gpus").get("concurrency") or 0
+    stamp = time.time_ns()
+    groups = [(f"{a.suite}/{p.stem}", group(p.read_text(), a.group, stamp)) for p in sols]
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(len(groups)) as pool:
+        done = list(pool.map(lambda g: run_group(a.url, *g), groups))
+    wall = time.monotonic() - t0
+    evals = sum(g["n"] for g in done)
+    statuses = {}
+    for g in done:
+        for m in g["members"]:
+            statuses[m["status"]] = statuses.get(m["status"], 0) + 1
+    ratios = [g["makespan_over_slowest"] for g in done if g["makespan_over_slowest"]]
+    report = {"suite": a.suite, "group": a.group, "groups": len(done), "evals": evals, "wall_s": wall,
+              "evals_per_s": evals / wall, "slots": slots,
+              "slot_utilisation": sum(g["exec_s_total"] for g in done) / (slots * wall) if slots else None,
+              "makespan_over_slowest_median": statistics.median(ratios) if ratios else None,
+              "makespan_over_slowest_max": max(ratios) if ratios else None,
+              "reference_ms_total": sum(g["reference_ms_total"] for g in done),
+              "statuses": statuses, "per_group": done}
+    for g in done:
+        print(f"{g['task_id']:40s} n={g['n']:3d} makespan {g['makespan_s']:7.1f} s  slowest {g['slowest_exec_s']:7.1f} s"
+              f"  ratio {g['makespan_over_slowest'] or 0:5.2f}")
+    util = report["slot_utilisation"]
+    print(f"{evals} evaluations in {wall:.1f} s: {report['evals_per_s']:.3f} evals/s; slots {slots}, utilisation "
+          f"{'-' if util is None else f'{100 * util:.0f}%'}; makespan/slowest median "
+          f"{report['makespan_over_slowest_median'] or 0:.2f}, max {report['makespan_over_slowest_max'] or 0:.2f}; "
+          f"reference work {report['reference_ms_total'] / 1e3:.1f} s; {statuses}")
+    if a.json:
+        Path(a.json).write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

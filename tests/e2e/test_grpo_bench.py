@@ -1,0 +1,29 @@
+"""scripts/grpo_bench.py against a live serve (CPU mode) with the ci suite: groups come back
+whole, in order, with the variants' honest verdicts and the run's figures."""
+import json
+import subprocess
+import sys
+
+from conftest import REPO, Serve
+
+
+def test_grpo_bench_reports_groups_and_slots(tmp_path):
+    srv = Serve(tmp_path / "data", tmp_path).start()
+    try:
+        out = tmp_path / "grpo.json"
+        p = subprocess.run([sys.executable, str(REPO / "scripts" / "grpo_bench.py"), "--url", srv.url,
+                            "--suite", "ci", "--tasks", "2", "--group", "12", "--json", str(out)],
+                           capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr
+        r = json.loads(out.read_text())
+    finally:
+        assert srv.stop() == 0, srv.log()
+    assert (r["groups"], r["evals"], r["slots"]) == (2, 24, 2), r
+    assert 0 < r["slot_utilisation"] <= 1.05 and r["evals_per_s"] > 0, r
+    for g in r["per_group"]:
+        kinds = {m["kind"]: m["status"] for m in g["members"]}
+        assert kinds["solution"] == "correct" and kinds["broken"] == "compile_error", kinds
+        assert kinds["wrong"] == "incorrect" and kinds["slow"] == "correct", kinds
+        assert any(k.startswith("num_warps=") for k in kinds), kinds   # the ci solutions launch with num_warps
+        assert g["makespan_s"] >= g["slowest_exec_s"] > 0 and g["reference_ms_total"] > 0, g
+    assert "evaluations in" in p.stdout and "utilisation" in p.stdout
