@@ -15,10 +15,11 @@ done (the sum of the verdicts' stage_ms "reference"), which sharing it across a 
 should cut.
 
 usage: python3 scripts/grpo_bench.py --url http://127.0.0.1:8080 --suite heavy --group 16
-           [--tasks N] [--json out.json]
+           [--tasks N] [--json out.json]     ($KERNELGATE_API_KEY: a key with reward and admin)
 """
 import argparse
 import json
+import os
 import re
 import statistics
 import sys
@@ -74,8 +75,11 @@ def group(src, n, stamp):
 
 
 def call(url, method, path, body=None, timeout=3600):
+    headers = {"Content-Type": "application/json"}
+    if os.environ.get("KERNELGATE_API_KEY"):  # scopes reward and admin (GET /v1/gpus)
+        headers["Authorization"] = "Bearer " + os.environ["KERNELGATE_API_KEY"]
     req = urllib.request.Request(url + path, data=json.dumps(body).encode() if body is not None else None,
-                                 method=method, headers={"Content-Type": "application/json"})
+                                 method=method, headers=headers)
     with urllib.request.urlopen(req, timeout=timeout) as r:
         return json.loads(r.read())
 
