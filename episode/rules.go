@@ -73,6 +73,8 @@ func statusLine(v harness.Verdict) string {
 		return "runtime_error: the code raised or crashed while running"
 	case harness.StatusTimeout:
 		return "timeout: the evaluation ran out of time"
+	case harness.StatusCompileTimeout:
+		return "compile_timeout: loading and compiling the kernel took longer than its compile budget (fewer autotune configs compile faster)"
 	case harness.StatusResourceLimit:
 		return "resource_limit: the code exceeded a memory, output or process limit"
 	case harness.StatusRewardHack:

@@ -9,19 +9,24 @@ import (
 // Options tune one evaluation. Start from DefaultOptions: the zero value is
 // not valid (Seeds 0). Field meanings and defaults are PROTOCOL.md's table.
 type Options struct {
-	Seeds            int      `json:"seeds"`
-	Seed             int      `json:"seed"`
-	Atol             *float64 `json:"atol"` // nil: by the reference output dtype
-	Rtol             *float64 `json:"rtol"`
-	Timing           bool     `json:"timing"`
-	TimingBudgetMS   int      `json:"timing_budget_ms"`
-	MinIters         int      `json:"min_iters"`
-	MaxIters         int      `json:"max_iters"`
-	TimeoutS         int      `json:"timeout_s"`
-	MemoryLimitMB    int      `json:"memory_limit_mb"`
-	OutputLimitBytes int      `json:"output_limit_bytes"`
-	CopyWeights      bool     `json:"copy_weights"`
-	MaxCodeBytes     int      `json:"max_code_bytes"`
+	Seeds          int      `json:"seeds"`
+	Seed           int      `json:"seed"`
+	Atol           *float64 `json:"atol"` // nil: by the reference output dtype
+	Rtol           *float64 `json:"rtol"`
+	Timing         bool     `json:"timing"`
+	TimingBudgetMS int      `json:"timing_budget_ms"`
+	MinIters       int      `json:"min_iters"`
+	MaxIters       int      `json:"max_iters"`
+	TimeoutS       int      `json:"timeout_s"`
+	// CompileTimeoutS bounds the candidate's load and first call (import,
+	// Triton JIT, autotune): past it, compile_timeout. 0: the mode's default
+	// (60 s on a GPU, none on a CPU); omitted then, so default options encode
+	// (and are cached) as before.
+	CompileTimeoutS  int  `json:"compile_timeout_s,omitempty"`
+	MemoryLimitMB    int  `json:"memory_limit_mb"`
+	OutputLimitBytes int  `json:"output_limit_bytes"`
+	CopyWeights      bool `json:"copy_weights"`
+	MaxCodeBytes     int  `json:"max_code_bytes"`
 	// GPUMemoryFraction caps the child's share of GPU memory, so a candidate that
 	// grabs it all cannot make its neighbours on the same GPU fail with OOM.
 	GPUMemoryFraction float64 `json:"gpu_memory_fraction"`
@@ -78,6 +83,7 @@ func (o Options) Validate() error {
 	check(o.MinIters >= 1, "min_iters must be >= 1, got %d", o.MinIters)
 	check(o.MaxIters >= o.MinIters && o.MaxIters <= 100000, "max_iters must be in min_iters..100000, got %d", o.MaxIters)
 	check(o.TimeoutS >= 1 && o.TimeoutS <= 3600, "timeout_s must be in 1..3600 s, got %d", o.TimeoutS)
+	check(o.CompileTimeoutS >= 0 && o.CompileTimeoutS <= 3600, "compile_timeout_s must be in 0..3600 s (0: the default), got %d", o.CompileTimeoutS)
 	check(o.MemoryLimitMB >= 64, "memory_limit_mb must be >= 64, got %d", o.MemoryLimitMB)
 	check(o.OutputLimitBytes >= 0 && o.OutputLimitBytes <= 256<<20, "output_limit_bytes must be in 0..256 MiB, got %d", o.OutputLimitBytes)
 	check(o.MaxCodeBytes >= 1 && o.MaxCodeBytes <= 16<<20, "max_code_bytes must be in 1..16 MiB, got %d", o.MaxCodeBytes)

@@ -21,7 +21,7 @@ import (
 //     task's and the candidate's code (the verdict schema 1.1 says what changed).
 const (
 	ProtocolMajor   = 1
-	ProtocolVersion = "1.3"
+	ProtocolVersion = "1.4"
 )
 
 // Record types, the "type" field of every record.

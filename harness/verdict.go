@@ -14,17 +14,20 @@ import (
 //   - 1.0 (2026-11-29): first version.
 //   - 1.1 (2026-11-30): flags forge and no_triton; wall_check (the judge's clock
 //     against the runners' timers).
-const SchemaVersion = "1.1"
+const SchemaVersion = "1.2"
 
 // Status is the closed set of evaluation outcomes.
 type Status string
 
 const (
-	StatusCorrect           Status = "correct"
-	StatusIncorrect         Status = "incorrect"
-	StatusCompileError      Status = "compile_error"
-	StatusRuntimeError      Status = "runtime_error"
-	StatusTimeout           Status = "timeout"
+	StatusCorrect      Status = "correct"
+	StatusIncorrect    Status = "incorrect"
+	StatusCompileError Status = "compile_error"
+	StatusRuntimeError Status = "runtime_error"
+	StatusTimeout      Status = "timeout"
+	// StatusCompileTimeout (schema 1.2): the candidate's load and first call
+	// (import, Triton JIT, autotune) outran compile_timeout_s.
+	StatusCompileTimeout    Status = "compile_timeout"
 	StatusResourceLimit     Status = "resource_limit"
 	StatusRewardHack        Status = "reward_hack"
 	StatusInvalidSubmission Status = "invalid_submission"
@@ -34,7 +37,7 @@ const (
 // Statuses lists every status in a stable order (reports, metrics).
 var Statuses = []Status{
 	StatusCorrect, StatusIncorrect, StatusCompileError, StatusRuntimeError,
-	StatusTimeout, StatusResourceLimit, StatusRewardHack,
+	StatusTimeout, StatusCompileTimeout, StatusResourceLimit, StatusRewardHack,
 	StatusInvalidSubmission, StatusHarnessError,
 }
 

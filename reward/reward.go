@@ -105,8 +105,9 @@ func judge(v harness.Verdict) judged {
 		return judged{out: outExcluded, note: "harness error: exclude this sample"}
 	case harness.StatusCompileError, harness.StatusInvalidSubmission:
 		return judged{out: outNoCompile}
-	case harness.StatusIncorrect, harness.StatusRuntimeError, harness.StatusResourceLimit, harness.StatusTimeout:
-		j := judged{out: outWrong, timeout: v.Status == harness.StatusTimeout}
+	case harness.StatusIncorrect, harness.StatusRuntimeError, harness.StatusResourceLimit, harness.StatusTimeout,
+		harness.StatusCompileTimeout:
+		j := judged{out: outWrong, timeout: v.Status == harness.StatusTimeout || v.Status == harness.StatusCompileTimeout}
 		if !v.Compiled {
 			j.out = outNoCompile
 		}

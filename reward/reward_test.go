@@ -67,6 +67,7 @@ func TestRewards(t *testing.T) {
 		{"resource limit", failed(harness.StatusResourceLimit, true), want{0.05, 0, -0.3, 0, 0}, ""},
 		{"timeout after compile", failed(harness.StatusTimeout, true), want{0.05, 0, -1, 0, 0}, ""},
 		{"timeout before compile", failed(harness.StatusTimeout, false), want{0, 0, -1, -0.5, 0}, ""},
+		{"compile budget ran out", failed(harness.StatusCompileTimeout, false), want{0, 0, -1, -0.5, 0}, ""},
 		{"compile error", failed(harness.StatusCompileError, false), want{0, 0, -0.5, -0.5, 0}, ""},
 		{"compile error, compiled set", failed(harness.StatusCompileError, true), want{0, 0, -0.5, -0.5, 0}, ""},
 		{"invalid submission", failed(harness.StatusInvalidSubmission, false), want{0, 0, -0.5, -0.5, 0}, ""},

@@ -152,7 +152,7 @@ func TestCacheable(t *testing.T) {
 	want := map[harness.Status]bool{
 		harness.StatusCorrect: true, harness.StatusIncorrect: true, harness.StatusCompileError: true,
 		harness.StatusRuntimeError: true, harness.StatusRewardHack: true, harness.StatusInvalidSubmission: true,
-		harness.StatusTimeout: false, harness.StatusResourceLimit: false, harness.StatusHarnessError: false,
+		harness.StatusTimeout: false, harness.StatusCompileTimeout: false, harness.StatusResourceLimit: false, harness.StatusHarnessError: false,
 	}
 	for _, s := range harness.Statuses {
 		w, ok := want[s]

@@ -179,7 +179,8 @@ func firstSet(pairs ...any) string {
 // knownStatuses are the verdict statuses and the skill statuses.
 var knownStatuses = []string{
 	string(harness.StatusCorrect), string(harness.StatusIncorrect), string(harness.StatusCompileError),
-	string(harness.StatusRuntimeError), string(harness.StatusTimeout), string(harness.StatusResourceLimit),
+	string(harness.StatusRuntimeError), string(harness.StatusTimeout), string(harness.StatusCompileTimeout),
+	string(harness.StatusResourceLimit),
 	string(harness.StatusRewardHack), string(harness.StatusInvalidSubmission), string(harness.StatusHarnessError),
 	export.SkillActive, export.SkillRetired,
 }

@@ -6,7 +6,8 @@ See harness/PROTOCOL.md for the boundary with the Go supervisor.
 """
 
 HARNESS_VERSION = "0.2.0"
-PROTOCOL = "1.3"          # MAJOR.MINOR of the process protocol (1.1: job.task_check, 1.2: job.check,
-                          # 1.3: options require_triton, cpu_timing; the judge/runner split)
+PROTOCOL = "1.4"          # MAJOR.MINOR of the process protocol (1.1: job.task_check, 1.2: job.check,
+                          # 1.3: options require_triton, cpu_timing; the judge/runner split;
+                          # 1.4: option compile_timeout_s, the judge's compiled record)
 PROTOCOL_MAJOR = 1
-SCHEMA_VERSION = "1.1"    # verdict schema (1.1: flags forge, no_triton; wall_check)
+SCHEMA_VERSION = "1.2"    # verdict schema (1.1: flags forge, no_triton; wall_check; 1.2: compile_timeout)

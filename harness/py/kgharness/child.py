@@ -50,6 +50,9 @@ class PipeContext(Context):
         self.last_stage = str(name)
         self.send({"type": "stage", "name": self.last_stage, "t": time.monotonic()})
 
+    def compiled(self):
+        self.send({"type": "compiled"})
+
     def spawn(self, role, job):
         r = spawn.start(role, job, self.mode, self.device, self.tmpdir)
         # The zygote accounts the runner's processes (memory, count) and stops them with

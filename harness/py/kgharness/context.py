@@ -21,6 +21,10 @@ class Context:
     def stage(self, name):
         """Report that the evaluation entered stage `name` (used for timeout feedback)."""
 
+    def compiled(self):
+        """Report that the candidate's first call returned: its load, compile and autotune
+        are over, and with them the compile budget (compile_timeout_s)."""
+
     def reserve(self, mb):
         """Wait until the GPU has room for mb MiB more (kgharness.admission): (MiB granted,
         True when the evaluation runs alone). Nothing else runs here: at once, not alone."""
@@ -56,3 +60,6 @@ class LocalContext(Context):
 
     def stage(self, name):
         self.stages.append((name, time.monotonic()))
+
+    def compiled(self):
+        self.stages.append(("compiled", time.monotonic()))

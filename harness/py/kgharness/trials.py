@@ -66,6 +66,7 @@ class Trials:
             rr, rc = j.ask_both("call", rf, cf)
             if i == 0:
                 j.v["stage_ms"]["first_call"] = channel.reported_ms(rc.get("runner_ms"))
+                j.ctx.compiled()
         spec = self.valid_spec(self.R, rr.get("spec"))
         written = rr.get("written")
         if first:

@@ -9,7 +9,7 @@ import platform
 from . import HARNESS_VERSION, SCHEMA_VERSION
 
 STATUSES = (
-    "correct", "incorrect", "compile_error", "runtime_error", "timeout",
+    "correct", "incorrect", "compile_error", "runtime_error", "timeout", "compile_timeout",
     "resource_limit", "reward_hack", "invalid_submission", "harness_error",
 )
 

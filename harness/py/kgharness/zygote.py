@@ -38,6 +38,11 @@ def _num(v, default):
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else default
 
 
+# compile_timeout_s when a job does not set it, by mode (PROTOCOL.md): none on a CPU, where
+# the interpreter's first call is the kernel's run, not its compile.
+DEFAULT_COMPILE_TIMEOUT_S = {"gpu": 60.0}
+
+
 class Child:
     """One evaluation in flight, as the zygote sees it."""
 
@@ -45,6 +50,11 @@ class Child:
         opts = job.get("options") or {}
         self.id, self.job, self.t_recv, self.tmpdir = rid, job, t_recv, tmpdir
         self.timeout_s = _num(opts.get("timeout_s"), 120.0)
+        # The compile budget: active time until the candidate's first call returns (its
+        # import, JIT compile and autotune, and the reference's load alongside); 0 is the
+        # mode's default. A task check has no candidate.
+        self.compile_timeout_s = None if job.get("task_check") else _num(opts.get("compile_timeout_s"), 0.0)
+        self.compiled = False
         self.memory_limit = _num(opts.get("memory_limit_mb"), 32768.0) * (1 << 20)
         self.output_limit = _num(opts.get("output_limit_bytes"), 1 << 20)
         self.pid = None
@@ -283,6 +293,8 @@ class Zygote:
             child.stage = rec["name"][:64]
             if rec["name"] == "setup" and isinstance(rec.get("t"), float) and child.started_t is None:
                 child.started_t = rec["t"]
+        elif kind == "compiled":
+            child.compiled = True
         elif kind == "lock":
             self.lock.request(child)
         elif kind == "unlock":
@@ -425,9 +437,17 @@ class Zygote:
                 waiting = self.pending_since
             if waiting is None and self.mem is not None:
                 waiting = self.mem.waiting_since(child)
-            if child.active_s(now, waiting) > child.timeout_s:
+            active = child.active_s(now, waiting)
+            if active > child.timeout_s:
                 self.kill(child, "timeout", f"the evaluation exceeded its {child.timeout_s:g} s "
                           f"wall-clock limit during stage {child.stage}")
+                continue
+            budget = child.compile_timeout_s or DEFAULT_COMPILE_TIMEOUT_S.get(self.mode)
+            if budget and child.compile_timeout_s is not None and not child.compiled and active > budget:
+                self.kill(child, "compile_timeout", f"loading and compiling the kernel (its import, Triton "
+                          f"JIT and autotune, until its first call returned) exceeded the {budget:g} s "
+                          f"compile budget (compile_timeout_s) during stage {child.stage}; fewer autotune "
+                          f"configs or a smaller kernel compile faster")
                 continue
             bad = watch.check(child, child.by_role, child.output_limit)
             if bad:
