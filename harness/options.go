@@ -20,7 +20,7 @@ type Options struct {
 	TimeoutS       int      `json:"timeout_s"`
 	// CompileTimeoutS bounds the candidate's load and first call (import,
 	// Triton JIT, autotune): past it, compile_timeout. 0: the mode's default
-	// (60 s on a GPU, none on a CPU); omitted then, so default options encode
+	// (90 s on a GPU, none on a CPU); omitted then, so default options encode
 	// (and are cached) as before.
 	CompileTimeoutS  int  `json:"compile_timeout_s,omitempty"`
 	MemoryLimitMB    int  `json:"memory_limit_mb"`

@@ -32,7 +32,7 @@ func (f *jobFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Float64Var(&f.atol, "atol", 0, "absolute tolerance (default: by the reference output dtype)")
 	cmd.Flags().Float64Var(&f.rtol, "rtol", 0, "relative tolerance (default: by the reference output dtype)")
 	cmd.Flags().IntVar(&f.timeout, "timeout", d.TimeoutS, "per-evaluation wall-clock limit in seconds (1..3600)")
-	cmd.Flags().IntVar(&f.compileS, "compile-timeout", 0, "budget in seconds for the kernel's load and first call: import, Triton JIT, autotune (0: 60 on a GPU, none on a CPU)")
+	cmd.Flags().IntVar(&f.compileS, "compile-timeout", 0, "budget in seconds for the kernel's load and first call: import, Triton JIT, autotune (0: 90 on a GPU, none on a CPU)")
 	cmd.Flags().IntVar(&f.budgetMS, "timing-budget-ms", d.TimingBudgetMS, "wall time per timed model on the GPU (1..60000)")
 	cmd.Flags().IntVar(&f.memoryMB, "memory-limit-mb", 0, fmt.Sprintf("host RSS limit per evaluation in MiB (default: the host's memory over the evaluation slots, at least %d, at most %d)",
 		harness.MinHostMemoryMB, harness.DefaultMemoryLimitMB))

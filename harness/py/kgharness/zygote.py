@@ -39,8 +39,10 @@ def _num(v, default):
 
 
 # compile_timeout_s when a job does not set it, by mode (PROTOCOL.md): none on a CPU, where
-# the interpreter's first call is the kernel's run, not its compile.
-DEFAULT_COMPILE_TIMEOUT_S = {"gpu": 60.0}
+# the interpreter's first call is the kernel's run, not its compile. On a GPU it is wall
+# time like timeout_s, so it sits well above the slowest honest compile measured at full
+# concurrency (51 s on an H200, issue 14): a load-made slow compile must not cost a reward.
+DEFAULT_COMPILE_TIMEOUT_S = {"gpu": 90.0}
 
 
 class Child:
