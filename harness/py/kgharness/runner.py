@@ -187,6 +187,7 @@ class Runner:
         self.cand_file, do_import = loader.load_candidate(code, self.tmpdir)
         private = ("/tmp", "/dev/shm") if sandbox.private_active() else ()
         self.guard = guards.Guard(self.cand_file, self.tmpdir, taint=self.taint, writable=private)
+        cap_autotune(self.guard.warnings, MAX_AUTOTUNE_CONFIGS if self.gpu else 1)
         try:
             with self.guard.window(count=False):
                 module = do_import()
@@ -342,3 +343,34 @@ def serve(end, runner):
         reply = runner.handle(req, fds)
         reply["runner_ms"] = round((time.monotonic() - t0) * 1e3, 3)
         end.reply(req, **reply)
+
+
+# @triton.autotune keeps at most this many configs in the candidate's process (PROTOCOL.md,
+# compile_timeout_s): each config is one more compile and benchmark inside the compile
+# budget. A courtesy to honest kernels, not a wall: code that reaches the autotuner another
+# way only risks compile_timeout. On a CPU it keeps one: the interpreter has no driver to
+# benchmark with (more configs are a runtime_error there), and one config is not benchmarked.
+MAX_AUTOTUNE_CONFIGS = 16
+
+
+def cap_autotune(warnings, limit=MAX_AUTOTUNE_CONFIGS):
+    """Wrap triton.autotune so a longer configs list is cut to limit, with a verdict
+    warning saying so."""
+    import triton
+    orig = triton.autotune
+    if getattr(orig, "_kg_capped", False):
+        return
+
+    def autotune(configs, *args, **kwargs):
+        configs = list(configs)
+        if len(configs) > limit:
+            msg = (f"@triton.autotune listed {len(configs)} configs; kernelgate kept the first {limit} "
+                   + ("(each is a compile inside the compile budget)" if limit > 1 else
+                      "(Triton's CPU interpreter cannot benchmark configs)"))
+            if msg not in warnings:
+                warnings.append(msg)
+            configs = configs[:limit]
+        return orig(configs, *args, **kwargs)
+
+    autotune._kg_capped = True
+    triton.autotune = autotune

@@ -2,7 +2,10 @@
 JIT compile, autotune) outrun it is compile_timeout, killed at the budget, not at the run's
 timeout_s; time after its first call returned does not count; a task check has no budget;
 on a CPU there is none unless the job sets one (the interpreter's first call is the run)."""
+import json
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -70,3 +73,64 @@ def test_a_task_check_has_no_compile_budget(z):
                                                             "options": {"timeout_s": 60, "compile_timeout_s": 1}}})
     v = z.wait("tc-slow", 90)
     assert v["status"] == "correct", (v["status"], v["feedback"])   # a valid task, 3 s over the budget
+
+
+
+def test_autotune_configs_are_capped_with_a_warning():
+    """In a process of its own (the cap patches triton, as in the candidate's runner). The
+    interpreter cannot benchmark configs (no active driver), so this checks the decorator;
+    on a GPU the autotuner then tries only the kept configs."""
+    prog = """
+import json, triton, triton.language as tl
+from kgharness.runner import cap_autotune
+warnings = []
+cap_autotune(warnings)
+cap_autotune(warnings)   # a second call does not wrap twice
+def kernel(x_ptr, BLOCK: tl.constexpr):
+    pass
+out = {}
+for n in (40, 8):
+    t = triton.autotune(configs=[triton.Config({"BLOCK": 16 * (i + 1)}) for i in range(n)], key=[])(triton.jit(kernel))
+    out[n] = len(t.configs)
+print(json.dumps({"kept": out, "warnings": warnings}))
+"""
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), TRITON_INTERPRET="1")
+    p = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    assert r["kept"] == {"40": 16, "8": 8}, r
+    assert r["warnings"] == ["@triton.autotune listed 40 configs; kernelgate kept the first 16 (each is a compile "
+                             "inside the compile budget)"], r
+
+
+AUTOTUNED = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64 * (1 + i % 4)}, num_warps=1 + i % 2) for i in range(8)],
+                 key=["n"])
+@triton.jit
+def add_relu_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), 0.0),
+             mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        out = torch.empty_like(x)
+        n = x.numel()
+        add_relu_kernel[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, y, out, n)
+        return out
+"""
+
+
+def test_an_autotuned_kernel_runs_in_the_interpreter(z):
+    """It was a runtime_error ("0 active drivers"): the interpreter cannot benchmark configs."""
+    v = z.evaluate(TASK, AUTOTUNED, {"timeout_s": 120, "seeds": 2})
+    assert v["status"] == "correct", (v["status"], v["feedback"])
+    assert any("8 configs; kernelgate kept the first 1 " in w for w in v["warnings"]), v["warnings"]
