@@ -16,19 +16,23 @@ FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "eval_fixtur
 TASK = os.path.join(FIXTURES, "task_add_relu.py")
 KERNEL = open(os.path.join(FIXTURES, "cand_add_relu.py")).read()
 
-# A slow first call stands in for a long compile (the interpreter compiles nothing); the
-# second wrapper is slow only after the first call.
-SLOW_FIRST = KERNEL + """
+# A slow call stands in for a long compile when it is the first (the interpreter compiles
+# nothing); a slow later call is the run's business.
+SLOW_CALL = KERNEL + """
 import time as _t
 _f = ModelNew.forward
 _n = [0]
 def _slow(self, *a):
     _n[0] += 1
-    if _n[0] == 1:
+    if _n[0] == CALL:
         _t.sleep(SECONDS)
     return _f(self, *a)
 ModelNew.forward = _slow
 """
+
+
+def slow_call(call, seconds):
+    return SLOW_CALL.replace("CALL", str(call)).replace("SECONDS", str(seconds))
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +43,7 @@ def z():
 
 def test_a_slow_first_call_is_compile_timeout_at_the_budget(z):
     t0 = time.monotonic()
-    v = z.evaluate(TASK, SLOW_FIRST.replace("SECONDS", "30"), {"timeout_s": 60, "compile_timeout_s": 2, "seeds": 1})
+    v = z.evaluate(TASK, slow_call(1, 30), {"timeout_s": 60, "compile_timeout_s": 2, "seeds": 1})
     took = time.monotonic() - t0
     assert v["status"] == "compile_timeout" and "compile budget" in v["feedback"], (v["status"], v["feedback"])
     assert not v["correct"] and v["speedup"] is None
@@ -47,23 +51,12 @@ def test_a_slow_first_call_is_compile_timeout_at_the_budget(z):
 
 
 def test_time_after_the_first_call_is_the_run_budgets(z):
-    late = KERNEL + """
-import time as _t
-_f = ModelNew.forward
-_n = [0]
-def _late(self, *a):
-    _n[0] += 1
-    if _n[0] == 2:
-        _t.sleep(4)
-    return _f(self, *a)
-ModelNew.forward = _late
-"""
-    v = z.evaluate(TASK, late, {"timeout_s": 60, "compile_timeout_s": 2, "seeds": 2})
+    v = z.evaluate(TASK, slow_call(2, 4), {"timeout_s": 60, "compile_timeout_s": 2, "seeds": 2})
     assert v["status"] == "correct", (v["status"], v["feedback"])
 
 
 def test_no_budget_on_a_cpu_unless_asked(z):
-    v = z.evaluate(TASK, SLOW_FIRST.replace("SECONDS", "3"), {"timeout_s": 60, "seeds": 1})
+    v = z.evaluate(TASK, slow_call(1, 3), {"timeout_s": 60, "seeds": 1})
     assert v["status"] == "correct", (v["status"], v["feedback"])
 
 
