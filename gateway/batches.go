@@ -58,6 +58,13 @@ type batchResponse struct {
 	// (reward/README.md). A trainer drops such samples from loss and baseline.
 	Valid []*bool   `json:"valid"`
 	Notes []*string `json:"notes"`
+	// MakespanMS and SlowestExecMS, once every item is in: the largest
+	// queue wait + run of an item (its finish, counted from the batch's
+	// creation on the workers' clocks) and the longest run. A trainer's step
+	// waits for the first; it can only wait less if the group's items run
+	// side by side (issue 14). Items answered without running count 0.
+	MakespanMS    *float64 `json:"makespan_ms,omitempty"`
+	SlowestExecMS *float64 `json:"slowest_exec_ms,omitempty"`
 
 	items []*worker.Result // what came in, by index
 }
@@ -85,6 +92,11 @@ func (b *batchResponse) add(r worker.Result) {
 	b.Done++
 	if b.Done == b.Total {
 		b.Status = statusDone
+		var makespan, slowest float64
+		for _, it := range b.items {
+			makespan, slowest = max(makespan, it.QueueWaitMS+it.ExecMS), max(slowest, it.ExecMS)
+		}
+		b.MakespanMS, b.SlowestExecMS = &makespan, &slowest
 	}
 }
 

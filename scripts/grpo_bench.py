@@ -92,6 +92,7 @@ def run_group(url, task_id, members):
     results = resp["results"]
     exec_s = [(r.get("exec_ms") or 0) / 1e3 for r in results]
     return {"task_id": task_id, "n": len(members), "makespan_s": makespan, "slowest_exec_s": max(exec_s),
+            "gateway_makespan_s": (resp.get("makespan_ms") or 0) / 1e3,
             "makespan_over_slowest": makespan / max(exec_s) if max(exec_s) > 0 else None,
             "exec_s_total": sum(exec_s),
             "reference_ms_total": sum((r.get("stage_ms") or {}).get("reference", 0) for r in results),

@@ -26,4 +26,5 @@ def test_grpo_bench_reports_groups_and_slots(tmp_path):
         assert kinds["wrong"] == "incorrect" and kinds["slow"] == "correct", kinds
         assert any(k.startswith("num_warps=") for k in kinds), kinds   # the ci solutions launch with num_warps
         assert g["makespan_s"] >= g["slowest_exec_s"] > 0 and g["reference_ms_total"] > 0, g
+        assert g["makespan_s"] >= g["gateway_makespan_s"] >= g["slowest_exec_s"], g   # the gateway's makespan_ms
     assert "evaluations in" in p.stdout and "utilisation" in p.stdout
