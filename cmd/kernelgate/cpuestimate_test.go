@@ -267,3 +267,24 @@ func TestAdaptSkipsTooLargeInCPUMode(t *testing.T) {
 		t.Errorf("%d LLM calls for a skipped suite", n)
 	}
 }
+
+// search in CPU mode refuses a task the interpreter cannot finish before any
+// LLM call: every step would be a timeout.
+func TestSearchRefusesTooLargeInCPUMode(t *testing.T) {
+	needPython(t)
+	task := filepath.Join(t.TempDir(), "big.py")
+	if err := os.WriteFile(task, []byte(bigTask), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.New(t, llmtest.Reply("```python\nx = 1\n```"))
+	var stdout bytes.Buffer
+	var stderr syncBuffer
+	code := run(context.Background(), []string{"search", "--task", task, "--steps", "2", "--llm-url", srv.URL(), "--model", "m",
+		"--data", t.TempDir(), "--device", "cpu"}, &stdout, &stderr)
+	if code != exitFailed || !strings.Contains(stderr.String(), "big is too large for CPU mode") || !strings.Contains(stderr.String(), "--force") {
+		t.Fatalf("exit %d; stderr %s", code, stderr.String())
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d LLM calls for a refused task", n)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kernelgate/kernelgate/datasets"
+	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/rollout"
 	"github.com/kernelgate/kernelgate/rollout/runner"
 	"github.com/kernelgate/kernelgate/tasks"
@@ -41,7 +44,7 @@ func newSearchCmd(g *globals) *cobra.Command {
 		device               string
 		steps, tokenBudget   int
 		seed                 int64
-		asJSON               bool
+		asJSON, force        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "search --task TASK.py --steps N --llm-url URL --model NAME [--policy adaexplore|refine|sample] [--json]",
@@ -68,6 +71,11 @@ func newSearchCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer s.close()
+			if resume == "" && s.sup.Mode() == harness.TimingCPUInterpreter {
+				if err := fitSearchCPU(cmd.Context(), g.stderr, s.sup, taskFile, force); err != nil {
+					return err
+				}
+			}
 			st, err := g.startSearch(cmd, s, req, resume)
 			if err != nil {
 				return err
@@ -93,6 +101,7 @@ func newSearchCmd(g *globals) *cobra.Command {
 	f.StringVar(&out, "out", "", "where to write the best kernel (default best_<search id>.py)")
 	f.StringVar(&resume, "resume", "", "continue the search with this id from its stored steps (--task and --policy are taken from it; a larger --steps extends its budget)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object at the end (no progress bar)")
+	f.BoolVar(&force, "force", false, forceHelp)
 	f.StringVar(&device, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $KERNELGATE_DEVICE)")
 	lf.register(cmd, "required")
 	return cmd
@@ -324,4 +333,16 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// fitSearchCPU is search's gate in CPU mode, eval's (fitsCPU) at the search's
+// default options: a task the interpreter cannot finish within the timeout
+// would spend every step's LLM call on a timeout.
+func fitSearchCPU(ctx context.Context, w io.Writer, ev evaluator, taskFile string, force bool) error {
+	found, err := datasets.Load(taskFile)
+	if err != nil || len(found) != 1 {
+		return nil // the search reports what is wrong with the file
+	}
+	t := found[0]
+	return fitsCPU(ctx, w, ev, fileTarget(harness.Task{Name: t.Name, Path: t.Path, Source: t.Source}), harness.DefaultOptions(), force)
 }
