@@ -243,28 +243,34 @@ func TestEvalRefusesTooLargeInCPUMode(t *testing.T) {
 	}
 }
 
-// adapt over a suite with nothing the interpreter can finish: every task is
-// skipped with its line before any search starts (no LLM call), exit 1.
-func TestAdaptSkipsTooLargeInCPUMode(t *testing.T) {
-	needPython(t)
-	suite := filepath.Join(t.TempDir(), "huge")
-	if err := os.MkdirAll(suite, 0o755); err != nil {
+// runOnBigTask writes bigTask to dir/name and runs args (which name it as
+// FILE) in CPU mode against a scripted LLM: exit code, stdout, stderr and
+// the LLM calls made.
+func runOnBigTask(t *testing.T, dir, name string, args ...string) (int, string, string, int) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(suite, "1_big.py"), []byte(bigTask), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(bigTask), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	srv := llmtest.New(t, llmtest.Reply("```python\nx = 1\n```"))
 	var stdout bytes.Buffer
 	var stderr syncBuffer
-	code := run(context.Background(), []string{"adapt", "--tasks", suite, "--steps", "1", "--llm-url", srv.URL(), "--model", "m",
-		"--data", t.TempDir(), "--device", "cpu"}, &stdout, &stderr)
-	if code != exitFailed || !strings.HasPrefix(stdout.String(), "huge/1_big: skipped: too large for CPU mode") ||
-		!strings.Contains(stderr.String(), "every task of "+suite+" is too large for CPU mode") {
-		t.Fatalf("exit %d; stdout %q; stderr %s", code, stdout.String(), stderr.String())
-	}
-	if n := len(srv.Requests()); n != 0 {
-		t.Errorf("%d LLM calls for a skipped suite", n)
+	args = append(args, "--llm-url", srv.URL(), "--model", "m", "--data", t.TempDir(), "--device", "cpu")
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String(), len(srv.Requests())
+}
+
+// adapt over a suite with nothing the interpreter can finish: every task is
+// skipped with its line before any search starts (no LLM call), exit 1.
+func TestAdaptSkipsTooLargeInCPUMode(t *testing.T) {
+	needPython(t)
+	suite := filepath.Join(t.TempDir(), "huge")
+	code, stdout, stderr, calls := runOnBigTask(t, suite, "1_big.py", "adapt", "--tasks", suite, "--steps", "1")
+	if code != exitFailed || !strings.HasPrefix(stdout, "huge/1_big: skipped: too large for CPU mode") ||
+		!strings.Contains(stderr, "every task of "+suite+" is too large for CPU mode") || calls != 0 {
+		t.Fatalf("exit %d, %d LLM calls; stdout %q; stderr %s", code, calls, stdout, stderr)
 	}
 }
 
@@ -272,19 +278,9 @@ func TestAdaptSkipsTooLargeInCPUMode(t *testing.T) {
 // LLM call: every step would be a timeout.
 func TestSearchRefusesTooLargeInCPUMode(t *testing.T) {
 	needPython(t)
-	task := filepath.Join(t.TempDir(), "big.py")
-	if err := os.WriteFile(task, []byte(bigTask), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv := llmtest.New(t, llmtest.Reply("```python\nx = 1\n```"))
-	var stdout bytes.Buffer
-	var stderr syncBuffer
-	code := run(context.Background(), []string{"search", "--task", task, "--steps", "2", "--llm-url", srv.URL(), "--model", "m",
-		"--data", t.TempDir(), "--device", "cpu"}, &stdout, &stderr)
-	if code != exitFailed || !strings.Contains(stderr.String(), "big is too large for CPU mode") || !strings.Contains(stderr.String(), "--force") {
-		t.Fatalf("exit %d; stderr %s", code, stderr.String())
-	}
-	if n := len(srv.Requests()); n != 0 {
-		t.Errorf("%d LLM calls for a refused task", n)
+	dir := t.TempDir()
+	code, _, stderr, calls := runOnBigTask(t, dir, "big.py", "search", "--task", filepath.Join(dir, "big.py"), "--steps", "2")
+	if code != exitFailed || !strings.Contains(stderr, "big is too large for CPU mode") || !strings.Contains(stderr, "--force") || calls != 0 {
+		t.Fatalf("exit %d, %d LLM calls; stderr %s", code, calls, stderr)
 	}
 }
