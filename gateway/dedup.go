@@ -32,7 +32,7 @@ func groupIdentical(jobs []worker.Job, share bool) []*group {
 	var out []*group
 	byKey := map[string]*group{}
 	for _, j := range jobs {
-		key, err := worker.WorkKey(j)
+		key, err := worker.ShareKey(j)
 		if !share || err != nil {
 			out = append(out, &group{jobs: []worker.Job{j}})
 			continue

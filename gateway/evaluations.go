@@ -22,6 +22,7 @@ type evaluationRequest struct {
 	RewardFn   string          `json:"reward_fn"`
 	Options    json.RawMessage `json:"options"`
 	WaitS      *float64        `json:"wait_s"`
+	DeadlineS  *float64        `json:"deadline_s"`
 	Cache      *bool           `json:"cache"`
 }
 
@@ -50,7 +51,7 @@ func parseEvaluationRequest(body []byte, cfg Config) (batchSpec, *apiError) {
 		return batchSpec{}, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err)
 	}
 	rr := rewardRequest{TaskID: req.TaskID, Reference: req.Reference, RewardFn: req.RewardFn,
-		Options: req.Options, WaitS: req.WaitS, Cache: req.Cache}
+		Options: req.Options, WaitS: req.WaitS, DeadlineS: req.DeadlineS, Cache: req.Cache}
 	switch {
 	case req.Completion != nil && req.Code != nil:
 		return batchSpec{}, newError(CodeInvalidRequest, "completion", "give completion or code, not both")

@@ -25,7 +25,8 @@ type rewardRequest struct {
 	RewardFn    string          `json:"reward_fn"`
 	Options     json.RawMessage `json:"options"`
 	WaitS       *float64        `json:"wait_s"`
-	Cache       *bool           `json:"cache"` // nil: true
+	DeadlineS   *float64        `json:"deadline_s"` // nil: none
+	Cache       *bool           `json:"cache"`      // nil: true
 	// Prompts, one per item when given: what the model was asked (a string,
 	// or chat messages). Logged with each evaluation; the verdict ignores it.
 	Prompts []json.RawMessage `json:"prompts"`
@@ -40,6 +41,9 @@ type batchSpec struct {
 	rewardFn string
 	options  harness.Options
 	wait     time.Duration // 0: answer 202 at once
+	// deadline (0: none) is how long after acceptance an unfinished item is
+	// given up (worker.Job.Deadline).
+	deadline time.Duration
 	// bypass: the request said cache false, so every item runs (no answer
 	// from the result cache, none shared). False, the zero value, for every
 	// path that has no such field (OpenRLHF, episodes).
@@ -127,6 +131,12 @@ func validateRewardRequest(req rewardRequest, cfg Config) (batchSpec, *apiError)
 			return spec, newError(CodeInvalidRequest, "wait_s", "wait_s must be in 0..%d, got %v", maxWaitS, *req.WaitS)
 		}
 		spec.wait = time.Duration(*req.WaitS * float64(time.Second))
+	}
+	if req.DeadlineS != nil {
+		if !(*req.DeadlineS > 0 && *req.DeadlineS <= maxWaitS) {
+			return spec, newError(CodeInvalidRequest, "deadline_s", "deadline_s must be in (0, %d] seconds, got %v", maxWaitS, *req.DeadlineS)
+		}
+		spec.deadline = time.Duration(*req.DeadlineS * float64(time.Second))
 	}
 	spec.bypass = req.Cache != nil && !*req.Cache
 	if req.Prompts != nil {

@@ -53,6 +53,8 @@ func TestRewardRequestErrors(t *testing.T) {
 		{"unknown option", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "options": map[string]any{"seedz": 3}}), 400, CodeInvalidOptions, "options.seedz", "unknown field"},
 		{"option of the wrong type", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "options": map[string]any{"timeout_s": "long"}}), 400, CodeInvalidOptions, "options.timeout_s", "options"},
 		{"negative wait", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "wait_s": -1}), 400, CodeInvalidRequest, "wait_s", "0..3600"},
+		{"zero deadline", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "deadline_s": 0}), 400, CodeInvalidRequest, "deadline_s", "(0, 3600]"},
+		{"deadline over an hour", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "deadline_s": 3601}), 400, CodeInvalidRequest, "deadline_s", "(0, 3600]"},
 		{"huge wait", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "wait_s": 1e300}), 400, CodeInvalidRequest, "wait_s", "0..3600"},
 		{"body too large", body(t, map[string]any{"reference": strings.Repeat("x", 2<<20), "codes": []string{"x"}}), 413, CodeBodyTooLarge, "", "exceeds"},
 	}

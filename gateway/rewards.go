@@ -127,6 +127,9 @@ func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRe
 			Code: item, Options: spec.options, RewardFn: spec.rewardFn, EnqueuedAt: now,
 			RequestID: who.requestID, ClientID: who.clientID, Prompt: spec.promptOf(i),
 		}
+		if spec.deadline > 0 {
+			job.Deadline = now.Add(spec.deadline)
+		}
 		if spec.fromText {
 			text := item
 			job.Completion = &text

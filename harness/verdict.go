@@ -169,7 +169,8 @@ type Verdict struct {
 	// Retry is non-empty when the verdict is not the evaluation's outcome but a
 	// reason to run it again: "gpu_oom", out of device memory while other work held
 	// it. The supervisor retries (Supervisor.Evaluate); what reaches a caller has it
-	// empty unless the retries ran out.
+	// empty unless the retries ran out. "deadline" (set by the worker): the
+	// request's deadline_s stopped the evaluation.
 	Retry    string `json:"retry"`
 	Env      Env    `json:"env"`
 	TaskName string `json:"task_name"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/gpu"
@@ -64,6 +65,19 @@ func WorkKey(job Job) (string, error) {
 	fmt.Fprintf(h, "kernelgate-work-%s\n%s\n%s\n%s", cacheKeyVersion,
 		harness.HashSource(job.Task.Source), harness.HashSource(job.Code), opts)
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ShareKey is the identity under which identical jobs in flight share one
+// evaluation: the work key, and the deadline when there is one, so that an
+// item with a deadline shares only with items of that deadline (its
+// request's) and never hands a deadline's verdict to a request without one.
+// The cache stays keyed by the work alone: a cached verdict answers any.
+func ShareKey(job Job) (string, error) {
+	wk, err := WorkKey(job)
+	if err != nil || job.Deadline.IsZero() {
+		return wk, err
+	}
+	return wk + "@" + job.Deadline.UTC().Format(time.RFC3339Nano), nil
 }
 
 // CacheKey is the result-cache key of job's verdict made in env: hex sha256

@@ -41,6 +41,11 @@ type Job struct {
 	// evaluation of Code; its verdict is announced but not logged as an
 	// evaluation (no candidate was evaluated).
 	TaskCheck bool `json:"task_check,omitempty"`
+	// Deadline (zero: none) is when the request stops waiting for this item:
+	// an item not finished by then is answered harness_error with retry
+	// "deadline" (valid false: the trainer drops it) and its evaluation is
+	// stopped, so a group's verdicts arrive together (issue 14).
+	Deadline time.Time `json:"deadline,omitzero"`
 	// Share lets identical jobs in flight share this job's evaluation
 	// (share.go); false when the request bypassed the cache, which asks
 	// for an evaluation of its own.

@@ -84,10 +84,22 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 	fn, ferr := reward.Lookup(job.RewardFn)
 	var v harness.Verdict
 	err := ferr
-	if err == nil {
-		v, err = w.ev.Evaluate(ctx, harness.Job{Task: job.Task, Code: job.Code, Options: job.Options, TaskCheck: job.TaskCheck})
+	evalCtx, ran := ctx, false
+	if !job.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		evalCtx, cancel = context.WithDeadline(ctx, job.Deadline)
+		defer cancel()
 	}
+	if err == nil && evalCtx.Err() == nil {
+		v, err = w.ev.Evaluate(evalCtx, harness.Job{Task: job.Task, Code: job.Code, Options: job.Options, TaskCheck: job.TaskCheck})
+		ran = true
+	}
+	// Late: the deadline, not a shutdown, stopped it (or kept it from running);
+	// a verdict that came in just before the deadline stands.
+	late := ferr == nil && ctx.Err() == nil && evalCtx.Err() != nil && (!ran || err != nil)
 	switch {
+	case late:
+		v, err = DeadlineVerdict(w.ev.Mode(), job), nil
 	case err == nil:
 		w.cache(ctx, log, job, v)
 	case ctx.Err() != nil || (!j.Final && ferr == nil):
@@ -132,7 +144,7 @@ func (w *runner) claim(ctx context.Context, log *slog.Logger, job Job, queued ti
 	if !job.Share || job.TaskCheck {
 		return "", true
 	}
-	wk, err := WorkKey(job)
+	wk, err := ShareKey(job)
 	if err != nil {
 		return "", true
 	}
@@ -227,6 +239,16 @@ func Verdict(mode string, job Job, status harness.Status, feedback, signature st
 		Feedback: feedback, ErrorSignature: signature, TaskName: job.Task.Name,
 		TaskHash: harness.HashSource(job.Task.Source), CodeHash: harness.HashSource(job.Code),
 	}
+}
+
+// DeadlineVerdict answers an item its request's deadline_s left behind: not
+// the candidate's doing (harness_error, valid false), never cached.
+func DeadlineVerdict(mode string, job Job) harness.Verdict {
+	v := Verdict(mode, job, harness.StatusHarnessError,
+		"the request's deadline (deadline_s) passed before this item's evaluation finished; it was stopped: "+
+			"not the candidate's doing, drop the sample", "")
+	v.Retry = "deadline"
+	return v
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

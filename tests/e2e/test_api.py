@@ -154,3 +154,17 @@ def test_a_broken_reference_is_never_the_candidates_fault(s):
                                        "completions": ["Sorry, no code.", fenced(KERNEL)]})
     assert status == 200 and [v["status"] for v in b["results"]] == ["harness_error"] * 2, b
     assert b["valid"] == [False, False], b
+
+
+def test_deadline_gives_up_on_a_straggler(s):
+    """deadline_s: the slow item is stopped and masked at the deadline, the honest one is
+    scored, and the answer comes at the deadline, not at the straggler's timeout."""
+    slow = KERNEL + "\nimport time as _t\n_f = ModelNew.forward\nModelNew.forward = lambda self, *a: (_t.sleep(60), _f(self, *a))[1]\n"
+    t0 = time.monotonic()
+    status, b = s.post("/v1/rewards", {"reference": TASK, "codes": [KERNEL + "\n# deadline\n", slow],
+                                       "deadline_s": 8, "wait_s": 120, "reward_fn": "binary"})
+    took = time.monotonic() - t0
+    assert status == 200 and b["results"][0]["status"] == "correct", b
+    late = b["results"][1]
+    assert late["status"] == "harness_error" and late["retry"] == "deadline" and b["valid"] == [True, False], b
+    assert took < 40, took

@@ -1,0 +1,79 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kernelgate/kernelgate/harness"
+)
+
+// stallingEvaluator runs until its context ends, as a slow kernel would.
+type stallingEvaluator struct{ calls atomic.Int32 }
+
+func (s *stallingEvaluator) Evaluate(ctx context.Context, _ harness.Job) (harness.Verdict, error) {
+	s.calls.Add(1)
+	<-ctx.Done()
+	return harness.Verdict{}, ctx.Err()
+}
+func (s *stallingEvaluator) Stats() []harness.ZygoteStats { return nil }
+func (s *stallingEvaluator) Mode() string                 { return harness.TimingCPUInterpreter }
+
+// An item its request's deadline leaves behind is stopped and answered
+// harness_error with retry "deadline", masked (valid false); one whose
+// deadline passed in the queue does not run at all.
+func TestDeadline(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		deadline  time.Duration
+		wantCalls int32
+	}{
+		{"stopped while running", 300 * time.Millisecond, 1},
+		{"passed in the queue", -time.Second, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := &stallingEvaluator{}
+			b := startRun(t, ev)
+			sub, err := b.Subscribe(t.Context(), ResultsSubject("b1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Unsubscribe()
+			job := Job{ID: "b1-00000", BatchID: "b1", Task: harness.Task{Name: "t", Source: "src"}, Code: "code",
+				Options: harness.DefaultOptions(), RewardFn: "binary", EnqueuedAt: time.Now(), Deadline: time.Now().Add(tt.deadline)}
+			data, _ := json.Marshal(job)
+			t0 := time.Now()
+			if err := b.PublishJob(t.Context(), Subject, job.ID, data); err != nil {
+				t.Fatal(err)
+			}
+			r := next(t, sub)
+			if r.Verdict.Status != harness.StatusHarnessError || r.Verdict.Retry != "deadline" || r.Valid {
+				t.Fatalf("result %+v", r)
+			}
+			if took := time.Since(t0); took > 5*time.Second {
+				t.Errorf("answered after %s", took)
+			}
+			if got := ev.calls.Load(); got != tt.wantCalls {
+				t.Errorf("Evaluate called %d times, want %d", got, tt.wantCalls)
+			}
+		})
+	}
+}
+
+// Items with a deadline share only with items of the same deadline; the
+// cache key ignores it (a cached verdict answers any request).
+func TestShareKeyHoldsTheDeadline(t *testing.T) {
+	j := Job{Task: harness.Task{Source: "src"}, Code: "code", Options: harness.DefaultOptions()}
+	d := j
+	d.Deadline = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	wk, _ := WorkKey(j)
+	plain, _ := ShareKey(j)
+	timed, _ := ShareKey(d)
+	ck1, _ := CacheKey(j, Env{})
+	ck2, _ := CacheKey(d, Env{})
+	if plain != wk || timed == plain || ck1 != ck2 {
+		t.Fatalf("share keys %q %q (work %q); cache keys equal %v", plain, timed, wk, ck1 == ck2)
+	}
+}
