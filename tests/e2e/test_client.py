@@ -83,3 +83,9 @@ def test_trl_leaves_out_samples_the_gateway_marks_invalid(client):
     broken = ADD.replace("return torch.relu(x + y)", "raise RuntimeError('reference broke')")
     fn = reward_function(client=client, reward_fn="binary")
     assert fn(prompts=["p", "p"], completions=[fenced(ADD_OK), fenced(ADD_OK)], task=[broken, ADD]) == [None, 1.0]
+
+
+def test_deadline_masks_a_straggler(client):
+    slow = ADD_OK + "\nimport time as _t\n_f = ModelNew.forward\nModelNew.forward = lambda self, *a: (_t.sleep(60), _f(self, *a))[1]\n"
+    resp = client.rewards(reference=ADD, codes=[slow], deadline_s=4, reward_fn="binary")
+    assert resp["valid"] == [False] and resp["results"][0]["retry"] == "deadline", resp

@@ -101,19 +101,21 @@ class Client:
         self.read_timeout_s, self.wait_s, self.backoff_s = read_timeout_s, wait_s, backoff_s
 
     def rewards(self, *, task_id=None, reference=None, completions=None, codes=None,
-                reward_fn=None, options=None, wait_s=None, prompts=None):
+                reward_fn=None, options=None, wait_s=None, prompts=None, deadline_s=None):
         """Rewards and verdicts for a batch of completions (or codes), in request order.
         The task is task_id (a registered id, GET /v1/tasks) or reference (its source);
         task_fields() tells one from the other for callers that hold either.
         wait_s overrides the client's for this call. prompts (optional, one per item: a
-        string or a list of {role, content} messages) is logged with each evaluation."""
+        string or a list of {role, content} messages) is logged with each evaluation.
+        deadline_s gives up on items not finished that long after the gateway accepted
+        the batch: they come back harness_error, valid false (drop them)."""
         if reference is not None and "\n" not in reference.strip():
             raise ValueError(f"reference {reference[:60]!r} is one line, not a task's source (class Model, "
                              f"get_inputs, get_init_inputs): to name a registered task pass task_id=")
         deadline = time.monotonic() + self.timeout_s
         body = {k: v for k, v in dict(task_id=task_id, reference=reference, completions=completions,
                                       codes=codes, reward_fn=reward_fn, options=options,
-                                      prompts=prompts).items()
+                                      prompts=prompts, deadline_s=deadline_s).items()
                 if v is not None}
         body["wait_s"] = self._server_wait(self.wait_s if wait_s is None else wait_s, deadline)
         # Every attempt of this call carries one key: the gateway answers a resent POST
