@@ -140,10 +140,14 @@ def check_task_source(task):
             for a in node.names:
                 dynamic = dynamic or a.name == "*"
                 names.add((a.asname or a.name).split(".")[0])
-        else:
+        else:   # assignments, and definitions under a module-level if/try/with
             for sub in ast.walk(node):
                 if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
                     names.add(sub.id)
+                elif isinstance(sub, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    names.add(sub.name)
+                elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+                    names.update((a.asname or a.name).split(".")[0] for a in sub.names)
     missing = [n for n in _TASK_NAMES if n not in names]
     if missing and not dynamic:
         raise TaskError(f"{label}: the reference does not define {', '.join(missing)} "

@@ -133,3 +133,13 @@ def test_a_broken_reference_is_never_the_candidates_fault(tmp_path):
             v = run(tmp_path, dict(t, source=source), code, seeds=1)
             assert v["status"] == "harness_error" and why in v["task_error"], (rname, cname, v["status"], v["feedback"])
             assert "task_add_relu.py" in v["task_error"], v["task_error"]
+
+
+def test_a_reference_defining_its_names_under_if_or_try_is_valid(tmp_path):
+    """The judge's static check must not reject a valid task whose definitions sit under a
+    module-level if/try (names bound at run time are the runner's to judge)."""
+    t = task("task_add_relu.py")
+    guarded = "try:\n    import numpy\nexcept ImportError:\n    pass\nif True:\n" + \
+        "\n".join("    " + line for line in t["source"].splitlines())
+    v = run(tmp_path, dict(t, source=guarded), fixture(ADD_RELU), seeds=1)
+    assert v["status"] == "correct", (v["status"], v["feedback"], v["task_error"])
