@@ -120,7 +120,8 @@ _TASK_NAMES = ("Model", "get_inputs", "get_init_inputs")
 def check_task_source(task):
     """What the judge can tell of a task without running it: readable, not empty, valid
     Python, and defining Model, get_inputs and get_init_inputs at module level (unless it
-    star-imports or writes globals(), which could define them). TaskError otherwise.
+    star-imports or binds names dynamically: globals(), exec, setattr, vars, __dict__).
+    TaskError otherwise.
     Checked before the candidate, so a broken reference is never the candidate's fault."""
     label = task.get("path") or task.get("name") or "<task>"
     source = task_source(task)
@@ -132,7 +133,8 @@ def check_task_source(task):
         raise TaskError(f"{label}: the reference is not valid Python: syntax error at line {e.lineno}: {e.msg}")
     except (ValueError, RecursionError, MemoryError) as e:
         raise TaskError(f"{label}: the reference cannot be parsed: {type(e).__name__}")
-    names, dynamic = set(), "globals(" in source
+    # Names a module can bind without a statement the parse sees: then only running it can tell.
+    names, dynamic = set(), any(tok in source for tok in ("globals(", "exec(", "setattr(", "__dict__", "vars("))
     for node in tree.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             names.add(node.name)
