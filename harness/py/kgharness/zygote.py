@@ -48,14 +48,16 @@ DEFAULT_COMPILE_TIMEOUT_S = {"gpu": 90.0}
 class Child:
     """One evaluation in flight, as the zygote sees it."""
 
-    def __init__(self, rid, job, t_recv, tmpdir):
+    def __init__(self, rid, job, t_recv, tmpdir, mode="cpu_interpreter"):
         opts = job.get("options") or {}
         self.id, self.job, self.t_recv, self.tmpdir = rid, job, t_recv, tmpdir
         self.timeout_s = _num(opts.get("timeout_s"), 120.0)
         # The compile budget: active time until the candidate's first call returns (its
-        # import, JIT compile and autotune, and the reference's load alongside); 0 is the
-        # mode's default. A task check has no candidate.
-        self.compile_timeout_s = None if job.get("task_check") else _num(opts.get("compile_timeout_s"), 0.0)
+        # import, JIT compile and autotune, and the reference's load alongside); an
+        # absent or 0 option is the mode's default. None: no budget (a task check has
+        # no candidate).
+        self.compile_budget_s = None if job.get("task_check") else \
+            _num(opts.get("compile_timeout_s"), DEFAULT_COMPILE_TIMEOUT_S.get(mode))
         self.compiled = False
         self.memory_limit = _num(opts.get("memory_limit_mb"), 32768.0) * (1 << 20)
         self.output_limit = _num(opts.get("output_limit_bytes"), 1 << 20)
@@ -223,7 +225,7 @@ class Zygote:
             self.send(protocol.record("result", rid, verdict=self.outcomes.fallback(
                 job, "harness_error", f"could not create the temp dir: {e}")))
             return
-        child = Child(rid, job, t_recv, tmpdir)
+        child = Child(rid, job, t_recv, tmpdir, self.mode)
         fds = []
         try:
             rec_r, rec_w = os.pipe()
@@ -444,8 +446,8 @@ class Zygote:
                 self.kill(child, "timeout", f"the evaluation exceeded its {child.timeout_s:g} s "
                           f"wall-clock limit during stage {child.stage}")
                 continue
-            budget = child.compile_timeout_s or DEFAULT_COMPILE_TIMEOUT_S.get(self.mode)
-            if budget and child.compile_timeout_s is not None and not child.compiled and active > budget:
+            budget = child.compile_budget_s
+            if budget is not None and not child.compiled and active > budget:
                 self.kill(child, "compile_timeout", f"loading and compiling the kernel (its import, Triton "
                           f"JIT and autotune, until its first call returned) exceeded the {budget:g} s "
                           f"compile budget (compile_timeout_s) during stage {child.stage}; fewer autotune "
