@@ -189,7 +189,6 @@ func (s batchSpec) promptOf(i int) []export.PromptMessage {
 	return nil
 }
 
-// inlineTask is a task given by its source in the request.
 // oneLineReference refuses a reference of one line: a task's source defines
 // class Model, get_inputs and get_init_inputs, so it has several; one line is
 // a task id sent in the wrong field, or a placeholder. (The harness checks the
@@ -206,6 +205,7 @@ func oneLineReference(source string) *apiError {
 	return newError(CodeInvalidRequest, "reference", "reference %q is one line, not a task's source (class Model, get_inputs, get_init_inputs); to name a registered task send task_id (GET /v1/tasks lists them)", s)
 }
 
+// inlineTask is a task given by its source in the request.
 func inlineTask(source string) harness.Task {
 	return harness.Task{Name: "inline", Path: "/inline/reference.py", Source: source}
 }

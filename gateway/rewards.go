@@ -111,8 +111,8 @@ func (s *Server) runBatchToEnd(ctx context.Context, spec batchSpec) (*batchRespo
 
 // accept queues the batch's work (items without code are answered here with
 // invalid_submission when the task is registered; identical items are
-// evaluated once, dedup.go) and then
-// stores the batch record, which makes the batch visible. A client that
+// evaluated once, dedup.go) and then stores the batch record, which makes
+// the batch visible. A client that
 // leaves meanwhile does not stop it halfway: the bus bounds each step.
 func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRecord, *apiError) {
 	ctx = context.WithoutCancel(ctx)

@@ -236,7 +236,8 @@ func Scored(job Job, v harness.Verdict) Result {
 // reference is checked first) gets the extraction's reason. Per job, after
 // caching: the cache answers code, which another request may have sent fenced.
 func hinted(job Job, v harness.Verdict) harness.Verdict {
-	if job.Completion == nil {
+	// Every result passes here: extract again only for the two statuses it words.
+	if job.Completion == nil || (v.Status != harness.StatusCompileError && v.Status != harness.StatusInvalidSubmission) {
 		return v
 	}
 	_, how, err := submission.Extract(*job.Completion)
