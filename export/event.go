@@ -23,8 +23,9 @@ import (
 // the searches table (configuration, seed, budget, state, outcome) and the
 // llm_calls table (every LLM call, its purpose, messages and cost); skills
 // rows gain reason, pattern, aliases and the on/off counts (and keep up to 32
-// example eval ids, not 5); search_steps gain skill_versions.
-const SchemaVersion = "1.3"
+// example eval ids, not 5); search_steps gain skill_versions;
+// 1.4 (2026-12-01) evaluations gain reference_shared.
+const SchemaVersion = "1.4"
 
 // Key/value metadata keys of every file the sink writes.
 const (

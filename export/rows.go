@@ -68,6 +68,8 @@ type Evaluation struct {
 	// stage: a list of structs, which every loader reads (Hugging Face
 	// datasets has no type for the MAP column schema 1.2 wrote as stage_ms).
 	StageTimes []StageTime `parquet:"stage_times,list"`
+	// ReferenceShared (schema 1.4): the verdict's reference_shared.
+	ReferenceShared bool `parquet:"reference_shared"`
 
 	Device           string `parquet:"device"`
 	GPUName          string `parquet:"gpu_name"`
@@ -142,7 +144,7 @@ func EvaluationRow(ev EvaluationEvent) Evaluation {
 		HackFlags: nonNil(v.HackFlags), Warnings: nonNil(v.Warnings),
 		TritonLaunches: int64(v.TritonLaunches), Coverage: v.Coverage,
 		Feedback: v.Feedback, ErrorSignature: v.ErrorSignature, TaskError: v.TaskError, OutputTail: v.OutputTail,
-		StageTimes: stageTimes(v.StageMS),
+		StageTimes: stageTimes(v.StageMS), ReferenceShared: v.ReferenceShared,
 
 		Device: v.Env.Device, GPUName: v.Env.GPUName, GPUUUID: v.Env.GPUUUID,
 		SMClockMHzBefore: int64Ptr(v.Env.SMClockMHzBefore), SMClockMHzAfter: int64Ptr(v.Env.SMClockMHzAfter),

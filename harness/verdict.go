@@ -14,7 +14,10 @@ import (
 //   - 1.0 (2026-11-29): first version.
 //   - 1.1 (2026-11-30): flags forge and no_triton; wall_check (the judge's clock
 //     against the runners' timers).
-const SchemaVersion = "1.2"
+//   - 1.2 (2026-12-01): status compile_timeout.
+//   - 1.3 (2026-12-01): reference_shared (the evaluation used the reference work an
+//     earlier evaluation of the task published).
+const SchemaVersion = "1.3"
 
 // Status is the closed set of evaluation outcomes.
 type Status string
@@ -171,11 +174,15 @@ type Verdict struct {
 	// it. The supervisor retries (Supervisor.Evaluate); what reaches a caller has it
 	// empty unless the retries ran out. "deadline" (set by the worker): the
 	// request's deadline_s stopped the evaluation.
-	Retry    string `json:"retry"`
-	Env      Env    `json:"env"`
-	TaskName string `json:"task_name"`
-	TaskHash string `json:"task_hash"`
-	CodeHash string `json:"code_hash"`
+	Retry string `json:"retry"`
+	// ReferenceShared (schema 1.3): the evaluation compared its candidate with the
+	// reference outputs, screens and alone-timing an earlier evaluation of the same
+	// task published on this GPU (PROTOCOL.md, shared reference work).
+	ReferenceShared bool   `json:"reference_shared"`
+	Env             Env    `json:"env"`
+	TaskName        string `json:"task_name"`
+	TaskHash        string `json:"task_hash"`
+	CodeHash        string `json:"code_hash"`
 	// TaskInfo describes the task; only a task check's verdict has it.
 	TaskInfo *TaskInfo `json:"task_info,omitempty"`
 	// The gateway's two deadlines, measured by its worker (absent from

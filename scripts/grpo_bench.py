@@ -96,7 +96,9 @@ def run_group(url, task_id, members):
             "makespan_over_slowest": makespan / max(exec_s) if max(exec_s) > 0 else None,
             "exec_s_total": sum(exec_s),
             "reference_ms_total": sum((r.get("stage_ms") or {}).get("reference", 0) for r in results),
-            "members": [{"kind": k, "status": r["status"], "exec_s": e}
+            "members": [{"kind": k, "status": r["status"], "exec_s": e, "speedup": r.get("speedup"),
+                         "correct": r.get("correct"), "hack_flags": r.get("hack_flags"),
+                         "stage_ms": r.get("stage_ms") or {}}
                         for (k, _), r, e in zip(members, results, exec_s)]}
 
 
@@ -119,8 +121,18 @@ def main():
     stamp = time.time_ns()
     groups = [(f"{a.suite}/{p.stem}", group(p.read_text(), a.group, stamp)) for p in sols]
     t0 = time.monotonic()
+    def one(g):
+        res = run_group(a.url, *g)
+        # As each group lands: a run cut short still says how far it got.
+        print(f"  {time.monotonic() - t0:7.1f} s  {res['task_id']} done, makespan {res['makespan_s']:.1f} s",
+              flush=True)
+        if a.json:
+            with open(a.json + ".partial", "a") as f:
+                f.write(json.dumps(res) + "\n")
+        return res
+
     with ThreadPoolExecutor(len(groups)) as pool:
-        done = list(pool.map(lambda g: run_group(a.url, *g), groups))
+        done = list(pool.map(one, groups))
     wall = time.monotonic() - t0
     evals = sum(g["n"] for g in done)
     statuses = {}

@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from . import channel, exchange, judgesvc, timing
+from . import channel, exchange, judgesvc, refstore, timing
 from . import correctness as C
 
 DRAIN_MAX_S = 3.0
@@ -59,6 +59,7 @@ class Local:
         self.mode, self.device, self.gpu = mode, device, mode == "gpu"
         self.pool = exchange.Pool(mode, device)
         self.kept = {}    # id -> leaves copied out of a buffer (snapshot, accumulate)
+        self.pinned = set()   # ids in kept that are the shared store's (not this judge's memory)
         self._next = 1 << 30
 
     # ---- buffers ------------------------------------------------------------------
@@ -85,7 +86,7 @@ class Local:
 
     def held_bytes(self):
         own = sum(b.handle["size"] for b in self.pool.buffers.values())
-        return own + sum(t.numel() * t.element_size() for ls in self.kept.values()
+        return own + sum(t.numel() * t.element_size() for i, ls in self.kept.items() if i not in self.pinned
                          for t in ls if isinstance(t, torch.Tensor))
 
     def close(self):
@@ -136,6 +137,32 @@ class Local:
 
     def drop(self, bid):
         self.kept.pop(bid, None)
+
+    # ---- the shared reference work (kgharness.refstore) ---------------------------------
+    def shared(self, key):
+        """{"enabled": sharing is on here, "entry": what the store holds for key or None};
+        the entry's outputs are kept for this judge under the ids it lists (seed_ids,
+        held_ids), like snapshots."""
+        store = refstore.STORE
+        got = store.get(key) if store.enabled() else None
+        if got is None:
+            return {"enabled": store.enabled(), "entry": None}
+        desc, seeds, held = got
+        seed_ids, held_ids = [self._keep(ls) for ls in seeds], [self._keep(ls) for ls in held]
+        self.pinned.update(seed_ids + held_ids)
+        return {"enabled": True, "entry": dict(desc, seed_ids=seed_ids, held_ids=held_ids)}
+
+    def share(self, key, desc, seed_ids, held_ids):
+        """Publish this judge's reference work: the snapshots seed_ids and held_ids (ids of
+        snapshot()) move into the store. True when the store took them."""
+        if not refstore.STORE.enabled() or any(i not in self.kept for i in list(seed_ids) + list(held_ids)):
+            return False
+        seeds = [self.kept.pop(i) for i in seed_ids]
+        held = [self.kept.pop(i) for i in held_ids]
+        return refstore.STORE.put(key, desc, seeds, held)
+
+    def share_before(self, key, stats):
+        return refstore.STORE.set_before(key, stats)
 
     def window(self, opening):
         """A timing window opens or closes (only the judge service has others to hold off)."""

@@ -23,7 +23,7 @@ import time
 
 import torch
 
-from . import admission, channel, feedback, loader, screen, spawn, taskcheck, trials, window
+from . import admission, channel, feedback, loader, refstore, screen, spawn, taskcheck, trials, window
 from .verdict import FLAGS, STATUSES, add_flag, finalize, name_task_failure, new_verdict
 
 DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
@@ -66,6 +66,10 @@ class Judge:
         self.launches, self.used_compile = 0, False
         self.mem = {}                       # role -> peak MiB reserved on the device
         self.alone = False                  # admitted with the GPU to itself
+        # The shared reference work (kgharness.refstore): the key, whether this GPU's
+        # judge service shares at all, and the entry this evaluation uses (None: its own
+        # reference runner does the work, and publishes it when complete).
+        self.share_key, self.share_on, self.shared = None, False, None
         self._stage, self._stage_t = None, None
 
     # ---- bookkeeping ---------------------------------------------------------------
@@ -251,6 +255,7 @@ class Judge:
         self.ctx.seal()
         self.admit(check=False)
         self.init_device()
+        self.find_shared()
         self.stage("load")
         rr, rc = self.ask_both("load")
         v["compiled"] = True
@@ -261,6 +266,9 @@ class Judge:
                 if k in ("sandbox", "cuda", "build"):
                     v["stage_ms"][f"{role}_{k}"] = channel.reported_ms(x)
         self.held, self.min_bytes = channel.held_count(rr.get("held")), rr.get("min_bytes")
+        if self.shared is not None and self.shared.get("held_count") != self.held:
+            self.shared = None      # not the work this task's reference does now: its own
+            v["reference_shared"] = False
         self.stage("correctness")
         t = trials.Trials(self)
         failure = t.run()
@@ -301,6 +309,13 @@ class Judge:
         if self.gpu:
             self.v["env"]["gpu_name"] = str(self.ops.info().get("gpu_name") or "")[:120]
             self.v["stage_ms"]["judge_device"] = round((time.monotonic() - t0) * 1e3, 3)
+
+    def find_shared(self):
+        self.share_key = refstore.key(self.job, self.opts)
+        got = self.ops.shared(self.share_key)
+        self.share_on = got.get("enabled") is True
+        self.shared = got.get("entry") if isinstance(got.get("entry"), dict) else None
+        self.v["reference_shared"] = self.shared is not None
 
     def timed(self):
         v, o = self.v, self.opts

@@ -30,14 +30,15 @@ PR_SET_PDEATHSIG = 1
 # Every operation a judge may ask (kgharness.bufferops.Local's methods of these names).
 OPS = ("alloc", "fingerprint", "compare", "nonfinite", "tolerance", "near_constant", "snapshot",
        "differ", "accumulate", "mean_within", "drop", "drain", "bandwidth", "held_bytes", "info",
-       "window")
+       "window", "shared", "share", "share_before")
 
 
 class Service:
     """The zygote's handle: start() forks it; connect() makes a judge's socket."""
 
-    def __init__(self, mode, device):
+    def __init__(self, mode, device, share_bytes=0):
         self.mode, self.device = mode, device
+        self.share_bytes = int(share_bytes)    # the shared reference store's budget (kgharness.refstore)
         self.pid, self.ctrl = None, None
 
     def start(self, close_fds=()):
@@ -48,7 +49,7 @@ class Service:
         pid = os.fork()
         if pid == 0:
             ours.close()
-            _main(theirs, self.mode, self.device, close_fds)   # never returns
+            _main(theirs, self.mode, self.device, close_fds, self.share_bytes)   # never returns
         theirs.close()
         self.pid, self.ctrl = pid, ours
         return pid
@@ -81,7 +82,7 @@ class Service:
             self.ctrl = None
 
 
-def _main(ctrl, mode, device, close_fds):
+def _main(ctrl, mode, device, close_fds, share_bytes=0):
     code = 70
     try:
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -97,6 +98,8 @@ def _main(ctrl, mode, device, close_fds):
             import torch
             torch.cuda.init()
             torch.zeros(1, device=device)
+        from . import refstore
+        refstore.configure(share_bytes)
         serve(ctrl, mode, device)
         code = 0
     except BaseException:

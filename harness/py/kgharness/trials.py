@@ -7,6 +7,12 @@ lends it. A candidate whose spec differs (another shape, dtype or device, a tens
 subclass, a number where a tensor is due) fails that trial without writing anything.
 After a candidate writes, the judge checksums its buffer, compares, and checksums
 again: outputs that change after "done" are the `forge` flag's business.
+
+Where the judge service shares reference work (kgharness.refstore), an evaluation of a
+task whose work is already there compares its candidate with the shared outputs and
+its reference runner computes nothing here (it is timed in the window); one whose work
+is not there does it as above, keeps a copy of each seed's and held-out set's outputs,
+and publishes them once every screen has passed.
 """
 
 from . import channel, exchange
@@ -26,11 +32,14 @@ class Trials:
         self.ref0 = None         # seed 0's reference outputs (a snapshot id), until seed 1 is screened
         self.ops = judge.ops     # kgharness.bufferops: the buffers and every computation over them
         self.tol = None
+        self.shared = judge.shared   # a refstore entry this evaluation uses, or None
+        # Snapshots of the reference's outputs per seed, to publish (None: not publishing).
+        self.keep = [] if judge.share_on and self.shared is None and self.Cr is not None else None
 
     # ---- the run ----------------------------------------------------------------------
     def run(self):
         j, seed, n = self.j, self.j.opts["seed"], self.j.opts["seeds"]
-        failure = None
+        failure, complete = None, True
         if self.Cr is not None:
             j.v["trials_total"] = n
         for i in range(n):
@@ -40,13 +49,19 @@ class Trials:
             if res is not None and not res["ok"] and failure is None:
                 failure = (f"trial {i} (seed {seed + i})", res)
                 if res.get("flag"):
+                    complete = False
                     break   # a lazy/proxy output: no point in more trials
-        self.check_determinism(seed)
+        if self.shared is None:
+            self.check_determinism(seed)
         if self.Cr is None:
             self.held_out_reference()
             return None
-        if failure is None:
-            failure = self.held_out()
+        if failure is None or (self.keep is not None and complete):
+            held = self.held_refs()
+            if complete:
+                self.publish(held)
+            if failure is None:
+                failure = self.held_out(held)
         return failure
 
     def extra_calls(self, i):
@@ -56,6 +71,8 @@ class Trials:
             self.valid_spec(self.Cr, rep.get("spec"))
 
     def trial(self, i, s):
+        if self.shared is not None:
+            return self.shared_trial(i, s)
         j = self.j
         first = self.ref_buf is None
         rf = {"inputs": {"seed": s}, "buf": None if first else self.ref_buf}
@@ -78,6 +95,43 @@ class Trials:
         if rc is None:
             return None
         return self.candidate_result(rc, (self.ref_buf, self.spec), self.cand_buf, first)
+
+    def shared_trial(self, i, s):
+        """Seed i against the shared reference outputs: only the candidate computes."""
+        j, sh = self.j, self.shared
+        first = self.cand_buf is None
+        cf = {"inputs": {"seed": s}, "buf": None if first else self.cand_buf}
+        if first:
+            # The reference runs once too, beside the candidate's first call: its first
+            # call's one-time work (allocator, library handles, cuDNN's choices) then
+            # happens here, not in the window where every other evaluation waits.
+            rr, rc = j.ask_both("call", {"inputs": {"seed": s}, "buf": None}, cf)
+            if self.valid_spec(self.R, rr.get("spec")) != sh["spec"]:
+                j.task_fail("the reference's outputs have other shapes or types than in an earlier "
+                            "evaluation of this task")
+        else:
+            rc = j.ask(self.Cr, "call", **cf)
+        if i == 0:
+            j.v["stage_ms"]["first_call"] = channel.reported_ms(rc.get("runner_ms"))
+            j.ctx.compiled()
+        if first:
+            self.setup(sh["spec"])     # the reference's buffer too: it is timed in the window
+            self.tol = sh["tol"]
+            j.v["tolerance"] = self.tol
+        self.last_in_sum = sh["in_sums"][i]
+        return self.candidate_result(rc, (sh["seed_ids"][i], self.spec), self.cand_buf, first)
+
+    def publish(self, held):
+        """Offer this evaluation's reference work to later evaluations of the task."""
+        if self.keep is None or len(self.keep) != self.j.opts["seeds"]:
+            return
+        held_ids = [self.ops.snapshot(bid, spec) for bid, spec, _ in held]
+        desc = {"spec": self.spec, "tol": self.tol, "in_sums": self.in_sums, "held_count": self.j.held,
+                "held": [{"spec": spec, "in_sum": in_sum} for _, spec, in_sum in held]}
+        if not self.ops.share(self.j.share_key, desc, self.keep, held_ids):
+            for bid in self.keep + held_ids:
+                self.ops.drop(bid)
+        self.keep = None
 
     def setup(self, spec):
         self.spec = spec
@@ -124,20 +178,32 @@ class Trials:
             v["trials_passed"] += 1
         return res
 
-    def held_out(self):
-        """Inputs of other shapes, where the task has them: kernels baked to one shape fail."""
-        j = self.j
+    def held_refs(self):
+        """The reference's outputs for each held-out set: [(buffer or snapshot id, spec, input
+        checksum)], from the shared entry or computed and screened here."""
+        j, sh = self.j, self.shared
+        if sh is not None:
+            return [(bid, h["spec"], h["in_sum"]) for bid, h in zip(sh["held_ids"], sh["held"])]
+        out = []
         for k in range(j.held):
             rr = j.ask(self.R, "call", inputs={"held": k})
-            self.held_spec = self.valid_spec(self.R, rr.get("spec"))
-            rbuf = self.lend(self.R, self.held_spec)
+            spec = self.valid_spec(self.R, rr.get("spec"))
+            rbuf = self.lend(self.R, spec)
             if j.ask(self.R, "write", buf=rbuf).get("written") is not True:
                 j.task_fail(f"the reference's outputs for held-out set {k} could not be written")
-            ref = (rbuf, self.held_spec)
-            if self.ops.nonfinite(*ref):
+            if self.ops.nonfinite(rbuf, spec):
                 j.task_fail(f"reference output for held-out set {k} contains NaN/Inf")
-            cbuf = self.lend(self.Cr, self.held_spec)
-            self.last_in_sum = rr.get("in_sum")
+            out.append((rbuf, spec, rr.get("in_sum")))
+        return out
+
+    def held_out(self, held):
+        """Inputs of other shapes, where the task has them: kernels baked to one shape fail."""
+        j = self.j
+        for k, (rbuf, spec, in_sum) in enumerate(held):
+            self.held_spec = spec
+            ref = (rbuf, spec)
+            cbuf = self.lend(self.Cr, spec)
+            self.last_in_sum = in_sum
             try:
                 rc = j.ask(self.Cr, "call", inputs={"held": k})
             except Exception:
@@ -174,9 +240,12 @@ class Trials:
             if ops.near_constant(*ref, self.tol):
                 j.task_fail("degenerate reference: output is (near-)constant, so a constant would pass")
             self.ref0 = ops.snapshot(*ref)
+        if self.keep is not None:
+            self.keep.append(self.ref0 if i == 0 else ops.snapshot(*ref))
         if i == 1:
             independent = not ops.differ(self.ref0, self.ref_buf, self.spec, self.tol)
-            ops.drop(self.ref0)
+            if self.keep is None:
+                ops.drop(self.ref0)
             self.ref0 = None
             if independent and self.seed_independent():
                 j.task_fail("degenerate reference: outputs do not depend on the input seed (one fixed "

@@ -60,6 +60,7 @@ def new_verdict(mode="cpu_interpreter", device="cpu"):
         "wall_check": None,
         "device_memory": None,
         "retry": "",
+        "reference_shared": False,
         "env": {
             "device": device,
             "python": platform.python_version(),

@@ -44,6 +44,13 @@ REF_DRIFT = 1.05          # the interleaved reference slower than "before" by mo
 # floor a forged timer hits first on tasks too small for the judge's clock to see (a
 # tiny kernel is all launch latency; SECURITY.md, known limits).
 MIN_CALL_MS = 0.002
+# A candidate this many times slower than the reference over SLOW_PAIRS pairs is timed
+# no further: its speedup is under the 0.1x floor of the clipped rewards (kevin's, not
+# clipped, moves by less than 0.1), and a sleeping kernel held the whole GPU's window
+# 3.4 s (median, heavy suite, H200) at min_iters pairs. GPU only: the interpreter is
+# always that much slower than torch.
+SLOW_RATIO = 10.0
+SLOW_PAIRS = 3
 VERIFY_SHARE = 8          # verify about one timed call in this many (at least two, and the last)
 # The spin head start (kgharness.timing) must outlast the host's launches of a call, or
 # the GPU idles inside the call's events and host speed leaks into its time. With a fixed
@@ -69,6 +76,9 @@ class Window:
         self.pending = None       # the candidate buffer's checksum after its last call
         self.head_ms = HEAD_MS[0] if self.gpu else None
         self.enqueue = {"reference": [], "candidate": []}
+        # Where the window's time goes (stage_ms window_*): its length bounds a GPU's
+        # throughput, since every other evaluation on the GPU is stopped meanwhile.
+        self.spent = {"prep": 0.0, "go": 0.0, "check": 0.0, "calls": 0}
 
     # ---- the two entry points ----------------------------------------------------------
     def run(self):
@@ -77,15 +87,39 @@ class Window:
             if getattr(j.ctx, "shared_gpu", False):
                 v["warnings"].append("another kernelgate process on this GPU did not stop its "
                                      "evaluations for this timing window: its work may be in the timings")
-            v["stage_ms"]["drain"] = self.drain()
-            self.bw = self.ops.bandwidth()
+            # The candidate is stopped before the drain: work it queued before it stopped
+            # must have run out before the reference is timed alone.
             self.C.stop()
             try:
-                before, _ = self.alone(self.R, self.t.ref_buf, 0.5)
+                v["stage_ms"]["drain"] = self.drain()
+                self.bw = self.ops.bandwidth()
+                t0 = time.perf_counter()
+                before = self.shared_before()
+                if before is None:
+                    before, _ = self.alone(self.R, self.t.ref_buf, 0.5)
+                    if j.share_on:
+                        self.ops.share_before(j.share_key, before)
+                else:
+                    self.call(self.R, self.t.ref_buf, j.rng.randrange(1 << 30))   # warm it
             finally:
                 self.C.cont()
+            t1 = time.perf_counter()
             pairs = self.interleave()
+            t2 = time.perf_counter()
+        v["stage_ms"].update(window_before=round((t1 - t0) * 1e3, 3), window_pairs=round((t2 - t1) * 1e3, 3),
+                             **{f"window_{k}": round(x, 3) for k, x in self.spent.items()})
         self.conclude(before, pairs)
+
+    def shared_before(self):
+        """The reference timed alone by an earlier evaluation of this task on this GPU (a
+        fresh reference runner, the GPU quiet, kgharness.refstore), while recent: this
+        window then times only the pairs."""
+        sh = self.j.shared
+        before = sh.get("before") if sh is not None else None
+        if isinstance(before, dict) and isinstance(before.get("median_ms"), (int, float)) and before["median_ms"] > 0:
+            self.j.v["stage_ms"]["window_before_shared"] = 1.0
+            return before
+        return None
 
     def reference_only(self):
         """A task check's figure: the reference alone, a full budget."""
@@ -119,10 +153,12 @@ class Window:
         # The judge's work around a call is the same for both sides (a checksum of its
         # buffer before and after, on the judge service's context): a GPU context switch
         # that one side paid more often than the other would show on the judge's clock.
+        c0 = time.perf_counter()
         if r is self.C:
             self.check_pending()
         else:
             self.ops.fingerprint(buf)
+        c1 = time.perf_counter()
         # The runner's own GPU work (making its inputs) comes last before its timed call,
         # on both sides alike: a call that follows the judge's GPU work instead pays a
         # context switch on the GPU that its timer does not see (0.14-0.5 ms on the H200).
@@ -130,6 +166,9 @@ class Window:
         t0 = time.perf_counter()
         rep = j.ask(r, "go", buf=buf, head_ms=self.head_ms)
         wall = (time.perf_counter() - t0) * 1e3
+        self.spent["prep"] += (t0 - c1) * 1e3
+        self.spent["go"] += wall
+        self.spent["calls"] += 1
         self.size_head(r, rep.get("enqueue_ms"))
         ms = rep.get("ms")
         if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not (0 < ms < 1e7):
@@ -141,9 +180,11 @@ class Window:
                 j.task_fail("the reference's timed outputs did not fit its buffer")
             j.flag("cache", "a timed call returned outputs of another shape or type")
             j.fail("reward_hack", "")
+        c2 = time.perf_counter()
         after = self.ops.fingerprint(buf)
         if r is self.C:
             self.pending = after
+        self.spent["check"] += (c1 - c0 + time.perf_counter() - c2) * 1e3
         return float(ms), wall
 
     def size_head(self, r, enqueue):
@@ -214,11 +255,19 @@ class Window:
             if k in verify:
                 self.verify(k)
             k += 1
-            if k >= self.min_iters and time.monotonic() > t_end:
+            if (k >= self.min_iters and time.monotonic() > t_end) or (self.gpu and self.hopeless(rows)):
                 self.verify(k - 1)   # an early stop still checks the last call made
                 break
         self.check_pending()
         return rows
+
+    @staticmethod
+    def hopeless(rows):
+        if len(rows) < SLOW_PAIRS:
+            return False
+        tr = timing.median([row["reference"][0] for row in rows])
+        tc = timing.median([row["candidate"][0] for row in rows])
+        return tc >= SLOW_RATIO * tr
 
     def verify(self, k):
         spec = self.t.spec

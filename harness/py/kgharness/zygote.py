@@ -94,7 +94,7 @@ class Child:
 
 class Zygote:
     def __init__(self, mode, device, evaluator, tmp_base, sandbox_info, in_fd=IN_FD, out_fd=OUT_FD,
-                 memory_budget_mb=0.0, peers=None):
+                 memory_budget_mb=0.0, peers=None, share_mb=0.0):
         self.mode, self.device, self.evaluator = mode, device, evaluator
         self.sandbox_info = sandbox_info
         self.outcomes = outcome.Outcomes(mode, device, sandbox_info)
@@ -117,7 +117,7 @@ class Zygote:
         self.poll = select.poll()
         self.stopping = False
         self.next_tick = 0.0
-        self.svc = judgesvc.Service(mode, device)
+        self.svc = judgesvc.Service(mode, device, int(share_mb * (1 << 20)))
 
     def start_service(self):
         """Fork the judge service (at start, and again if it dies)."""
@@ -499,6 +499,23 @@ class Zygote:
             pass
 
 
+SHARE_ENV = "KERNELGATE_SHARE_REFERENCE"
+SHARE_FRACTION = 0.2        # of a GPU's memory budget, when the budget is known
+SHARE_DEFAULT_MB = {"gpu": 8192.0, "cpu_interpreter": 1024.0}
+
+
+def share_budget_mb(mode, memory_budget_mb, explicit=None):
+    """MiB for the shared reference store: the flag, else off when $KERNELGATE_SHARE_REFERENCE
+    says so, else the mode's default."""
+    if explicit is not None:
+        return max(0.0, float(explicit))
+    if os.environ.get(SHARE_ENV, "on").strip().lower() in ("0", "off", "false", "no"):
+        return 0.0
+    if mode == "gpu" and memory_budget_mb > 0:
+        return SHARE_FRACTION * memory_budget_mb
+    return SHARE_DEFAULT_MB[mode]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="kgharness.zygote")
     ap.add_argument("--mode", choices=("gpu", "cpu_interpreter"), default="cpu_interpreter")
@@ -511,7 +528,14 @@ def main(argv=None):
                     help="name of the GPU other zygotes share (default: its PCI bus id in GPU mode, "
                          "none in CPU mode); zygotes with one key take turns at timing")
     ap.add_argument("--peers-dir", default=None, help=f"where the peers' lock files live ({gpupeers.LOCK_DIR})")
+    ap.add_argument("--share-reference-mb", type=float, default=None,
+                    help="the judge service's store of shared reference work (kgharness.refstore); 0: "
+                         "off. Default: $KERNELGATE_SHARE_REFERENCE (off/on), on: a fifth of the memory "
+                         "budget on a GPU (taken out of it), 1 GiB of host memory on a CPU")
     args = ap.parse_args(argv)
+    share_mb = share_budget_mb(args.mode, args.memory_budget_mb, args.share_reference_mb)
+    if args.mode == "gpu" and args.memory_budget_mb > 0:
+        args.memory_budget_mb -= share_mb
     if args.mode == "cpu_interpreter":
         os.environ["TRITON_INTERPRET"] = "1"     # must precede the first triton import
     else:
@@ -533,7 +557,7 @@ def main(argv=None):
     else:
         peers = gpupeers.for_device(device, lock_dir=args.peers_dir) if args.mode == "gpu" else None
     z = Zygote(args.mode, device, evaluator, args.tmp_base, sb, memory_budget_mb=args.memory_budget_mb,
-               peers=peers)
+               peers=peers, share_mb=share_mb)
     if args.mode == "gpu":
         from . import warmup
         cache = os.path.join(z.base, "trusted-triton-cache")
@@ -547,7 +571,7 @@ def main(argv=None):
                           args.mode, device, {k: sb.get(k) for k in
                                               ("netns", "landlock", "rlimits", "mountns", "uid_drop", "level", "detail")}))
     log(f"ready: mode={args.mode} device-index={args.device_index} sandbox={sb.get('level')} "
-        f"{sb.get('detail', '')}")
+        f"{sb.get('detail', '')}; shared reference store {share_mb:g} MiB")
     z.serve()
     return 0
 

@@ -121,3 +121,25 @@ def test_one_head_start_for_both_sides_follows_the_larger_median_enqueue_within_
     w.head_ms = None   # CPU mode: no spin, nothing to size
     w.size_head(cand, 5.0)
     assert w.head_ms is None
+
+
+def test_a_hopelessly_slow_candidate_stops_being_timed_after_a_few_pairs():
+    from kgharness.window import SLOW_PAIRS, SLOW_RATIO, Window
+    slow = {"reference": (1.0, 1.1), "candidate": (SLOW_RATIO * 1.01, SLOW_RATIO * 1.01 + 0.1)}
+    close = {"reference": (1.0, 1.1), "candidate": (SLOW_RATIO * 0.9, SLOW_RATIO * 0.9 + 0.1)}
+    assert Window.hopeless([slow] * SLOW_PAIRS)
+    assert not Window.hopeless([slow] * (SLOW_PAIRS - 1))      # too few pairs to say
+    assert not Window.hopeless([close] * SLOW_PAIRS)
+
+
+def test_the_buffer_checksum_sees_any_changed_word_and_the_tail():
+    import torch
+    from kgharness.correctness import fingerprint
+    u8 = torch.arange(1003, dtype=torch.int64).to(torch.uint8)     # not a multiple of 8
+    base = fingerprint(u8)
+    assert fingerprint(u8.clone()) == base
+    for i in (0, 500, 1001):
+        other = u8.clone()
+        other[i] += 1
+        assert fingerprint(other) != base, i
+    assert fingerprint(torch.zeros(0, dtype=torch.uint8)) == 0

@@ -1,0 +1,132 @@
+"""Trusted reference work shared across the evaluations of one task (issue 14).
+
+A GRPO group sends n completions for one task; without this, every evaluation's
+reference runner rebuilt the same inputs and outputs for the same correctness seeds,
+the judge screened them again, and every timing window timed the reference alone
+again. Here the first evaluation of a task that completes its reference work
+publishes it, and later evaluations of the same key compare their candidates with it:
+
+- per correctness seed: the reference's outputs (tensors kept in the judge service; a
+  judge that uses an entry holds its own references, so eviction never pulls outputs
+  from under an evaluation),
+  the inputs' checksum, and the output spec;
+- per held-out input set: the same;
+- the tolerance derived from seed 0, the task's minimum traffic (the too_fast floor)
+  and the number of held-out sets;
+- the reference timed alone on a quiet GPU (the "before" figure of the timing window),
+  refreshed after BEFORE_TTL_S so that a GPU's drift over minutes is not carried.
+
+Who may publish: only a judge, from its own fresh reference runner (a process that
+never ran candidate code), after every screen passed. The entry is never lent to a
+runner: candidates are compared with it in the judge service, and a verdict's speedup
+still comes from the reference and the candidate timed in one window (only the
+"before" cap on the reference is shared).
+
+The key is the task source's hash and every option that changes the reference's
+outputs or their screens; the store lives in the judge service, one per zygote, so a
+new GPU, harness or toolchain (a new zygote) starts empty. Entries are evicted least
+recently used beyond a byte budget, which the zygote takes out of the GPU memory that
+evaluations may reserve.
+"""
+
+import collections
+import hashlib
+import json
+import threading
+import time
+
+import torch
+
+BEFORE_TTL_S = 120.0
+# Options whose values change what the reference's outputs are or how they are screened.
+KEY_OPTIONS = ("seeds", "seed", "atol", "rtol", "copy_weights")
+
+
+def key(job, opts):
+    """The store key of an evaluation: its task source and the options above."""
+    task = job.get("task") if isinstance(job, dict) else None
+    src = task.get("source") if isinstance(task, dict) else None
+    h = hashlib.sha256((src or "").encode("utf-8", "replace"))
+    h.update(json.dumps({k: opts.get(k) for k in KEY_OPTIONS}, sort_keys=True).encode())
+    return h.hexdigest()[:32]
+
+
+def _nbytes(items):
+    return sum(t.numel() * t.element_size() for t in items if isinstance(t, torch.Tensor))
+
+
+class Entry:
+    def __init__(self, desc, seeds, held):
+        self.desc = desc                 # spec, tol, in_sums, held (specs, in_sums), min_bytes, held_count
+        self.seeds = seeds               # per seed: the output leaves
+        self.held = held                 # per held-out set: the output leaves
+        self.before = None               # (stats, monotonic time measured)
+        self.nbytes = sum(_nbytes(ls) for ls in seeds + held)
+        self.uses = 0
+
+
+class Store:
+    """Thread-safe: the judge service serves each judge on its own thread."""
+
+    def __init__(self, budget_bytes, clock=time.monotonic):
+        self.budget = int(budget_bytes)
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.entries = collections.OrderedDict()    # key -> Entry, least recently used first
+        self.published = self.evicted = 0
+
+    def enabled(self):
+        return self.budget > 0
+
+    def put(self, k, desc, seeds, held):
+        """Publish; False when sharing is off, the key is already there, or the entry
+        alone exceeds the budget."""
+        e = Entry(desc, seeds, held)
+        with self.lock:
+            if not self.enabled() or k in self.entries or e.nbytes > self.budget:
+                return False
+            while self.entries and self.held_bytes() + e.nbytes > self.budget:
+                self.entries.popitem(last=False)
+                self.evicted += 1
+            self.entries[k] = e
+            self.published += 1
+            return True
+
+    def get(self, k):
+        """(description, per-seed leaves, per-held-out-set leaves) of entry k, or None. The
+        caller keeps its own references: an entry evicted meanwhile stays whole for it."""
+        with self.lock:
+            e = self.entries.get(k)
+            if e is None:
+                return None
+            self.entries.move_to_end(k)
+            e.uses += 1
+            before = None
+            if e.before is not None and self.clock() - e.before[1] < BEFORE_TTL_S:
+                before = e.before[0]
+            return dict(e.desc, before=before), list(e.seeds), list(e.held)
+
+    def set_before(self, k, stats):
+        with self.lock:
+            e = self.entries.get(k)
+            if e is not None:
+                e.before = (stats, self.clock())
+                return True
+            return False
+
+    def held_bytes(self):
+        return sum(e.nbytes for e in self.entries.values())
+
+    def stats(self):
+        with self.lock:
+            return {"entries": len(self.entries), "bytes": self.held_bytes(), "budget": self.budget,
+                    "published": self.published, "evicted": self.evicted}
+
+
+STORE = Store(0)    # the judge service's; configure() sets its budget at start
+
+
+def configure(budget_bytes):
+    global STORE
+    STORE = Store(budget_bytes)
+    return STORE

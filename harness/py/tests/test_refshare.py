@@ -1,0 +1,140 @@
+"""Shared reference work (kgharness.refstore, issue 14): later evaluations of a task use
+the reference outputs, screens and "before" timing the first one published, with the
+same verdicts as when every evaluation does its own; a changed task or option is never
+answered from another's work; the store evicts beyond its budget.
+
+Real zygotes on the CPU (the interpreter), one with sharing on and one with it off."""
+import os
+
+import pytest
+import torch
+
+from kgharness import refstore
+from zygote_client import ZygoteClient
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "eval_fixtures")
+
+
+def src(name):
+    with open(os.path.join(FIXTURES, name), encoding="utf-8") as f:
+        return f.read()
+
+
+ADD = {"name": "task_add_relu", "path": "", "source": src("task_add_relu.py")}
+SOFTMAX = {"name": "task_softmax", "path": "", "source": src("task_softmax.py")}
+WRONG = src("cand_add_relu.py") + "\n_f = ModelNew.forward\nModelNew.forward = lambda s, *a: _f(s, *a) * 1.5\n"
+OPTS = {"seeds": 3, "cpu_timing": True, "timing_budget_ms": 5, "min_iters": 3}
+# What sharing must not change (speedups are timings: not compared).
+SAME = ("status", "correct", "compiled", "hack_flags", "trials_passed", "trials_total", "max_abs_error",
+        "max_rel_error", "tolerance", "task_error")
+
+
+@pytest.fixture(scope="module")
+def on():
+    with ZygoteClient(mode="cpu_interpreter") as c:
+        yield c
+        assert c.alive(), c.log_text()
+
+
+@pytest.fixture(scope="module")
+def off():
+    with ZygoteClient(mode="cpu_interpreter", extra_args=["--share-reference-mb", "0"]) as c:
+        yield c
+
+
+def test_verdicts_are_the_same_with_sharing_on_and_off(on, off):
+    runs = [(ADD, src("cand_add_relu.py")), (ADD, WRONG), (ADD, src("cand_add_relu.py")),
+            (SOFTMAX, src("cand_softmax.py")), (SOFTMAX, src("cand_softmax_hardcoded.py")),
+            (SOFTMAX, src("cand_softmax.py"))]
+    shared, statuses = [], []
+    for task, code in runs:
+        a, b = on.evaluate(task, code, OPTS), off.evaluate(task, code, OPTS)
+        assert {k: a[k] for k in SAME} == {k: b[k] for k in SAME}, (task["name"], a["feedback"], b["feedback"])
+        assert b["reference_shared"] is False
+        shared.append(a["reference_shared"])
+        statuses.append(a["status"])
+    # The first evaluation of each task publishes; every later one uses its work,
+    # whatever the earlier candidates did (a wrong one still completes the reference's).
+    assert shared == [False, True, True, False, True, True]
+    assert statuses == ["correct", "incorrect", "correct", "correct", "reward_hack", "correct"]
+
+
+def test_a_shared_evaluation_does_no_reference_work_and_reuses_the_before_timing(on):
+    first = on.evaluate(ADD, src("cand_add_relu.py"), dict(OPTS, seed=7))
+    later = on.evaluate(ADD, src("cand_add_relu.py"), dict(OPTS, seed=7))
+    assert first["status"] == later["status"] == "correct"
+    assert not first["reference_shared"] and later["reference_shared"]
+    assert "window_before_shared" not in first["stage_ms"]
+    assert later["stage_ms"]["window_before_shared"] == 1.0
+    assert later["ref_runtime_before"] == first["ref_runtime_before"]      # the published figure
+    assert later["ref_runtime_after"]["iterations"] >= OPTS["min_iters"]   # timed in its own window
+    # The shared evaluation's reference runner only loaded and was timed: less CPU.
+    assert later["stage_ms"]["cpu_reference"] < first["stage_ms"]["cpu_reference"]
+
+
+def test_another_source_or_option_is_not_answered_from_shared_work(on):
+    opts = dict(OPTS, seed=11, cpu_timing=False)
+    assert not on.evaluate(ADD, src("cand_add_relu.py"), opts)["reference_shared"]
+    assert on.evaluate(ADD, src("cand_add_relu.py"), opts)["reference_shared"]
+    changed = dict(ADD, source=ADD["source"].replace("torch.relu(x + y)", "torch.relu(x + y) * 2"))
+    v = on.evaluate(changed, src("cand_add_relu.py"), opts)
+    assert not v["reference_shared"] and v["status"] == "incorrect"    # against its own reference
+    for other in ({"seeds": 2}, {"atol": 1e-3}, {"rtol": 1e-3}, {"seed": 12}):
+        v = on.evaluate(ADD, src("cand_add_relu.py"), dict(opts, **other))
+        assert not v["reference_shared"], other
+
+
+def test_a_failed_task_publishes_nothing(on):
+    bad = dict(ADD, source=ADD["source"].replace("return torch.relu(x + y)", "return torch.zeros_like(x)"))
+    for _ in range(2):
+        v = on.evaluate(bad, src("cand_add_relu.py"), dict(OPTS, cpu_timing=False))
+        assert v["status"] == "harness_error" and "degenerate" in v["task_error"]
+        assert not v["reference_shared"]
+
+
+# ---- the store itself ----------------------------------------------------------------------
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def entry(n_bytes):
+    return [[torch.zeros(n_bytes // 4)]], []
+
+
+def test_the_store_evicts_the_least_recently_used_beyond_its_budget():
+    s = refstore.Store(1000)
+    assert s.put("a", {}, *entry(400)) and s.put("b", {}, *entry(400))
+    assert s.get("a") is not None                 # a is now the most recently used
+    assert s.put("c", {}, *entry(400))            # evicts b
+    assert s.get("b") is None and s.get("a") is not None and s.get("c") is not None
+    assert not s.put("d", {}, *entry(2000))       # larger than the whole budget
+    assert not s.put("a", {}, *entry(100))        # first publisher wins
+    assert s.stats()["evicted"] == 1 and s.stats()["bytes"] == 800
+    assert not refstore.Store(0).put("a", {}, *entry(4))     # sharing off
+
+
+def test_a_shared_before_figure_expires():
+    clock = Clock()
+    s = refstore.Store(1 << 20, clock=clock)
+    s.put("a", {"spec": []}, *entry(4))
+    assert s.get("a")[0]["before"] is None
+    assert s.set_before("a", {"median_ms": 1.0}) and not s.set_before("zz", {"median_ms": 1.0})
+    assert s.get("a")[0]["before"] == {"median_ms": 1.0}
+    clock.t += refstore.BEFORE_TTL_S + 1
+    assert s.get("a")[0]["before"] is None        # re-measured by the next window
+
+
+def test_the_key_covers_the_source_and_the_reference_options():
+    job = {"task": {"source": "x = 1\n"}}
+    base = refstore.key(job, {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "copy_weights": False})
+    assert base == refstore.key(job, {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "copy_weights": False,
+                                      "timing_budget_ms": 10})      # timing options: the same work
+    assert base != refstore.key({"task": {"source": "x = 2\n"}}, {"seeds": 5, "seed": 0})
+    for k, val in (("seeds", 3), ("seed", 1), ("atol", 1e-3), ("rtol", 1e-3), ("copy_weights", True)):
+        opts = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "copy_weights": False, k: val}
+        assert refstore.key(job, opts) != base, k

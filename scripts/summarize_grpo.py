@@ -1,0 +1,59 @@
+"""Summarise scripts/grpo_bench.py reports (issue 14): throughput, slot use, makespans,
+and where an evaluation's time went (median stage_ms over all members, and the sum of
+the timing windows, which no two evaluations of one GPU overlap).
+
+usage: python3 scripts/summarize_grpo.py grpo-off.json [grpo-on.json ...]
+"""
+import json
+import statistics
+import sys
+
+STAGES = ("fork", "admission", "lock_mem_wait", "load", "reference", "candidate_build", "correctness",
+          "first_call", "lock_wait", "timing", "lock_exclusive_held", "window_before", "window_pairs", "window_prep", "window_go", "window_check",
+          "window_calls", "checks", "total")
+
+
+def main(paths):
+    reports = []
+    for p in paths:
+        try:
+            if p.endswith(".partial"):   # a run cut short: the groups that landed
+                gs = [json.loads(x) for x in open(p) if x.strip()]
+                st = {}
+                for g in gs:
+                    for m in g["members"]:
+                        st[m["status"]] = st.get(m["status"], 0) + 1
+                reports.append((p, {"evals": sum(g["n"] for g in gs), "wall_s": float("nan"), "evals_per_s": 0,
+                                    "slots": 0, "slot_utilisation": 0, "makespan_over_slowest_median": 0,
+                                    "makespan_over_slowest_max": 0, "statuses": st, "per_group": gs,
+                                    "reference_ms_total": sum(g["reference_ms_total"] for g in gs)}))
+            else:
+                reports.append((p, json.load(open(p))))
+        except (OSError, ValueError) as e:
+            print(f"{p}: {e}")
+    for p, r in reports:
+        ms = [m for g in r["per_group"] for m in g["members"]]
+        print(f"{p}: {r['evals']} evals in {r['wall_s']:.1f} s = {r['evals_per_s']:.3f} evals/s; "
+              f"slots {r['slots']}, utilisation {100 * (r['slot_utilisation'] or 0):.0f}%; makespan/slowest "
+              f"median {r['makespan_over_slowest_median'] or 0:.2f} max {r['makespan_over_slowest_max'] or 0:.2f}; "
+              f"reference work {r['reference_ms_total'] / 1e3:.1f} s; {r['statuses']}")
+        line = []
+        for k in STAGES:
+            xs = [m["stage_ms"].get(k) for m in ms if isinstance(m.get("stage_ms"), dict) and m["stage_ms"].get(k)]
+            if xs:
+                line.append(f"{k} {statistics.median(xs):.0f}")
+        print("   median ms: " + ", ".join(line))
+        held = sum(m["stage_ms"].get("lock_exclusive_held", 0) for m in ms if isinstance(m.get("stage_ms"), dict))
+        print(f"   timing windows held in all: {held / 1e3:.1f} s of {r['wall_s']:.1f} s wall")
+        kinds = {}
+        for m in ms:
+            kinds.setdefault(m["kind"], []).append(m)
+        for kind, xs in sorted(kinds.items()):
+            ex = statistics.median(x["exec_s"] for x in xs)
+            win = statistics.median(x["stage_ms"].get("lock_exclusive_held", 0) for x in xs) / 1e3
+            print(f"   {kind:14s} n={len(xs):3d} exec median {ex:6.2f} s, window {win:5.2f} s, "
+                  f"statuses {sorted({x['status'] for x in xs})}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
