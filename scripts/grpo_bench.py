@@ -11,8 +11,8 @@ none is answered from another's evaluation or from the result cache.
 Reports per group its makespan (request to answer, the client's clock), its slowest
 member's exec_ms and their ratio; over the run evals/s, slot utilisation (the sum of
 exec_ms over slots x wall; slots from GET /v1/gpus), statuses, and the reference work
-done (the sum of the verdicts' stage_ms "reference"), which sharing it across a group
-should cut.
+done (the sum of the reference runners' load time and CPU time, stage_ms "reference" and
+"cpu_reference") and how many verdicts used shared reference work.
 
 usage: python3 scripts/grpo_bench.py --url http://127.0.0.1:8080 --suite heavy --group 16
            [--tasks N] [--json out.json]     ($KERNELGATE_API_KEY: a key with reward and admin)
@@ -96,8 +96,11 @@ def run_group(url, task_id, members):
             "makespan_over_slowest": makespan / max(exec_s) if max(exec_s) > 0 else None,
             "exec_s_total": sum(exec_s),
             "reference_ms_total": sum((r.get("stage_ms") or {}).get("reference", 0) for r in results),
+            # The reference runners' CPU time: what sharing the reference work saves.
+            "reference_cpu_ms_total": sum((r.get("stage_ms") or {}).get("cpu_reference", 0) for r in results),
             "members": [{"kind": k, "status": r["status"], "exec_s": e, "speedup": r.get("speedup"),
                          "correct": r.get("correct"), "hack_flags": r.get("hack_flags"),
+                         "reference_shared": r.get("reference_shared"), "device_memory": r.get("device_memory"),
                          "stage_ms": r.get("stage_ms") or {}}
                         for (k, _), r, e in zip(members, results, exec_s)]}
 
@@ -146,6 +149,8 @@ def main():
               "makespan_over_slowest_median": statistics.median(ratios) if ratios else None,
               "makespan_over_slowest_max": max(ratios) if ratios else None,
               "reference_ms_total": sum(g["reference_ms_total"] for g in done),
+              "reference_cpu_ms_total": sum(g["reference_cpu_ms_total"] for g in done),
+              "reference_shared": sum(bool(m.get("reference_shared")) for g in done for m in g["members"]),
               "statuses": statuses, "per_group": done}
     for g in done:
         print(f"{g['task_id']:40s} n={g['n']:3d} makespan {g['makespan_s']:7.1f} s  slowest {g['slowest_exec_s']:7.1f} s"
@@ -154,7 +159,8 @@ def main():
     print(f"{evals} evaluations in {wall:.1f} s: {report['evals_per_s']:.3f} evals/s; slots {slots}, utilisation "
           f"{'-' if util is None else f'{100 * util:.0f}%'}; makespan/slowest median "
           f"{report['makespan_over_slowest_median'] or 0:.2f}, max {report['makespan_over_slowest_max'] or 0:.2f}; "
-          f"reference work {report['reference_ms_total'] / 1e3:.1f} s; {statuses}")
+          f"reference loads {report['reference_ms_total'] / 1e3:.1f} s, reference CPU "
+          f"{report['reference_cpu_ms_total'] / 1e3:.1f} s, {report['reference_shared']} shared; {statuses}")
     if a.json:
         Path(a.json).write_text(json.dumps(report, indent=1))
 

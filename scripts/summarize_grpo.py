@@ -36,7 +36,8 @@ def main(paths):
         print(f"{p}: {r['evals']} evals in {r['wall_s']:.1f} s = {r['evals_per_s']:.3f} evals/s; "
               f"slots {r['slots']}, utilisation {100 * (r['slot_utilisation'] or 0):.0f}%; makespan/slowest "
               f"median {r['makespan_over_slowest_median'] or 0:.2f} max {r['makespan_over_slowest_max'] or 0:.2f}; "
-              f"reference work {r['reference_ms_total'] / 1e3:.1f} s; {r['statuses']}")
+              f"reference loads {r['reference_ms_total'] / 1e3:.1f} s, reference CPU "
+              f"{r.get('reference_cpu_ms_total', 0) / 1e3:.1f} s; {r['statuses']}")
         line = []
         for k in STAGES:
             xs = [m["stage_ms"].get(k) for m in ms if isinstance(m.get("stage_ms"), dict) and m["stage_ms"].get(k)]
@@ -45,6 +46,9 @@ def main(paths):
         print("   median ms: " + ", ".join(line))
         held = sum(m["stage_ms"].get("lock_exclusive_held", 0) for m in ms if isinstance(m.get("stage_ms"), dict))
         print(f"   timing windows held in all: {held / 1e3:.1f} s of {r['wall_s']:.1f} s wall")
+        mem = [sum(m["device_memory"].values()) for m in ms if isinstance(m.get("device_memory"), dict)]
+        print(f"   reference_shared {sum(1 for m in ms if m.get('reference_shared'))} of {len(ms)}; device memory "
+              f"per evaluation median {statistics.median(mem) if mem else 0:.0f} MiB (contexts not counted)")
         kinds = {}
         for m in ms:
             kinds.setdefault(m["kind"], []).append(m)

@@ -1,5 +1,6 @@
 """scripts/grpo_bench.py against a live serve (CPU mode) with the ci suite: groups come back
-whole, in order, with the variants' honest verdicts and the run's figures."""
+whole, in order, with the variants' honest verdicts, the run's figures and the group's
+shared reference work."""
 import json
 import subprocess
 import sys
@@ -27,4 +28,8 @@ def test_grpo_bench_reports_groups_and_slots(tmp_path):
         assert any(k.startswith("num_warps=") for k in kinds), kinds   # the ci solutions launch with num_warps
         assert g["makespan_s"] >= g["slowest_exec_s"] > 0 and g["reference_ms_total"] > 0, g
         assert g["makespan_s"] >= g["gateway_makespan_s"] >= g["slowest_exec_s"], g   # the gateway's makespan_ms
+        # The group shares its task's reference work (on by default): one member at a time
+        # publishes it, the members that run after compare with it.
+        shared = [m["reference_shared"] for m in g["members"]]
+        assert all(isinstance(x, bool) for x in shared) and sum(shared) >= g["n"] // 2, shared
     assert "evaluations in" in p.stdout and "utilisation" in p.stdout

@@ -69,7 +69,7 @@ class Judge:
         # The shared reference work (kgharness.refstore): the key, whether this GPU's
         # judge service shares at all, and the entry this evaluation uses (None: its own
         # reference runner does the work, and publishes it when complete).
-        self.share_key, self.share_on, self.shared = None, False, None
+        self.share_key, self.share_on, self.shared, self.publisher = None, False, None, False
         self._stage, self._stage_t = None, None
 
     # ---- bookkeeping ---------------------------------------------------------------
@@ -315,6 +315,7 @@ class Judge:
         got = self.ops.shared(self.share_key)
         self.share_on = got.get("enabled") is True
         self.shared = got.get("entry") if isinstance(got.get("entry"), dict) else None
+        self.publisher = got.get("publish") is True
         self.v["reference_shared"] = self.shared is not None
 
     def timed(self):

@@ -6,9 +6,9 @@ the judge screened them again, and every timing window timed the reference alone
 again. Here the first evaluation of a task that completes its reference work
 publishes it, and later evaluations of the same key compare their candidates with it:
 
-- per correctness seed: the reference's outputs (tensors kept in the judge service; a
-  judge that uses an entry holds its own references, so eviction never pulls outputs
-  from under an evaluation),
+- per correctness seed: the reference's outputs (tensors in the judge service's host
+  memory: GPU memory bounds how many evaluations run at once; a judge that uses an
+  entry holds its own references, so eviction never pulls outputs from under it),
   the inputs' checksum, and the output spec;
 - per held-out input set: the same;
 - the tolerance derived from seed 0, the task's minimum traffic (the too_fast floor)
@@ -25,8 +25,7 @@ still comes from the reference and the candidate timed in one window (only the
 The key is the task source's hash and every option that changes the reference's
 outputs or their screens; the store lives in the judge service, one per zygote, so a
 new GPU, harness or toolchain (a new zygote) starts empty. Entries are evicted least
-recently used beyond a byte budget, which the zygote takes out of the GPU memory that
-evaluations may reserve.
+recently used beyond a byte budget.
 """
 
 import collections
@@ -73,16 +72,32 @@ class Store:
         self.clock = clock
         self.lock = threading.Lock()
         self.entries = collections.OrderedDict()    # key -> Entry, least recently used first
+        self.claims = {}                             # key -> the judge publishing it now
         self.published = self.evicted = 0
 
     def enabled(self):
         return self.budget > 0
+
+    def claim(self, k, owner):
+        """May owner publish k? One judge at a time does (the others of a group that start
+        together do their own work without keeping copies of it)."""
+        with self.lock:
+            if not self.enabled() or k in self.entries or self.claims.get(k, owner) is not owner:
+                return False
+            self.claims[k] = owner
+            return True
+
+    def release(self, owner):
+        with self.lock:
+            for k in [k for k, o in self.claims.items() if o is owner]:
+                del self.claims[k]
 
     def put(self, k, desc, seeds, held):
         """Publish; False when sharing is off, the key is already there, or the entry
         alone exceeds the budget."""
         e = Entry(desc, seeds, held)
         with self.lock:
+            self.claims.pop(k, None)
             if not self.enabled() or k in self.entries or e.nbytes > self.budget:
                 return False
             while self.entries and self.held_bytes() + e.nbytes > self.budget:

@@ -34,7 +34,7 @@ class Trials:
         self.tol = None
         self.shared = judge.shared   # a refstore entry this evaluation uses, or None
         # Snapshots of the reference's outputs per seed, to publish (None: not publishing).
-        self.keep = [] if judge.share_on and self.shared is None and self.Cr is not None else None
+        self.keep = [] if judge.publisher and self.shared is None and self.Cr is not None else None
 
     # ---- the run ----------------------------------------------------------------------
     def run(self):
@@ -125,7 +125,7 @@ class Trials:
         """Offer this evaluation's reference work to later evaluations of the task."""
         if self.keep is None or len(self.keep) != self.j.opts["seeds"]:
             return
-        held_ids = [self.ops.snapshot(bid, spec) for bid, spec, _ in held]
+        held_ids = [self.ops.snapshot(bid, spec, host=True) for bid, spec, _ in held]
         desc = {"spec": self.spec, "tol": self.tol, "in_sums": self.in_sums, "held_count": self.j.held,
                 "held": [{"spec": spec, "in_sum": in_sum} for _, spec, in_sum in held]}
         if not self.ops.share(self.j.share_key, desc, self.keep, held_ids):
@@ -241,11 +241,10 @@ class Trials:
                 j.task_fail("degenerate reference: output is (near-)constant, so a constant would pass")
             self.ref0 = ops.snapshot(*ref)
         if self.keep is not None:
-            self.keep.append(self.ref0 if i == 0 else ops.snapshot(*ref))
+            self.keep.append(ops.snapshot(*ref, host=True))
         if i == 1:
             independent = not ops.differ(self.ref0, self.ref_buf, self.spec, self.tol)
-            if self.keep is None:
-                ops.drop(self.ref0)
+            ops.drop(self.ref0)
             self.ref0 = None
             if independent and self.seed_independent():
                 j.task_fail("degenerate reference: outputs do not depend on the input seed (one fixed "

@@ -55,10 +55,16 @@ def test_a_dead_waiter_never_blocks_and_learning_raises_the_need():
     adm.release(a)
     assert [h for h, _ in granted] == [a, b]
     key = task_key({"task": {"source": "x"}})
-    v = {"device_memory": {"reference_mb": 100.0, "candidate_mb": 120.0, "judge_mb": 30.0}}
+    v = {"status": "correct", "device_memory": {"reference_mb": 100.0, "candidate_mb": 120.0, "judge_mb": 30.0}}
     assert measured_mb(v) == 250.0 + 2 * CONTEXT_MB
+    assert adm.need(key, 5000) == 5000           # nothing measured yet: the estimate
+    adm.learn(key, dict(v, status="compile_error"))
+    assert adm.need(key, 5000) == 5000           # a run that never got going teaches nothing
     adm.learn(key, v)
     assert adm.need(key, 10) == pytest.approx(MARGIN * (250.0 + 2 * CONTEXT_MB))
+    # Measured, the footprint replaces the shapes' estimate both ways: heavy tasks
+    # reserved twice what they used.
+    assert adm.need(key, 5000) == pytest.approx(MARGIN * (250.0 + 2 * CONTEXT_MB))
     adm.learn(key, v, oom=True)    # it did not fit: at least half the GPU next time
     assert adm.need(key, 10) >= 500 * MARGIN
     adm.learn(key, v, oom=True)    # and again: the whole GPU, alone

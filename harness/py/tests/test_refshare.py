@@ -138,3 +138,14 @@ def test_the_key_covers_the_source_and_the_reference_options():
     for k, val in (("seeds", 3), ("seed", 1), ("atol", 1e-3), ("rtol", 1e-3), ("copy_weights", True)):
         opts = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "copy_weights": False, k: val}
         assert refstore.key(job, opts) != base, k
+
+
+def test_one_judge_at_a_time_publishes_a_key():
+    s, a, b = refstore.Store(1 << 20), object(), object()
+    assert s.claim("k", a) and s.claim("k", a)      # its own claim, asked again
+    assert not s.claim("k", b)                      # b does its own work, keeps no copies
+    s.release(a)                                    # a ended without publishing
+    assert s.claim("k", b)
+    assert s.put("k", {}, *entry(4))
+    assert not s.claim("k", a)                      # published: nothing left to claim
+    assert not refstore.Store(0).claim("k", a)      # sharing off
