@@ -6,9 +6,9 @@ the judge screened them again, and every timing window timed the reference alone
 again. Here the first evaluation of a task that completes its reference work
 publishes it, and later evaluations of the same key compare their candidates with it:
 
-- per correctness seed: the reference's outputs (tensors in the judge service's host
-  memory: GPU memory bounds how many evaluations run at once; a judge that uses an
-  entry holds its own references, so eviction never pulls outputs from under it),
+- per correctness seed: the reference's outputs (tensors in the judge service, on the
+  device; a judge that uses an entry holds its own references, so eviction never pulls
+  outputs from under it),
   the inputs' checksum, and the output spec;
 - per held-out input set: the same;
 - the tolerance derived from seed 0, the task's minimum traffic (the too_fast floor)
@@ -25,7 +25,8 @@ still comes from the reference and the candidate timed in one window (only the
 The key is the task source's hash and every option that changes the reference's
 outputs or their screens; the store lives in the judge service, one per zygote, so a
 new GPU, harness or toolchain (a new zygote) starts empty. Entries are evicted least
-recently used beyond a byte budget.
+recently used beyond a byte budget, which the zygote takes out of the GPU memory that
+evaluations may reserve.
 """
 
 import collections

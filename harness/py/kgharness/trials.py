@@ -125,7 +125,7 @@ class Trials:
         """Offer this evaluation's reference work to later evaluations of the task."""
         if self.keep is None or len(self.keep) != self.j.opts["seeds"]:
             return
-        held_ids = [self.ops.snapshot(bid, spec, host=True) for bid, spec, _ in held]
+        held_ids = [self.ops.snapshot(bid, spec) for bid, spec, _ in held]
         desc = {"spec": self.spec, "tol": self.tol, "in_sums": self.in_sums, "held_count": self.j.held,
                 "held": [{"spec": spec, "in_sum": in_sum} for _, spec, in_sum in held]}
         if not self.ops.share(self.j.share_key, desc, self.keep, held_ids):
@@ -241,7 +241,7 @@ class Trials:
                 j.task_fail("degenerate reference: output is (near-)constant, so a constant would pass")
             self.ref0 = ops.snapshot(*ref)
         if self.keep is not None:
-            self.keep.append(ops.snapshot(*ref, host=True))
+            self.keep.append(ops.snapshot(*ref))
         if i == 1:
             independent = not ops.differ(self.ref0, self.ref_buf, self.spec, self.tol)
             ops.drop(self.ref0)

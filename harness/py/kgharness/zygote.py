@@ -500,16 +500,19 @@ class Zygote:
 
 
 SHARE_ENV = "KERNELGATE_SHARE_REFERENCE"
-SHARE_DEFAULT_MB = {"gpu": 16384.0, "cpu_interpreter": 1024.0}   # host memory
+SHARE_FRACTION = 0.2        # of a GPU's memory budget
+SHARE_DEFAULT_MB = {"gpu": 8192.0, "cpu_interpreter": 1024.0}   # when the budget is unknown
 
 
-def share_budget_mb(mode, explicit=None):
-    """MiB of host memory for the shared reference store: the flag, else off when
-    $KERNELGATE_SHARE_REFERENCE says so, else the mode's default."""
+def share_budget_mb(mode, memory_budget_mb=0.0, explicit=None):
+    """MiB for the shared reference store (device memory on a GPU, host memory on a CPU):
+    the flag, else off when $KERNELGATE_SHARE_REFERENCE says so, else the mode's default."""
     if explicit is not None:
         return max(0.0, float(explicit))
     if os.environ.get(SHARE_ENV, "on").strip().lower() in ("0", "off", "false", "no"):
         return 0.0
+    if mode == "gpu" and memory_budget_mb > 0:
+        return SHARE_FRACTION * memory_budget_mb
     return SHARE_DEFAULT_MB[mode]
 
 
@@ -526,11 +529,13 @@ def main(argv=None):
                          "none in CPU mode); zygotes with one key take turns at timing")
     ap.add_argument("--peers-dir", default=None, help=f"where the peers' lock files live ({gpupeers.LOCK_DIR})")
     ap.add_argument("--share-reference-mb", type=float, default=None,
-                    help="host memory for the judge service's store of shared reference work "
-                         "(kgharness.refstore); 0: off. Default: $KERNELGATE_SHARE_REFERENCE (off/on), "
-                         "on: 16 GiB with a GPU, 1 GiB in CPU mode")
+                    help="the judge service's store of shared reference work (kgharness.refstore); 0: "
+                         "off. Default: $KERNELGATE_SHARE_REFERENCE (off/on), on: a fifth of the memory "
+                         "budget on a GPU (taken out of what evaluations reserve), 1 GiB in CPU mode")
     args = ap.parse_args(argv)
-    share_mb = share_budget_mb(args.mode, args.share_reference_mb)
+    share_mb = share_budget_mb(args.mode, args.memory_budget_mb, args.share_reference_mb)
+    if args.mode == "gpu" and args.memory_budget_mb > 0:
+        args.memory_budget_mb = max(0.0, args.memory_budget_mb - share_mb)
     if args.mode == "cpu_interpreter":
         os.environ["TRITON_INTERPRET"] = "1"     # must precede the first triton import
     else:
