@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -24,6 +26,7 @@ const (
 	BatchBucket    = "batches"  // batch records and their results (results.go)
 	InflightBucket = "inflight" // evaluations in flight and who waits for them (inflight.go)
 	RequestBucket  = "requests" // a client's idempotency key -> the batch its request made (requests.go)
+	WorkersBucket  = "workers"  // worker id -> its announcement, while it runs (workers.go)
 )
 
 // Bus is a connection to NATS JetStream with the kernelgate streams set up.
@@ -40,6 +43,7 @@ type Bus struct {
 	batches  jetstream.KeyValue
 	inflight *Bucket
 	requests *Bucket
+	workers  *Bucket
 	dirLock  *os.File // the data directory's lock (embedded store only)
 
 	closeOnce sync.Once
@@ -102,6 +106,15 @@ func (b *Bus) connect(ctx context.Context) error {
 		// An external cluster may restart under us: keep reconnecting
 		// rather than failing every publish after a blip.
 		copts = append(copts, nats.Timeout(timeout), nats.MaxReconnects(-1))
+		if b.opts.CredsFile != "" {
+			copts = append(copts, nats.UserCredentials(b.opts.CredsFile))
+		}
+		if b.opts.CAFile != "" {
+			copts = append(copts, nats.RootCAs(b.opts.CAFile))
+		}
+	}
+	if b.opts.Token != "" {
+		copts = append(copts, nats.Token(b.opts.Token))
 	}
 	nc, err := nats.Connect(url, copts...)
 	if err != nil {
@@ -126,10 +139,19 @@ func startEmbedded(o Options, log *slog.Logger, timeout time.Duration) (*server.
 		ServerName: "kernelgate",
 		JetStream:  true,
 		StoreDir:   filepath.Join(o.DataDir, "nats"),
-		// In-process connections only: nothing outside the process can
-		// reach the queue, and there is no port to collide with.
-		DontListen: true,
-		NoSigs:     true,
+		// In-process connections only, unless told to listen: nothing
+		// outside the process can reach the queue, and there is no port to
+		// collide with.
+		DontListen:    o.Listen == "",
+		NoSigs:        true,
+		Authorization: o.Token,
+	}
+	if o.Listen != "" {
+		host, port, _ := net.SplitHostPort(o.Listen) // Validate checked it
+		sopts.Host, sopts.Port = host, server.RANDOM_PORT
+		if n, _ := strconv.Atoi(port); n > 0 {
+			sopts.Port = n
+		}
 	}
 	srv, err := server.NewServer(sopts)
 	if err != nil {
@@ -140,6 +162,9 @@ func startEmbedded(o Options, log *slog.Logger, timeout time.Duration) (*server.
 	if !srv.ReadyForConnections(timeout) {
 		srv.Shutdown()
 		srv.WaitForShutdown()
+		if o.Listen != "" {
+			return nil, fmt.Errorf("bus.embedded: server not ready after %s (store %s; is %s free?)", timeout, sopts.StoreDir, o.Listen)
+		}
 		return nil, fmt.Errorf("bus.embedded: server not ready after %s (store %s)", timeout, sopts.StoreDir)
 	}
 	return srv, nil
@@ -200,6 +225,10 @@ func (b *Bus) setup(ctx context.Context) error {
 		return err
 	}
 	b.requests, err = b.Bucket(ctx, RequestBucket, "kernelgate idempotency keys: sha256(client, endpoint, key) -> the batch the first request made", b.opts.ResultTTL)
+	if err != nil {
+		return err
+	}
+	b.workers, err = b.Bucket(ctx, WorkersBucket, "kernelgate workers: worker id -> its announcement, refreshed while it runs", WorkerTTL)
 	return err
 }
 
@@ -234,6 +263,18 @@ func (b *Bus) isClosed() bool {
 }
 
 var errClosed = errors.New("bus: closed")
+
+// ListenAddr is the embedded server's client address when it listens
+// (Options.Listen; port 0 picks one), else "".
+func (b *Bus) ListenAddr() string {
+	if b.srv == nil || b.opts.Listen == "" {
+		return ""
+	}
+	if a, ok := b.srv.Addr().(*net.TCPAddr); ok {
+		return a.String()
+	}
+	return ""
+}
 
 // serverLogger routes the embedded server's log lines to slog.
 type serverLogger struct{ log *slog.Logger }

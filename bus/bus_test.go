@@ -127,3 +127,27 @@ func TestDataDirectoryHasOneOwner(t *testing.T) {
 	}
 	again.Close()
 }
+
+// An embedded server told to listen takes workers from other processes, and
+// only with its token.
+func TestEmbeddedServerListensWithAToken(t *testing.T) {
+	gw := startTestBus(t, Options{Listen: "127.0.0.1:0", Token: "tok"})
+	addr := gw.ListenAddr()
+	if addr == "" {
+		t.Fatal("no listen address")
+	}
+	if _, err := Open(t.Context(), Options{URL: "nats://" + addr, ReadyTimeout: 2 * time.Second}, nil); err == nil ||
+		!strings.Contains(strings.ToLower(err.Error()), "authorization") {
+		t.Fatalf("Open without the token = %v, want an authorization error", err)
+	}
+	remote := startTestBus(t, Options{URL: "nats://" + addr, Token: "tok"})
+	if err := remote.PublishJob(t.Context(), "jobs.gpu", "j1", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := gw.QueueDepth(t.Context()); err != nil || n != 1 {
+		t.Fatalf("the gateway's queue after a remote publish: %d, %v", n, err)
+	}
+	if startTestBus(t, Options{}).ListenAddr() != "" {
+		t.Fatal("an embedded server that was not told to listen has an address")
+	}
+}

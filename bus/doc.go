@@ -1,6 +1,8 @@
 // Package bus owns the NATS JetStream connection: an embedded server by
-// default (file store under the data directory, no listening port), an
-// external cluster with --nats URL. It is the only package that imports nats.
+// default (file store under the data directory, no listening port unless
+// serve --nats-listen opens one for workers on other hosts, with a token), an
+// external server or cluster with --nats URL (credentials and TLS through
+// nats.go's options). It is the only package that imports nats.
 //
 // It carries bytes and knows nothing about verdicts or events:
 //
@@ -14,6 +16,8 @@
 //     ResultTTL so a client can read them after its request is gone.
 //   - named KV buckets (Bucket) for state that must survive a restart and be
 //     shared by every gateway: registered tasks, episodes.
+//   - workers, a KV bucket where each worker process announces itself while it
+//     runs (entries lapse WorkerTTL after the last refresh).
 //   - notifications (Notify/Subscribe): core NATS, not persisted, for
 //     results.<batch_id>; a missed one costs a wait, not data, since every
 //     result is stored in batches (and logged as an event) first.

@@ -3,7 +3,9 @@ package bus
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -36,6 +38,20 @@ type Options struct {
 	// URL of an external NATS server or cluster (comma-separated list).
 	// Empty: start an embedded server.
 	URL string
+	// Listen (embedded server only): also accept connections on this
+	// host:port, so that workers on other hosts can join. Empty: in-process
+	// connections only, no port.
+	Listen string
+	// Token authenticates NATS connections: the embedded server requires it
+	// of every client when set, and this process sends it. Listening beyond
+	// loopback requires one.
+	Token string
+	// CredsFile: a NATS credentials file (user JWT and nkey seed) to connect
+	// to an external server with.
+	CredsFile string
+	// CAFile: PEM root certificates to verify an external server's TLS with
+	// (a tls:// URL verifies against the system's roots without it).
+	CAFile string
 
 	// MaxQueuedJobs bounds the JOBS stream (queued plus in flight); past it
 	// PublishJob returns ErrQueueFull.
@@ -77,6 +93,22 @@ func (o Options) Validate() error {
 				return fmt.Errorf("bus: invalid NATS URL %q", u)
 			}
 		}
+	}
+	if o.Listen != "" {
+		if o.URL != "" {
+			return errors.New("bus: Listen is for the embedded server; with an external URL the cluster listens")
+		}
+		host, port, err := net.SplitHostPort(o.Listen)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+			return fmt.Errorf("bus: Listen %q: want HOST:PORT", o.Listen)
+		}
+		if o.Token == "" && !loopback(host) {
+			// Anyone who reaches the port could queue jobs or forge results.
+			return fmt.Errorf("bus: listening on %s beyond loopback needs a token", o.Listen)
+		}
+	}
+	if (o.CredsFile != "" || o.CAFile != "") && o.URL == "" {
+		return errors.New("bus: CredsFile and CAFile are for an external URL")
 	}
 	durations := []struct {
 		name string
@@ -132,4 +164,13 @@ func (o Options) withDefaults() Options {
 	set(&o.EventMaxAge, DefaultEventMaxAge)
 	set(&o.ReadyTimeout, DefaultReadyTimeout)
 	return o
+}
+
+// loopback reports whether host names only this machine.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

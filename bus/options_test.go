@@ -22,6 +22,13 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative ttl", Options{DataDir: "d", CacheTTL: -time.Second}, "CacheTTL"},
 		{"negative result ttl", Options{DataDir: "d", ResultTTL: -time.Second}, "ResultTTL"},
 		{"short ackwait", Options{DataDir: "d", JobAckWait: 100 * time.Millisecond}, "at least 1s"},
+		{"listen on loopback", Options{DataDir: "d", Listen: "127.0.0.1:0"}, ""},
+		{"listen beyond loopback with a token", Options{DataDir: "d", Listen: "0.0.0.0:4222", Token: "t"}, ""},
+		{"listen beyond loopback without one", Options{DataDir: "d", Listen: ":4222"}, "needs a token"},
+		{"listen on a name", Options{DataDir: "d", Listen: "gateway.example:4222"}, "needs a token"},
+		{"listen without a port", Options{DataDir: "d", Listen: "127.0.0.1"}, "want HOST:PORT"},
+		{"listen with an external url", Options{URL: "nats://a:4222", Listen: "127.0.0.1:0"}, "embedded server"},
+		{"creds without an external url", Options{DataDir: "d", CredsFile: "x.creds"}, "external URL"},
 		{"full", Options{DataDir: "d", MaxQueuedJobs: 5, JobAckWait: time.Minute, MaxDeliver: 5, CacheTTL: time.Hour}, ""},
 	}
 	for _, tt := range tests {

@@ -7,7 +7,9 @@
 // nothing: the job is redelivered. Deterministic verdicts also go into the
 // result cache (cache.go, keyed by the work and the environment), which the
 // gateway reads before queueing a job. Identical jobs in flight share one
-// evaluation (share.go): the worker that runs it answers the others.
+// evaluation (share.go): the worker that runs it answers the others. Each
+// worker process announces itself in the bus's workers bucket (presence.go),
+// which a gateway without workers of its own reads for /readyz and the cache.
 //
 // Job and Result are the wire types shared with the gateway, which imports
 // this package for them. Imported by the gateway and cmd/kernelgate.

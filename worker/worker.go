@@ -91,6 +91,7 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 		defer cancel()
 	}
 	if err == nil && evalCtx.Err() == nil {
+		log.Debug("evaluating")
 		v, err = w.ev.Evaluate(evalCtx, harness.Job{Task: job.Task, Code: job.Code, Options: job.Options, TaskCheck: job.TaskCheck})
 		ran = true
 	}

@@ -29,8 +29,10 @@ func newServeCmd(g *globals) *cobra.Command {
 	var episodeIdle, compactEvery time.Duration
 	var gcfg gateway.Config
 	var lf llmFlags
+	var nf natsFlags
+	var workers int
 	cmd := &cobra.Command{
-		Use:   "serve [--addr HOST:PORT] [--data DIR] [--tasks DIR,...]",
+		Use:   "serve [--addr HOST:PORT] [--data DIR] [--tasks DIR,...] [--nats URL | --nats-listen HOST:PORT] [--workers 0]",
 		Short: "Run the reward gateway: HTTP API, embedded queue, workers and the Parquet log",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -40,14 +42,21 @@ func newServeCmd(g *globals) *cobra.Command {
 			if maxQueued < 1 {
 				return usageError{fmt.Errorf("--max-queued must be at least 1, got %d", maxQueued)}
 			}
+			if workers != -1 && workers != 0 {
+				return usageError{fmt.Errorf("--workers takes 0 (no local evaluation: workers on other hosts join over NATS); leave it out for a worker on every local GPU, got %d", workers)}
+			}
+			local := workers != 0
+			if !local && lf.url != "" {
+				return usageError{fmt.Errorf("searches (--llm-url) evaluate on this process's own workers: not with --workers 0")}
+			}
+			bopts, err := nf.options(bus.Options{DataDir: dataDir, MaxQueuedJobs: maxQueued})
+			if err != nil {
+				return err
+			}
 			keys := apikey.NewKeyring(apikey.NewFile(dataDir))
 			if err := gateway.CheckKeys(addr, keys); errors.Is(err, gateway.ErrNoKeys) {
 				return usageError{err}
 			} else if err != nil {
-				return err
-			}
-			cfg, err := g.config(device)
-			if err != nil {
 				return err
 			}
 			if episodeIdle <= 0 {
@@ -58,7 +67,7 @@ func newServeCmd(g *globals) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			b, err := bus.Open(ctx, bus.Options{DataDir: dataDir, MaxQueuedJobs: maxQueued}, log)
+			b, err := bus.Open(ctx, bopts, log)
 			if err != nil {
 				return err
 			}
@@ -71,17 +80,23 @@ func newServeCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sup, err := g.startSupervisor(ctx, cfg)
-			if err != nil {
-				return err
+			var sup *harness.Supervisor
+			if local {
+				cfg, err := g.config(device)
+				if err != nil {
+					return err
+				}
+				if sup, err = g.startSupervisor(ctx, cfg); err != nil {
+					return err
+				}
+				defer sup.Close()
 			}
-			defer sup.Close()
 			sink, err := export.NewSink(filepath.Join(dataDir, "parquet"), writerID(), log)
 			if err != nil {
 				return err
 			}
 			gcfg.Addr = addr
-			if gcfg.MaxMemoryMB == 0 {
+			if gcfg.MaxMemoryMB == 0 && local {
 				slots := evalSlots(sup)
 				mb, m, err := hostMemoryMB(slots)
 				if err != nil {
@@ -92,9 +107,16 @@ func newServeCmd(g *globals) *cobra.Command {
 				gcfg.MaxMemoryMB = mb
 			}
 			deps := gateway.Deps{
-				Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode,
-				Tasks: reg, Episodes: eps, Keys: keys, GPUs: sup, Log: log,
+				Bus: b, Tasks: reg, Episodes: eps, Keys: keys, Log: log,
 				Exports: gateway.Exports{DataDir: dataDir, Version: version},
+			}
+			if local {
+				deps.Ready, deps.TimingMode, deps.GPUs = func() error { return worker.Ready(sup) }, sup.Mode, sup
+			} else {
+				// Workers on other hosts: ready while one is announced, and the
+				// cache answers with verdicts made in their environments.
+				roster := worker.NewRoster(b, 2*time.Second)
+				deps.Ready, deps.TimingMode, deps.Envs = roster.Ready, roster.Mode, roster.Envs
 			}
 			mgr, err := openSearches(ctx, &lf, dataDir, b, sup, reg, &deps, log)
 			if err != nil {
@@ -119,7 +141,13 @@ func newServeCmd(g *globals) *cobra.Command {
 			defer stopSink()
 			eg, gctx := errgroup.WithContext(bg)
 			workersDone, sinkDone := make(chan struct{}), make(chan struct{})
-			eg.Go(func() error { defer close(workersDone); return worker.Run(wctx, b, sup, log) })
+			eg.Go(func() error {
+				defer close(workersDone)
+				if !local {
+					return nil
+				}
+				return worker.Run(wctx, b, sup, log)
+			})
 			eg.Go(func() error { defer close(sinkDone); return sink.Run(sctx, b) })
 			go compactLoop(sctx, filepath.Join(dataDir, "parquet"), compactEvery, log)
 			eg.Go(func() error {
@@ -136,7 +164,14 @@ func newServeCmd(g *globals) *cobra.Command {
 				stopSink()
 				return err
 			})
-			fmt.Fprintf(g.stderr, "kernelgate: serving on http://%s (data %s, %s)\n", ln.Addr(), dataDir, sup.Mode())
+			where := "no local workers"
+			if local {
+				where = sup.Mode()
+			}
+			if a := b.ListenAddr(); a != "" {
+				where += ", NATS for workers on nats://" + a
+			}
+			fmt.Fprintf(g.stderr, "kernelgate: serving on http://%s (data %s, %s)\n", ln.Addr(), dataDir, where)
 			return eg.Wait()
 		},
 	}
@@ -155,6 +190,8 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().IntVar(&gcfg.MaxMemoryMB, "max-memory-mb", 0, fmt.Sprintf("largest memory_limit_mb a request may ask for; a request that gives none gets min(%d, this) (default: the host's memory, or its cgroup's limit, over the evaluation slots, at least %d)",
 		harness.DefaultMemoryLimitMB, harness.MinHostMemoryMB))
 	lf.register(cmd, "optional: without it /v1/searches and /v1/skills answer 503")
+	nf.register(cmd, true)
+	cmd.Flags().IntVar(&workers, "workers", -1, "0: evaluate nothing here, only on `kernelgate worker` processes joined over NATS (default: a worker on every local GPU, else the CPU)")
 	return cmd
 }
 

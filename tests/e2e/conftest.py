@@ -37,7 +37,7 @@ class Serve:
         self.env = {**os.environ, "KERNELGATE_CONCURRENCY": "2", **(env or {})}
         self.proc, self.starts = None, 0
 
-    def start(self, timeout_s=120):
+    def start(self, timeout_s=120, ready_path="/readyz"):
         if not BIN.exists():
             pytest.fail(f"{BIN} missing: run `make build` (make test does)")
         self.starts += 1
@@ -50,7 +50,7 @@ class Serve:
             if self.proc.poll() is not None:
                 pytest.fail(f"serve exited {self.proc.returncode} before ready:\n{self.log()}")
             try:
-                if self.get("/readyz")[0] == 200:
+                if self.get(ready_path)[0] == 200:
                     return self
             except OSError:
                 pass

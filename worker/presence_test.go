@@ -1,0 +1,103 @@
+package worker
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/harness"
+)
+
+// presentPool is a pool whose one zygote is up (or not) on an H200.
+type presentPool struct{ fakePool }
+
+func (p presentPool) Evaluate(context.Context, harness.Job) (harness.Verdict, error) {
+	return harness.Verdict{}, nil
+}
+func (p presentPool) Mode() string { return harness.TimingGPU }
+
+func TestAnnouncedWorkersMakeARemoteGatewayReady(t *testing.T) {
+	b, err := bus.Open(t.Context(), bus.Options{DataDir: t.TempDir()}, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	roster := NewRoster(b, 0) // read every time
+	if err := roster.Ready(); err == nil || !strings.Contains(err.Error(), "no worker") {
+		t.Fatalf("Ready with nobody announced = %v", err)
+	}
+	down := presentPool{fakePool{hello: true, stats: []harness.ZygoteStats{{Label: "gpu0", Concurrency: 16}}}}
+	up := presentPool{fakePool{hello: true, stats: []harness.ZygoteStats{{Label: "gpu0", Up: true, Concurrency: 16}}}}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- Announce(ctx, b, down, down, "host-a-1", "host-a", testLogger()) }()
+	waitFor(t, func() bool { l, _ := Present(t.Context(), b); return len(l) == 1 })
+	if err := roster.Ready(); err == nil || !strings.Contains(err.Error(), "no zygote up") {
+		t.Fatalf("Ready with a worker whose zygote is down = %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := Present(t.Context(), b); len(l) != 0 {
+		t.Fatalf("a stopped worker is still announced: %+v", l)
+	}
+
+	ctx, cancel = context.WithCancel(t.Context())
+	defer cancel()
+	go func() { _ = Announce(ctx, b, up, up, "host-b-1", "host-b", testLogger()) }()
+	waitFor(t, func() bool { return roster.Ready() == nil })
+	list, err := Present(t.Context(), b)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("Present = %+v, %v", list, err)
+	}
+	a := list[0]
+	if a.ID != "host-b-1" || a.Host != "host-b" || a.Mode != harness.TimingGPU || a.Slots != 16 || !a.Up {
+		t.Fatalf("announcement %+v", a)
+	}
+	want := Env{HarnessVersion: "0.2.0", Torch: "2.11.0", Triton: "3.6.0", GPU: "NVIDIA H200"}
+	if envs := roster.Envs(); len(envs) != 1 || envs[0] != want {
+		t.Fatalf("Envs = %+v, want [%+v]", envs, want)
+	}
+	if roster.Mode() != harness.TimingGPU {
+		t.Fatalf("Mode = %q", roster.Mode())
+	}
+}
+
+func TestTheRosterReadsTheBucketAtMostOncePerRefresh(t *testing.T) {
+	b, err := bus.Open(t.Context(), bus.Options{DataDir: t.TempDir()}, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	now := time.Unix(1000, 0)
+	roster := NewRoster(b, time.Minute)
+	roster.now = func() time.Time { return now }
+	if roster.Ready() == nil {
+		t.Fatal("ready with nobody announced")
+	}
+	if _, err := b.Workers().Put(t.Context(), "w", []byte(`{"id":"w","up":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	if roster.Ready() == nil {
+		t.Fatal("read the bucket again within the refresh")
+	}
+	now = now.Add(time.Minute)
+	if err := roster.Ready(); err != nil {
+		t.Fatalf("after the refresh: %v", err)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
