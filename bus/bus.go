@@ -45,6 +45,7 @@ type Bus struct {
 	requests *Bucket
 	workers  *Bucket
 	dirLock  *os.File // the data directory's lock (embedded store only)
+	replicas int      // of every stream and bucket (Options.Replicas, or what the server is)
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed by the nats ClosedHandler
@@ -126,10 +127,19 @@ func (b *Bus) connect(ctx context.Context) error {
 		return fmt.Errorf("bus.connect: jetstream: %w", err)
 	}
 	b.js = js
+	b.replicas = b.opts.Replicas
+	if b.replicas == 0 {
+		b.replicas = 1
+		// A clustered server: every stream and bucket on three nodes, so that
+		// losing one loses nothing acknowledged.
+		if nc.ConnectedClusterName() != "" && len(nc.Servers()) >= 3 {
+			b.replicas = 3
+		}
+	}
 	if b.srv != nil {
 		b.log.Info("connected", "embedded", true, "store", filepath.Join(b.opts.DataDir, "nats"))
 	} else {
-		b.log.Info("connected", "embedded", false, "url", nc.ConnectedUrlRedacted())
+		b.log.Info("connected", "embedded", false, "url", nc.ConnectedUrlRedacted(), "replicas", b.replicas)
 	}
 	return nil
 }
@@ -183,6 +193,7 @@ func (b *Bus) setup(ctx context.Context) error {
 		// 429) instead of silently dropping the oldest accepted one.
 		Discard:    jetstream.DiscardNew,
 		Duplicates: b.opts.DedupWindow,
+		Replicas:   b.replicas,
 	})
 	if err != nil {
 		return fmt.Errorf("bus.setup: stream %s: %w", JobsStream, err)
@@ -195,6 +206,7 @@ func (b *Bus) setup(ctx context.Context) error {
 		Storage:    jetstream.FileStorage,
 		MaxAge:     b.opts.EventMaxAge,
 		Duplicates: b.opts.DedupWindow, // a retried publish with the same id is stored once
+		Replicas:   b.replicas,
 	})
 	if err != nil {
 		return fmt.Errorf("bus.setup: stream %s: %w", EventsStream, err)
@@ -204,6 +216,7 @@ func (b *Bus) setup(ctx context.Context) error {
 		Description: "kernelgate result cache: sha256(task, code, options) -> verdict JSON",
 		TTL:         b.opts.CacheTTL,
 		Storage:     jetstream.FileStorage,
+		Replicas:    b.replicas,
 	})
 	if err != nil {
 		return fmt.Errorf("bus.setup: bucket %s: %w", CacheBucket, err)
@@ -214,6 +227,7 @@ func (b *Bus) setup(ctx context.Context) error {
 		Description: "kernelgate batches: <batch> -> record, <batch>.<index> -> result",
 		TTL:         b.opts.ResultTTL,
 		Storage:     jetstream.FileStorage,
+		Replicas:    b.replicas,
 	})
 	if err != nil {
 		return fmt.Errorf("bus.setup: bucket %s: %w", BatchBucket, err)

@@ -37,6 +37,7 @@ func (b *Bus) Bucket(ctx context.Context, name, description string, ttl time.Dur
 		TTL:         ttl,
 		History:     1,
 		Storage:     jetstream.FileStorage,
+		Replicas:    b.replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bus.Bucket %s: %w", name, err)

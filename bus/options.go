@@ -52,6 +52,9 @@ type Options struct {
 	// CAFile: PEM root certificates to verify an external server's TLS with
 	// (a tls:// URL verifies against the system's roots without it).
 	CAFile string
+	// Replicas of every stream and bucket; 0: three on a cluster of three or
+	// more servers, else one.
+	Replicas int
 
 	// MaxQueuedJobs bounds the JOBS stream (queued plus in flight); past it
 	// PublishJob returns ErrQueueFull.
@@ -130,6 +133,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxQueuedJobs < 0 {
 		return fmt.Errorf("bus: MaxQueuedJobs must not be negative, got %d", o.MaxQueuedJobs)
+	}
+	if o.Replicas < 0 || o.Replicas > 5 {
+		return fmt.Errorf("bus: Replicas must be 0 (automatic) to 5, got %d", o.Replicas)
 	}
 	if o.MaxDeliver < 0 {
 		return fmt.Errorf("bus: MaxDeliver must not be negative, got %d", o.MaxDeliver)

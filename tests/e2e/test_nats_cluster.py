@@ -1,0 +1,98 @@
+"""A gateway and workers on a 3-node NATS JetStream cluster (issue 15): three nats-server
+nodes (tests/natsnode, the nats-server module kernelgate embeds) on loopback, `kernelgate
+serve --nats URL,URL,URL --workers 0` and two `kernelgate worker --nats ...`. Streams and
+buckets get three replicas; a reward batch is answered by the workers; with one node
+killed, the next batch is answered too, and every evaluation of both is in the Parquet
+log exactly once."""
+import os
+import signal
+import subprocess
+import time
+import urllib.request
+
+import pyarrow.dataset as ds
+
+from conftest import BIN, REPO, Serve, free_port
+
+TASK = (REPO / "datasets" / "ci" / "1_add_relu.py").read_text()
+KERNEL = (REPO / "datasets" / "solutions" / "ci" / "1_add_relu.py").read_text()
+
+
+def start_cluster(tmp_path):
+    node = tmp_path / "natsnode"
+    subprocess.run(["go", "build", "-o", str(node), "./tests/natsnode"], cwd=REPO, check=True, timeout=600)
+    ports = [(free_port(), free_port(), free_port()) for _ in range(3)]
+    procs = []
+    for i, (client, route, http) in enumerate(ports):
+        routes = ",".join(f"nats://127.0.0.1:{r}" for j, (_, r, _) in enumerate(ports) if j != i)
+        log = open(tmp_path / f"nats-{i}.log", "wb")
+        procs.append(subprocess.Popen([str(node), "-name", f"n{i}", "-port", str(client), "-cluster", str(route),
+                                       "-http", str(http), "-routes", routes, "-store", str(tmp_path / f"js{i}")],
+                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+    deadline = time.monotonic() + 90
+    pending = {http for _, _, http in ports}
+    while pending and time.monotonic() < deadline:
+        for http in list(pending):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{http}/healthz", timeout=2) as r:
+                    if r.status == 200:
+                        pending.discard(http)
+            except OSError:
+                pass
+        time.sleep(0.3)
+    assert not pending, "the cluster's JetStream never became healthy:\n" + \
+        (tmp_path / "nats-0.log").read_text(errors="replace")[-2000:]
+    return procs, ",".join(f"nats://127.0.0.1:{c}" for c, _, _ in ports)
+
+
+def rows(data):
+    t = ds.dataset(data / "parquet" / "table=evaluations", format="parquet", partitioning="hive")
+    return t.to_table(columns=["eval_id"]).column("eval_id").to_pylist()
+
+
+def batch(srv, tag, n=3):
+    codes = [KERNEL + f"\n# {tag} {i}\n" for i in range(n)]
+    status, resp = srv.post("/v1/rewards", {"reference": TASK, "codes": codes, "wait_s": 300}, timeout_s=320)
+    assert status == 200, resp
+    assert [r["status"] for r in resp["results"]] == ["correct"] * n, resp
+    return {f"{resp['batch_id']}-{i:05d}" for i in range(n)}
+
+
+def test_a_gateway_and_two_workers_on_a_three_node_cluster_survive_losing_a_node(tmp_path):
+    nodes, urls = start_cluster(tmp_path)
+    srv = Serve(tmp_path / "data", tmp_path, args=["--nats", urls, "--workers", "0", "--log-level", "info"])
+    workers = []
+    try:
+        srv.start(ready_path="/healthz")
+        for k in range(2):
+            log = open(tmp_path / f"worker-{k}.log", "wb")
+            workers.append(subprocess.Popen([str(BIN), "worker", "--nats", urls, "--job-ack-wait", "3s"],
+                                            env={**os.environ, "KERNELGATE_CONCURRENCY": "1"},
+                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        deadline = time.monotonic() + 120
+        while srv.get("/readyz")[0] != 200:
+            assert time.monotonic() < deadline, srv.log()
+            time.sleep(0.3)
+        assert "replicas=3" in srv.log(), srv.log()
+        want = batch(srv, "before")
+        nodes[0].send_signal(signal.SIGKILL)          # one of three: a quorum remains
+        nodes[0].wait()
+        want |= batch(srv, "after")
+        assert all(w.poll() is None for w in workers), "a worker exited when a node died"
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.send_signal(signal.SIGTERM)
+        for w in workers:
+            try:
+                w.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(w.pid, signal.SIGKILL)
+        code = srv.stop()
+        for n in nodes:
+            if n.poll() is None:
+                n.send_signal(signal.SIGTERM)
+                n.wait(30)
+    assert code == 0, srv.log()
+    logged = rows(srv.data)
+    assert sorted(i for i in logged if i in want) == sorted(want), (sorted(want), sorted(logged))
