@@ -34,7 +34,11 @@ func (b *Bus) publish(ctx context.Context, where, prefix, subject, id string, da
 	if id == "" {
 		return fmt.Errorf("%s: empty id", where)
 	}
-	if _, err := b.js.Publish(ctx, subject, data, jetstream.WithMsgID(id)); err != nil {
+	err := b.retry(ctx, where, func() error {
+		_, err := b.js.Publish(ctx, subject, data, jetstream.WithMsgID(id))
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("%s %s: %w", where, id, err)
 	}
 	return nil

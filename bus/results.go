@@ -46,7 +46,7 @@ func (b *Bus) PutBatch(ctx context.Context, id string, record []byte) error {
 	if err := checkID("bus.PutBatch", id); err != nil {
 		return err
 	}
-	if _, err := b.batches.Put(ctx, id, record); err != nil {
+	if err := b.retry(ctx, "bus.PutBatch", func() error { _, err := b.batches.Put(ctx, id, record); return err }); err != nil {
 		return fmt.Errorf("bus.PutBatch %s: %w", id, err)
 	}
 	return nil

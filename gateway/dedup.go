@@ -82,7 +82,7 @@ func (s *Server) queueGroup(ctx context.Context, log *slog.Logger, g *group, que
 	job.Share = g.key != ""
 	data, err := json.Marshal(job)
 	if err == nil {
-		err = b.PublishJob(ctx, worker.Subject, job.ID, data)
+		err = b.PublishJob(ctx, worker.Subject(s.deps.TimingMode()), job.ID, data)
 	}
 	if err == nil {
 		return nil

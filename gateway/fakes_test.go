@@ -105,7 +105,8 @@ func startFakeStackWith(t *testing.T, cfg Config) *fakeStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(cfg, Deps{Bus: b, Log: kgtest.Logger(t), Tasks: reg, Episodes: eps})
+	srv := New(cfg, Deps{Bus: b, Log: kgtest.Logger(t), Tasks: reg, Episodes: eps,
+		TimingMode: func() string { return harness.TimingCPUInterpreter }}) // its workers' mode: their queue
 	return &fakeStack{h: srv.Handler(), bus: b, ev: ev, clock: c}
 }
 

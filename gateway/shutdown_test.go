@@ -26,7 +26,7 @@ func heldWorker(t *testing.T, b *bus.Bus) (took <-chan string, release func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- b.Jobs(ctx, worker.Durable, func(ctx context.Context, j bus.Job) error {
+		done <- b.Jobs(ctx, worker.Durable(harness.TimingGPU), func(ctx context.Context, j bus.Job) error {
 			var job worker.Job
 			if err := json.Unmarshal(j.Data, &job); err != nil {
 				return err
@@ -39,7 +39,7 @@ func heldWorker(t *testing.T, b *bus.Bus) (took <-chan string, release func()) {
 			}
 			v := worker.Verdict(harness.TimingCPUInterpreter, job, harness.StatusCorrect, "", "")
 			return worker.PublishResult(ctx, b, job, worker.Result{Index: job.Index, ID: job.ID, Reward: 1, Valid: true, Verdict: v, ExecMS: 5})
-		}, bus.WithConcurrency(4), bus.WithFilter(worker.Subject))
+		}, bus.WithConcurrency(4), bus.WithFilter(worker.Subject(harness.TimingGPU))) // a gateway whose mode is unknown queues for GPUs
 	}()
 	released := false
 	t.Cleanup(func() {

@@ -43,7 +43,7 @@ func (s *Server) checkTask(ctx context.Context, t harness.Task) (harness.Verdict
 	if err != nil {
 		return harness.Verdict{}, newError(CodeInternal, "", "encoding the task check: %v", err)
 	}
-	if err := s.deps.Bus.PublishJob(ctx, worker.Subject, job.ID, data); err != nil {
+	if err := s.deps.Bus.PublishJob(ctx, worker.Subject(s.deps.TimingMode()), job.ID, data); err != nil {
 		if errors.Is(err, bus.ErrQueueFull) {
 			return harness.Verdict{}, newError(CodeQueueFull, "", "the evaluation queue is full; retry after %d s", RetryAfter)
 		}

@@ -45,7 +45,7 @@ func TestDeadline(t *testing.T) {
 				Options: harness.DefaultOptions(), RewardFn: "binary", EnqueuedAt: time.Now(), Deadline: time.Now().Add(tt.deadline)}
 			data, _ := json.Marshal(job)
 			t0 := time.Now()
-			if err := b.PublishJob(t.Context(), Subject, job.ID, data); err != nil {
+			if err := b.PublishJob(t.Context(), Subject(harness.TimingCPUInterpreter), job.ID, data); err != nil {
 				t.Fatal(err)
 			}
 			r := next(t, sub)

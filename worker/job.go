@@ -7,18 +7,29 @@ import (
 	"github.com/kernelgate/kernelgate/harness"
 )
 
-// Subject and Durable: where evaluation jobs are queued and the consumer
-// every local worker shares.
-const (
-	Subject = "jobs.eval"
-	Durable = "eval-workers"
-)
+// Subject is where evaluation jobs for workers of a timing mode are queued,
+// and Durable the consumer those workers share: jobs.eval.gpu and
+// jobs.eval.cpu. A worker takes only its own mode's jobs, so a CPU worker
+// that joins a cluster of GPU workers never answers a GPU request with a
+// verdict that has no speedup. A job's mode is its gateway's workers' (its
+// own, or those announced when it has none); unknown or mixed: gpu.
+func Subject(mode string) string { return "jobs.eval." + modeClass(mode) }
+
+// Durable: see Subject.
+func Durable(mode string) string { return "eval-workers-" + modeClass(mode) }
+
+func modeClass(mode string) string {
+	if mode == harness.TimingCPUInterpreter {
+		return "cpu"
+	}
+	return "gpu"
+}
 
 // ResultsSubject is the core NATS subject the results of a batch are
 // announced on.
 func ResultsSubject(batchID string) string { return "results." + batchID }
 
-// Job is one queued evaluation (the JSON body of a jobs.eval message).
+// Job is one queued evaluation (the JSON body of a jobs.eval.<mode> message).
 type Job struct {
 	ID         string       `json:"id"` // also the bus message id and the event id
 	BatchID    string       `json:"batch_id"`

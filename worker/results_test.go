@@ -62,7 +62,7 @@ func TestResultStoredBeforeNotify(t *testing.T) {
 			job := Job{ID: "b1-00002", BatchID: "b1", Index: 2, Task: harness.Task{Name: "t", Source: "src"},
 				Code: "code", Options: harness.DefaultOptions(), RewardFn: "binary", EnqueuedAt: time.Now()}
 			data, _ := json.Marshal(job)
-			if err := b.PublishJob(ctx, Subject, job.ID, data); err != nil {
+			if err := b.PublishJob(ctx, Subject(harness.TimingCPUInterpreter), job.ID, data); err != nil {
 				t.Fatal(err)
 			}
 			note := nextRaw(t, sub)

@@ -49,8 +49,9 @@ func Run(ctx context.Context, b *bus.Bus, ev Evaluator, log *slog.Logger) error 
 	}
 	w := &runner{bus: b, ev: ev, log: log.With("component", "worker"), now: time.Now}
 	slots := Slots(ev)
-	w.log.Info("pulling jobs", "subject", Subject, "concurrency", slots)
-	if err := b.Jobs(ctx, Durable, w.handle, bus.WithConcurrency(slots), bus.WithFilter(Subject)); err != nil {
+	subject := Subject(ev.Mode())
+	w.log.Info("pulling jobs", "subject", subject, "concurrency", slots)
+	if err := b.Jobs(ctx, Durable(ev.Mode()), w.handle, bus.WithConcurrency(slots), bus.WithFilter(subject)); err != nil {
 		return fmt.Errorf("worker.Run: %w", err)
 	}
 	return nil

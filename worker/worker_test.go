@@ -91,7 +91,7 @@ func TestFinalDeliveryAnswersHarnessError(t *testing.T) {
 			job := Job{ID: "b1-0003", BatchID: "b1", Index: 3, Task: harness.Task{Name: "t", Source: "src"},
 				Code: "code", Options: harness.DefaultOptions(), RewardFn: tt.rewardFn, EnqueuedAt: time.Now()}
 			data, _ := json.Marshal(job)
-			if err := b.PublishJob(t.Context(), Subject, job.ID, data); err != nil {
+			if err := b.PublishJob(t.Context(), Subject(harness.TimingCPUInterpreter), job.ID, data); err != nil {
 				t.Fatal(err)
 			}
 			r := next(t, sub)
@@ -174,7 +174,7 @@ func TestTaskCheckIsAnnouncedNotLogged(t *testing.T) {
 	} {
 		job.Options, job.EnqueuedAt = harness.DefaultOptions(), time.Now()
 		data, _ := json.Marshal(job)
-		if err := b.PublishJob(t.Context(), Subject, job.ID, data); err != nil {
+		if err := b.PublishJob(t.Context(), Subject(harness.TimingCPUInterpreter), job.ID, data); err != nil {
 			t.Fatal(err)
 		}
 		if r := next(t, sub); r.Index != i || r.Verdict.Status != harness.StatusCorrect {
@@ -206,5 +206,34 @@ func TestTaskCheckIsAnnouncedNotLogged(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("no event logged")
+	}
+}
+
+// A worker takes only its own mode's jobs: a CPU worker leaves a job queued
+// for GPUs alone (it would answer it without a speedup).
+func TestAWorkerTakesOnlyItsModesJobs(t *testing.T) {
+	ev := &recordingEvaluator{jobs: make(chan harness.Job, 2)}
+	b := startRun(t, ev)
+	for _, mode := range []string{harness.TimingGPU, harness.TimingCPUInterpreter} {
+		job := Job{ID: "b3-" + mode, BatchID: "b3", Task: harness.Task{Name: "t", Source: "src"}, Code: mode,
+			Options: harness.DefaultOptions(), EnqueuedAt: time.Now()}
+		data, _ := json.Marshal(job)
+		if err := b.PublishJob(t.Context(), Subject(mode), job.ID, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := <-ev.jobs; got.Code != harness.TimingCPUInterpreter {
+		t.Fatalf("the CPU worker took the %s job", got.Code)
+	}
+	select {
+	case got := <-ev.jobs:
+		t.Fatalf("the CPU worker took the %s job too", got.Code)
+	case <-time.After(time.Second):
+	}
+	if n, err := b.QueueDepth(t.Context()); err != nil || n != 1 {
+		t.Fatalf("queue depth %d (%v), want the GPU job still queued", n, err)
+	}
+	if Subject("") != Subject(harness.TimingGPU) || Durable(harness.TimingCPUInterpreter) == Durable(harness.TimingGPU) {
+		t.Fatal("an unknown mode queues for GPUs; the two modes have their own consumers")
 	}
 }

@@ -1,0 +1,36 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// writeRetry bounds how long a write waits out a stream that does not
+// answer: a cluster electing a stream leader (a node just lost) answers
+// nothing for a few seconds.
+const writeRetry = 15 * time.Second
+
+// retry runs write until it succeeds, fails for another reason than an
+// unanswered stream, writeRetry runs out or ctx ends. Only for writes that
+// may run twice: a publish with a message id (deduplicated), a Put.
+func (b *Bus) retry(ctx context.Context, where string, write func() error) error {
+	deadline := time.Now().Add(writeRetry)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		err := write()
+		if err == nil || !unanswered(err) || time.Now().Add(wait).After(deadline) || !sleepCtx(ctx, wait) {
+			return err
+		}
+		b.log.Warn("write not answered; retrying", "where", where, "err", err)
+	}
+}
+
+// unanswered: the stream did not answer (no leader yet), as opposed to an
+// answer that refuses the write.
+func unanswered(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse)
+}
