@@ -67,12 +67,26 @@ func Open(ctx context.Context, opts Options, log *slog.Logger) (*Bus, error) {
 		b.Close()
 		return nil, err
 	}
-	if err := b.setup(ctx); err != nil {
-		b.Close()
-		return nil, err
+	// A cluster that has just formed may not answer stream creation yet
+	// (no leader for a new stream's group): try again for a while.
+	deadline := time.Now().Add(setupRetry)
+	for {
+		err := b.setup(ctx)
+		if err == nil {
+			return b, nil
+		}
+		if b.srv != nil || ctx.Err() != nil || time.Now().After(deadline) ||
+			!(unanswered(err) || errors.Is(err, context.DeadlineExceeded)) || !sleepCtx(ctx, time.Second) {
+			b.Close()
+			return nil, err
+		}
+		b.log.Warn("setting up the streams not answered; retrying", "err", err)
 	}
-	return b, nil
 }
+
+// setupRetry bounds how long Open waits for an external server to answer
+// the streams' and buckets' creation.
+const setupRetry = 30 * time.Second
 
 func (b *Bus) connect(ctx context.Context) error {
 	copts := []nats.Option{
