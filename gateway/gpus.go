@@ -58,6 +58,9 @@ func sampleGPUs(src GPUSource) gpuList {
 	}
 	info := src.GPUs()
 	out := gpuList{Mode: src.Mode(), Driver: info.Driver, Reason: info.Reason, GPUs: []gpuStatus{}}
+	if out.Mode == "" { // workers on other hosts, none announced or of both modes
+		out.Mode = modeNone
+	}
 	stats := map[string]harness.ZygoteStats{}
 	for _, st := range src.Stats() {
 		stats[st.Label] = st

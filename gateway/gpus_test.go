@@ -47,6 +47,9 @@ func TestGPUs(t *testing.T) {
 	}{
 		{"cpu mode", cpuHarness(), `{"mode":"cpu_interpreter","reason":"CPU mode (Triton interpreter)","in_flight":1,"concurrency":2,"gpus":[]}`},
 		{"no local workers", nil, `{"mode":"none","reason":"no local workers","in_flight":0,"concurrency":0,"gpus":[]}`},
+		{"workers on other hosts of both modes", fakeGPUs{info: gpu.Info{Reason: "workers on other hosts: 2 announced"},
+			stats: []harness.ZygoteStats{{Label: "a-1", Up: true, Concurrency: 16}, {Label: "b-1", Up: true, Concurrency: 2}}},
+			`{"mode":"none","reason":"workers on other hosts: 2 announced","in_flight":0,"concurrency":18,"gpus":[]}`},
 		{"two GPUs, one served", twoH200s(), `{"mode":"gpu","driver":"580.159.04","in_flight":3,"concurrency":4,"gpus":[` +
 			`{"index":0,"name":"NVIDIA H200","uuid":"GPU-aaaa","memory_total_bytes":161061273600,"memory_used_bytes":21474836480,"sm_clock_mhz":1980,"utilization_percent":87,"worker_up":true,"in_flight":3,"concurrency":4},` +
 			`{"index":1,"name":"NVIDIA H200","uuid":"GPU-bbbb","memory_total_bytes":161061273600,"memory_used_bytes":null,"sm_clock_mhz":345,"utilization_percent":null,"worker_up":false,"in_flight":0,"concurrency":0}]}`},

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/harness/gpu"
 )
 
 // Announcement is what a running worker process says about itself in the
@@ -158,4 +160,26 @@ func (r *Roster) Mode() string {
 		mode = a.Mode
 	}
 	return mode
+}
+
+// Stats is one entry per announced worker (labelled by its id): whether it
+// is up and its slots, for GET /v1/gpus and the worker metrics of a gateway
+// without workers of its own. What each has in flight is not announced.
+func (r *Roster) Stats() []harness.ZygoteStats {
+	list, _ := r.current()
+	out := make([]harness.ZygoteStats, 0, len(list))
+	for _, a := range list {
+		out = append(out, harness.ZygoteStats{Label: a.ID, Up: a.Up, Concurrency: a.Slots})
+	}
+	return out
+}
+
+// GPUs lists no device (they are on other hosts) and says how many workers
+// are announced.
+func (r *Roster) GPUs() gpu.Info {
+	list, err := r.current()
+	if err != nil {
+		return gpu.Info{Reason: "workers on other hosts: " + err.Error()}
+	}
+	return gpu.Info{Reason: fmt.Sprintf("workers on other hosts: %d announced", len(list))}
 }

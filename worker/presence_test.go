@@ -65,6 +65,13 @@ func TestAnnouncedWorkersMakeARemoteGatewayReady(t *testing.T) {
 	if roster.Mode() != harness.TimingGPU {
 		t.Fatalf("Mode = %q", roster.Mode())
 	}
+	// What GET /v1/gpus and the worker metrics show of them.
+	if st := roster.Stats(); len(st) != 1 || st[0].Label != "host-b-1" || !st[0].Up || st[0].Concurrency != 16 {
+		t.Fatalf("Stats = %+v", st)
+	}
+	if info := roster.GPUs(); len(info.Devices) != 0 || info.Reason != "workers on other hosts: 1 announced" {
+		t.Fatalf("GPUs = %+v", info)
+	}
 }
 
 func TestTheRosterReadsTheBucketAtMostOncePerRefresh(t *testing.T) {

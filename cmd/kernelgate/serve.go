@@ -116,7 +116,7 @@ func newServeCmd(g *globals) *cobra.Command {
 				// Workers on other hosts: ready while one is announced, and the
 				// cache answers with verdicts made in their environments.
 				roster := worker.NewRoster(b, 2*time.Second)
-				deps.Ready, deps.TimingMode, deps.Envs = roster.Ready, roster.Mode, roster.Envs
+				deps.Ready, deps.TimingMode, deps.Envs, deps.GPUs = roster.Ready, roster.Mode, roster.Envs, roster
 			}
 			mgr, err := openSearches(ctx, &lf, dataDir, b, sup, reg, &deps, log)
 			if err != nil {

@@ -60,6 +60,10 @@ def test_a_gateway_without_workers_is_answered_by_a_worker_joined_over_nats(tmp_
         workers.append(start_worker(tmp_path, f"nats://127.0.0.1:{port}", "worker-1",
                                     {"KERNELGATE_NATS_TOKEN": "s3cret-token"}))
         wait_ready(srv)
+        time.sleep(2.1)                                   # the gateway's roster refresh
+        status, gpus = srv.get("/v1/gpus")
+        assert status == 200 and gpus["mode"] == "cpu_interpreter" and gpus["concurrency"] == 2, gpus
+        assert gpus["gpus"] == [] and "1 announced" in gpus["reason"], gpus
         codes = [KERNEL + f"\n# remote {i}\n" for i in range(3)] + ["def broken(:\n"]
         status, resp = srv.post("/v1/rewards", {"reference": TASK, "codes": codes, "wait_s": 300})
         assert status == 200, resp
