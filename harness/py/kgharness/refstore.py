@@ -62,7 +62,6 @@ class Entry:
         self.held = held                 # per held-out set: the output leaves
         self.before = None               # (stats, monotonic time measured)
         self.nbytes = sum(_nbytes(ls) for ls in seeds + held)
-        self.uses = 0
 
 
 class Store:
@@ -116,7 +115,6 @@ class Store:
             if e is None:
                 return None
             self.entries.move_to_end(k)
-            e.uses += 1
             before = None
             if e.before is not None and self.clock() - e.before[1] < BEFORE_TTL_S:
                 before = e.before[0]
