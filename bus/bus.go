@@ -68,20 +68,22 @@ func Open(ctx context.Context, opts Options, log *slog.Logger) (*Bus, error) {
 		return nil, err
 	}
 	// A cluster that has just formed may not answer stream creation yet
-	// (no leader for a new stream's group): try again for a while.
-	deadline := time.Now().Add(setupRetry)
-	for {
-		err := b.setup(ctx)
-		if err == nil {
-			return b, nil
-		}
-		if b.srv != nil || ctx.Err() != nil || time.Now().After(deadline) ||
-			!(unanswered(err) || errors.Is(err, context.DeadlineExceeded)) || !sleepCtx(ctx, time.Second) {
-			b.Close()
-			return nil, err
-		}
-		b.log.Warn("setting up the streams not answered; retrying", "err", err)
+	// (no leader for a new stream's group): try again for a while. The
+	// embedded server answers at once or not at all.
+	setup := func() error { return b.setup(ctx) }
+	var err error
+	if b.srv != nil {
+		err = setup()
+	} else {
+		err = b.retryFor(ctx, "bus.setup", setupRetry, func(err error) bool {
+			return unanswered(err) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
+		}, setup)
 	}
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
 }
 
 // setupRetry bounds how long Open waits for an external server to answer

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -105,7 +106,7 @@ func (o Options) Validate() error {
 		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
 			return fmt.Errorf("bus: Listen %q: want HOST:PORT", o.Listen)
 		}
-		if o.Token == "" && !loopback(host) {
+		if o.Token == "" && !IsLoopback(host) {
 			// Anyone who reaches the port could queue jobs or forge results.
 			return fmt.Errorf("bus: listening on %s beyond loopback needs a token", o.Listen)
 		}
@@ -172,11 +173,17 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// loopback reports whether host names only this machine.
-func loopback(host string) bool {
+// IsLoopback reports whether addr (HOST:PORT or a bare host) names only this
+// machine: localhost or a loopback IP. A listener elsewhere needs a credential
+// (a NATS token here; an API key in the gateway).
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
 	if host == "localhost" {
 		return true
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

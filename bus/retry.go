@@ -18,13 +18,20 @@ const writeRetry = 15 * time.Second
 // unanswered stream, writeRetry runs out or ctx ends. Only for writes that
 // may run twice: a publish with a message id (deduplicated), a Put.
 func (b *Bus) retry(ctx context.Context, where string, write func() error) error {
-	deadline := time.Now().Add(writeRetry)
+	return b.retryFor(ctx, where, writeRetry, unanswered, write)
+}
+
+// retryFor runs op until it succeeds, fails with an error retryable does not
+// accept, limit runs out or ctx ends, waiting 0.1 s then twice as long (at
+// most 1 s) between tries.
+func (b *Bus) retryFor(ctx context.Context, where string, limit time.Duration, retryable func(error) bool, op func() error) error {
+	deadline := time.Now().Add(limit)
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-		err := write()
-		if err == nil || !unanswered(err) || time.Now().Add(wait).After(deadline) || !sleepCtx(ctx, wait) {
+		err := op()
+		if err == nil || !retryable(err) || time.Now().Add(wait).After(deadline) || !sleepCtx(ctx, wait) {
 			return err
 		}
-		b.log.Warn("write not answered; retrying", "where", where, "err", err)
+		b.log.Warn("not answered; retrying", "where", where, "err", err)
 	}
 }
 

@@ -3,13 +3,12 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/gateway/apikey"
 )
 
@@ -153,18 +152,8 @@ func joinScopes(scopes []apikey.Scope) string {
 
 // IsLoopback reports whether a listen address (host:port) accepts only
 // local connections: "localhost" or a loopback IP. An empty host means
-// every interface.
-func IsLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
+// every interface. (bus.IsLoopback, which the queue's listener checks too.)
+func IsLoopback(addr string) bool { return bus.IsLoopback(addr) }
 
 // ErrNoKeys is CheckKeys's refusal of an address beyond loopback without keys.
 var ErrNoKeys = errors.New("no API keys")
