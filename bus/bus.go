@@ -76,7 +76,9 @@ func Open(ctx context.Context, opts Options, log *slog.Logger) (*Bus, error) {
 		err = setup()
 	} else {
 		err = b.retryFor(ctx, "bus.setup", setupRetry, func(err error) bool {
-			return unanswered(err) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
+			var apiErr *jetstream.APIError
+			noPeers := errors.As(err, &apiErr) && apiErr.ErrorCode == jsErrNoPeers
+			return unanswered(err) || noPeers || errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
 		}, setup)
 	}
 	if err != nil {
@@ -89,6 +91,12 @@ func Open(ctx context.Context, opts Options, log *slog.Logger) (*Bus, error) {
 // setupRetry bounds how long Open waits for an external server to answer
 // the streams' and buckets' creation.
 const setupRetry = 30 * time.Second
+
+// jsErrNoPeers is the server's "no suitable peers for placement" (a node of a
+// cluster that has just formed not yet known online: a replicated stream
+// cannot be placed); nats.go has no constant. Seen once in CI starting
+// `serve` on a 3-node cluster whose nodes all said healthy.
+const jsErrNoPeers jetstream.ErrorCode = 10005
 
 func (b *Bus) connect(ctx context.Context) error {
 	copts := []nats.Option{
