@@ -99,6 +99,9 @@ class PipeContext(Context):
             b += chunk
         return struct.unpack("<d", b[1:])[0], b[:1] == b"\x02"
 
+    def measured(self, mb):
+        self.send({"type": "measured", "mb": round(float(mb), 1)})
+
     @contextlib.contextmanager
     def timing_lock(self):
         if self._held:

@@ -30,6 +30,10 @@ class Context:
         True when the evaluation runs alone). Nothing else runs here: at once, not alone."""
         return float(mb), False
 
+    def measured(self, mb):
+        """The evaluation has used mb MiB of device memory through its correctness trials
+        (the zygote re-sizes its task's reservations: kgharness.admission)."""
+
     @contextlib.contextmanager
     def timing_lock(self):
         """Hold the GPU's timing lock: every other evaluation on it is stopped meanwhile."""

@@ -273,6 +273,10 @@ class Judge:
         t = trials.Trials(self)
         failure = t.run()
         self.conclude(failure)
+        if self.gpu:
+            mb = admission.measured_mb({"device_memory": self.footprint()})
+            if mb:
+                self.ctx.measured(mb)
         if self.timed():
             self.stage("timing")
             window.Window(self, t).run()
@@ -367,16 +371,23 @@ class Judge:
                 v["warnings"].extend(str(x)[:200] for x in w[:16] if str(x)[:200] not in v["warnings"])
         v["triton_launches"] = self.launches
 
-    def close(self):
-        self.stage(None)
+    def footprint(self):
+        """Device memory used so far (PROTOCOL.md, device_memory), or None off a GPU."""
         own = None
         if self.gpu and self.ops is not None:
             with contextlib.suppress(Exception):
                 own = self.ops.held_bytes()
-        if own is not None:
-            self.v["device_memory"] = {"reference_mb": round(self.mem.get("reference", 0.0), 1),
-                                       "candidate_mb": round(self.mem.get("candidate", 0.0), 1),
-                                       "judge_mb": round(own / (1 << 20), 1)}
+        if own is None:
+            return None
+        return {"reference_mb": round(self.mem.get("reference", 0.0), 1),
+                "candidate_mb": round(self.mem.get("candidate", 0.0), 1),
+                "judge_mb": round(own / (1 << 20), 1)}
+
+    def close(self):
+        self.stage(None)
+        mem = self.footprint()
+        if mem is not None:
+            self.v["device_memory"] = mem
         for r in (self.C, self.R):
             if r is not None:
                 with contextlib.suppress(Exception):

@@ -308,7 +308,11 @@ class Zygote:
             if self.mem is None:
                 self._grant_mem(child, mb, False)
             else:
-                self.mem.request(child, self.mem.need(admission.task_key(child.job), mb))
+                key = admission.task_key(child.job)
+                self.mem.request(child, self.mem.need(key, mb), key=key, estimate=mb)
+        elif kind == "measured":
+            if self.mem is not None:
+                self.mem.measured(admission.task_key(child.job), rec.get("mb"))
         elif kind == "runner" and rec.get("role") in ("reference", "candidate") and \
                 isinstance(rec.get("pid"), int) and len(child.runners) < 2:
             child.runners.setdefault(rec["role"], rec["pid"])

@@ -102,3 +102,40 @@ def test_zygote_admits_by_memory(z):
     assert va["probe"]["mb"] == 600.0
     giant = z.evaluate(TASK, "reserve 5000 0.1")
     assert giant["probe"]["alone"] is True and giant["probe"]["mb"] == 5000.0
+
+
+def test_a_footprint_measured_mid_run_resizes_its_task_waiting_and_running():
+    adm, granted, _ = make(1000)
+    key, other = task_key({"task": {"source": "x"}}), task_key({"task": {"source": "y"}})
+    a, b, c, d = Holder("a"), Holder("b"), Holder("c"), Holder("d")
+    adm.request(a, 600, key=key, estimate=600)      # the group's first member, at the estimate
+    adm.request(b, 600, key=key, estimate=600)      # waits: 1200 > 1000
+    adm.request(c, 300, key=other, estimate=300)    # another task: FIFO behind b
+    adm.request(d, 600, key=key, estimate=600)
+    assert [h for h, _ in granted] == [a]
+    adm.measured(key, 200)                          # a got through correctness using 200
+    want = MARGIN * 200
+    assert adm.held[a] == pytest.approx(want)       # a keeps no more than the measure
+    assert [h for h, _ in granted] == [a, b, c, d]  # 3 x 230 + 300 fit in 1000
+    assert adm.held[b] == adm.held[d] == pytest.approx(want) and adm.held[c] == 300
+    adm.measured(key, 100)                          # a smaller measure never lowers the need
+    assert adm.need(key, 600) == pytest.approx(want)
+    for bad in (None, True, -1, float("nan"), "200"):
+        adm.measured(other, bad)                    # a malformed word teaches nothing
+    assert adm.need(other, 300) == 300
+    for h in (a, b, c, d):
+        adm.release(h)
+    assert adm.held == {} and adm.asked == {}
+
+
+def test_zygote_resizes_a_group_on_its_first_measure(z):
+    # A GRPO group's members arrive at once: the second waits for the first's estimate
+    # only until the first says what it used.
+    task = TASK + "# a task of its own: what it learns stays with it\n"
+    a = z.submit(task, "reserve 900 1.5 200")
+    z.started(a)
+    time.sleep(0.2)
+    b = z.submit(task, "reserve 900 0.1")
+    va, vb = z.wait(a, 30), z.wait(b, 30)
+    assert va["status"] == vb["status"] == "correct", (va, vb)
+    assert vb["probe"]["granted"][0] < va["probe"]["granted"][1] - 0.5   # beside a, not after it

@@ -101,9 +101,11 @@ def evaluate(job, ctx):
             t1 = time.time()
         return _verdict(ctx, lock=[t0, t1], waited=waited)
     if cmd == "reserve":         # ask for args[0] MiB of device memory, hold it args[1] seconds
-        t0 = time.time()
+        t0 = time.time()         # (args[2]: then say the task used that many MiB)
         granted, alone = ctx.reserve(float(args[0]))
         t1 = time.time()
+        if len(args) > 2:
+            ctx.measured(float(args[2]))
         time.sleep(float(args[1]))
         return _verdict(ctx, granted=[t1, time.time()], waited=t1 - t0, alone=alone, mb=granted)
     if cmd == "nested":          # a lock request while holding one: must fail, not hang
