@@ -35,17 +35,21 @@ type Bus struct {
 	opts Options
 	log  *slog.Logger
 
-	srv      *server.Server // nil with an external URL
-	nc       *nats.Conn
-	js       jetstream.JetStream
-	jobs     jetstream.Stream
-	kv       jetstream.KeyValue // the result cache
-	batches  jetstream.KeyValue
-	inflight *Bucket
-	requests *Bucket
-	workers  *Bucket
-	dirLock  *os.File // the data directory's lock (embedded store only)
-	replicas int      // of every stream and bucket (Options.Replicas, or what the server is)
+	srv       *server.Server // nil with an external URL
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	jobs      jetstream.Stream
+	kv        jetstream.KeyValue // the result cache
+	batches   jetstream.KeyValue
+	inflight  *Bucket
+	requests  *Bucket
+	workers   *Bucket
+	dirLock   *os.File               // the data directory's lock (embedded store only)
+	replicas  int                    // of every stream and bucket (Options.Replicas, or what the server is)
+	limits    Limits                 // Options.Limits with the defaults filled in
+	jsConfig  server.JetStreamConfig // the embedded JetStream's, to start it again (storage.go)
+	store     storage                // whether the store takes writes (storage.go)
+	stopWatch chan struct{}          // closed by Close: the storage watcher stops
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed by the nats ClosedHandler
@@ -62,7 +66,7 @@ func Open(ctx context.Context, opts Options, log *slog.Logger) (*Bus, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Bus{opts: opts, log: log.With("component", "bus"), closed: make(chan struct{})}
+	b := &Bus{opts: opts, log: log.With("component", "bus"), closed: make(chan struct{}), stopWatch: make(chan struct{})}
 	if err := b.connect(ctx); err != nil {
 		b.Close()
 		return nil, err
@@ -85,6 +89,8 @@ func Open(ctx context.Context, opts Options, log *slog.Logger) (*Bus, error) {
 		b.Close()
 		return nil, err
 	}
+	b.checkStorage() // readiness is right from the start
+	go b.watchStorage(b.stopWatch)
 	return b, nil
 }
 
@@ -121,13 +127,22 @@ func (b *Bus) connect(ctx context.Context) error {
 			return err
 		}
 		b.dirLock = lock
-		srv, err := startEmbedded(b.opts, b.log, timeout)
+		budget, err := embeddedStore(b.opts.DataDir)
+		if err != nil {
+			return err
+		}
+		b.limits = b.opts.Limits.withDefaults(budget)
+		srv, err := startEmbedded(b.opts, b.limits.Store, b.log, timeout)
 		if err != nil {
 			return err
 		}
 		b.srv = srv
+		b.jsConfig = *srv.JetStreamConfig()
+		// EnableJetStream appends "jetstream" to the directory it is given.
+		b.jsConfig.StoreDir = filepath.Join(b.opts.DataDir, "nats")
 		copts = append(copts, nats.InProcessServer(srv))
 	} else {
+		b.limits = b.opts.Limits.withDefaults(DefaultExternalStore)
 		// An external cluster may restart under us: keep reconnecting
 		// rather than failing every publish after a blip.
 		copts = append(copts, nats.Timeout(timeout), nats.MaxReconnects(-1))
@@ -168,11 +183,15 @@ func (b *Bus) connect(ctx context.Context) error {
 	return nil
 }
 
-func startEmbedded(o Options, log *slog.Logger, timeout time.Duration) (*server.Server, error) {
+func startEmbedded(o Options, maxStore int64, log *slog.Logger, timeout time.Duration) (*server.Server, error) {
 	sopts := &server.Options{
 		ServerName: "kernelgate",
 		JetStream:  true,
 		StoreDir:   filepath.Join(o.DataDir, "nats"),
+		// Set, not left to the server: it would take 75% of the space free
+		// at start, which after a restart on a fuller disk can be less than
+		// the store already holds, and then it refuses every write.
+		JetStreamMaxStore: maxStore,
 		// In-process connections only, unless told to listen: nothing
 		// outside the process can reach the queue, and there is no port to
 		// collide with.
@@ -204,76 +223,11 @@ func startEmbedded(o Options, log *slog.Logger, timeout time.Duration) (*server.
 	return srv, nil
 }
 
-// setup creates or updates the streams and the buckets. Update keeps stored
-// messages, so a changed bound or TTL applies on the next Open.
-func (b *Bus) setup(ctx context.Context) error {
-	jobs, err := b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:      JobsStream,
-		Subjects:  []string{"jobs.>"},
-		Retention: jetstream.WorkQueuePolicy, // a job is deleted once acked
-		Storage:   jetstream.FileStorage,
-		MaxMsgs:   b.opts.MaxQueuedJobs,
-		// DiscardNew: a full queue refuses the new job (the gateway answers
-		// 429) instead of silently dropping the oldest accepted one.
-		Discard:    jetstream.DiscardNew,
-		Duplicates: b.opts.DedupWindow,
-		Replicas:   b.replicas,
-	})
-	if err != nil {
-		return fmt.Errorf("bus.setup: stream %s: %w", JobsStream, err)
-	}
-	b.jobs = jobs
-	_, err = b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:       EventsStream,
-		Subjects:   []string{"events.>"},
-		Retention:  jetstream.LimitsPolicy, // several readers; acks do not delete
-		Storage:    jetstream.FileStorage,
-		MaxAge:     b.opts.EventMaxAge,
-		Duplicates: b.opts.DedupWindow, // a retried publish with the same id is stored once
-		Replicas:   b.replicas,
-	})
-	if err != nil {
-		return fmt.Errorf("bus.setup: stream %s: %w", EventsStream, err)
-	}
-	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      CacheBucket,
-		Description: "kernelgate result cache: sha256(task, code, options) -> verdict JSON",
-		TTL:         b.opts.CacheTTL,
-		Storage:     jetstream.FileStorage,
-		Replicas:    b.replicas,
-	})
-	if err != nil {
-		return fmt.Errorf("bus.setup: bucket %s: %w", CacheBucket, err)
-	}
-	b.kv = kv
-	batches, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      BatchBucket,
-		Description: "kernelgate batches: <batch> -> record, <batch>.<index> -> result",
-		TTL:         b.opts.ResultTTL,
-		Storage:     jetstream.FileStorage,
-		Replicas:    b.replicas,
-	})
-	if err != nil {
-		return fmt.Errorf("bus.setup: bucket %s: %w", BatchBucket, err)
-	}
-	b.batches = batches
-	// Its entries lead to results, so they live as long as results do.
-	b.inflight, err = b.Bucket(ctx, InflightBucket, "kernelgate evaluations in flight: <work key> -> the job evaluating it, <work key>.<job id> -> a job waiting for its verdict", b.opts.ResultTTL)
-	if err != nil {
-		return err
-	}
-	b.requests, err = b.Bucket(ctx, RequestBucket, "kernelgate idempotency keys: sha256(client, endpoint, key) -> the batch the first request made", b.opts.ResultTTL)
-	if err != nil {
-		return err
-	}
-	b.workers, err = b.Bucket(ctx, WorkersBucket, "kernelgate workers: worker id -> its announcement, refreshed while it runs", WorkerTTL)
-	return err
-}
-
 // Close drains the connection (in-flight acks and publishes are flushed) and
 // shuts the embedded server down. Safe to call more than once.
 func (b *Bus) Close() {
 	b.closeOnce.Do(func() {
+		close(b.stopWatch)
 		if b.nc != nil {
 			if err := b.nc.Drain(); err != nil {
 				b.nc.Close()

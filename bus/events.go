@@ -22,7 +22,7 @@ type Event struct {
 // its dedup id: a retried publish with the same id within the dedup window
 // is stored once. It returns once the server has stored the event.
 func (b *Bus) PublishEvent(ctx context.Context, subject, id string, data []byte) error {
-	return b.publish(ctx, "bus.PublishEvent", "events.", subject, id, data)
+	return b.noteWrite(b.publish(ctx, "bus.PublishEvent", "events.", subject, id, data))
 }
 
 // publish stores data on a stream subject under prefix, deduplicated by id;
@@ -61,14 +61,7 @@ func (b *Bus) Events(ctx context.Context, durable string, batch int, maxWait tim
 		// starts keeping it alive; it must not expire meanwhile.
 		return fmt.Errorf("bus.Events %s: maxWait %s must be at most EventAckWait/2 (%s)", durable, maxWait, b.opts.EventAckWait/2)
 	}
-	cons, err := b.js.CreateOrUpdateConsumer(ctx, EventsStream, jetstream.ConsumerConfig{
-		Durable:    durable,
-		AckPolicy:  jetstream.AckExplicitPolicy,
-		AckWait:    b.opts.EventAckWait,
-		MaxDeliver: -1,
-		// The server's default (1000) would cap a larger batch.
-		MaxAckPending: max(1000, 2*batch),
-	})
+	cons, err := b.js.CreateOrUpdateConsumer(ctx, EventsStream, b.eventsConsumer(durable, batch))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

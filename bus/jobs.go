@@ -30,9 +30,11 @@ type Job struct {
 	// Queued is when the stream stored the job, on the server's clock (the
 	// one the buckets' entries are stamped with too).
 	Queued time.Time
-	// Final is true on the last delivery (NumDelivered == MaxDeliver): if the
-	// handler fails now the job is dropped, so it should publish a failure
-	// verdict itself rather than return an error.
+	// Final is true from the MaxDeliver-th delivery on: the handler should
+	// stop trying the work and answer with a failure verdict itself. If it
+	// still returns an error (it could not store that answer: a full disk),
+	// the job is not dropped but delivered again, less often (finalRetry),
+	// until its answer is stored.
 	Final bool
 }
 
@@ -41,9 +43,9 @@ type Job struct {
 func (b *Bus) PublishJob(ctx context.Context, subject, id string, data []byte) error {
 	err := b.publish(ctx, "bus.PublishJob", "jobs.", subject, id, data)
 	if isFull(err) {
-		return ErrQueueFull
+		return ErrQueueFull // the queue's own bound, not the disk: 429, not 507
 	}
-	return err
+	return b.noteWrite(err)
 }
 
 func isFull(err error) bool {
@@ -105,10 +107,13 @@ func (b *Bus) Jobs(ctx context.Context, durable string, handle func(ctx context.
 		o(&cfg)
 	}
 	cons, err := b.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
-		Durable:       durable,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       b.opts.JobAckWait,
-		MaxDeliver:    b.opts.MaxDeliver,
+		Durable:   durable,
+		AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait:   b.opts.JobAckWait,
+		// No server-side limit: a job the server stopped delivering would sit
+		// in the queue unanswered, its batch running forever. MaxDeliver is
+		// counted here instead (Job.Final).
+		MaxDeliver:    -1,
 		FilterSubject: cfg.filter,
 	})
 	if err != nil {
@@ -193,8 +198,12 @@ func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, han
 		// no longer read, and it would then sit unacked until AckWait.
 		aerr = m.NakWithDelay(pullWait)
 	case j.Final:
-		log.Error("job failed on its last delivery; dropping it", "job", j.ID, "deliveries", j.NumDelivered, "err", herr)
-		aerr = m.Term() // on a work queue, Term removes it
+		// Its answer could not be stored: dropping the job would leave its
+		// batch running forever.
+		wait := finalRetry(b.opts.NakDelay, j.NumDelivered-uint64(b.opts.MaxDeliver))
+		log.Error("job failed past its last try and its answer is not stored; keeping it", "job", j.ID,
+			"deliveries", j.NumDelivered, "retry_in", wait, "err", herr)
+		aerr = m.NakWithDelay(wait)
 	default:
 		log.Warn("job failed; will be redelivered", "job", j.ID, "deliveries", j.NumDelivered, "err", herr)
 		aerr = m.NakWithDelay(b.opts.NakDelay)
@@ -202,4 +211,14 @@ func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, han
 	if aerr != nil {
 		log.Warn("ack failed; job will be redelivered after AckWait", "job", j.ID, "err", aerr)
 	}
+}
+
+// finalRetry is how long a job that failed past its last try waits before
+// the next: NakDelay doubled per extra delivery, at most a minute.
+func finalRetry(nak time.Duration, extra uint64) time.Duration {
+	wait := nak
+	for range min(extra, 16) {
+		wait *= 2
+	}
+	return min(wait, time.Minute)
 }

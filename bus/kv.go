@@ -24,31 +24,28 @@ var (
 // key is kept. Keys are letters, digits and - _ = / . (not starting or
 // ending with a dot).
 type Bucket struct {
-	kv jetstream.KeyValue
+	kv  jetstream.KeyValue
+	bus *Bus // its writes refused for space tell the storage watcher
 }
 
 // Bucket creates or updates the bucket name and returns it. ttl bounds how
 // long a key lives after its last write (0: forever); a changed ttl applies
 // to the existing bucket.
 func (b *Bus) Bucket(ctx context.Context, name, description string, ttl time.Duration) (*Bucket, error) {
-	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      name,
-		Description: description,
-		TTL:         ttl,
-		History:     1,
-		Storage:     jetstream.FileStorage,
-		Replicas:    b.replicas,
-	})
+	kv, err := b.keyValue(ctx, name, description, ttl, b.limits.Buckets)
 	if err != nil {
 		return nil, fmt.Errorf("bus.Bucket %s: %w", name, err)
 	}
-	return &Bucket{kv: kv}, nil
+	return &Bucket{kv: kv, bus: b}, nil
 }
 
 // Get returns key's value and revision, or ok false when there is none
 // (never written, deleted, or expired).
-func (k *Bucket) Get(ctx context.Context, key string) (value []byte, rev uint64, ok bool, err error) {
+func (k *Bucket) Get(parent context.Context, key string) (value []byte, rev uint64, ok bool, err error) {
+	ctx, cancel := readCtx(parent)
+	defer cancel()
 	e, err := k.kv.Get(ctx, key)
+	err = readErr(parent, ctx, err)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, false, nil
 	}
@@ -61,6 +58,7 @@ func (k *Bucket) Get(ctx context.Context, key string) (value []byte, rev uint64,
 // Create writes key only if it holds no value; otherwise ErrKeyExists.
 func (k *Bucket) Create(ctx context.Context, key string, value []byte) (uint64, error) {
 	rev, err := k.kv.Create(ctx, key, value)
+	k.bus.noteWrite(err)
 	if errors.Is(err, jetstream.ErrKeyExists) {
 		return 0, ErrKeyExists
 	}
@@ -74,6 +72,7 @@ func (k *Bucket) Create(ctx context.Context, key string, value []byte) (uint64, 
 // ErrRevision.
 func (k *Bucket) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
 	next, err := k.kv.Update(ctx, key, value, rev)
+	k.bus.noteWrite(err)
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
 		return 0, ErrRevision
 	}
@@ -86,7 +85,7 @@ func (k *Bucket) Update(ctx context.Context, key string, value []byte, rev uint6
 // Put writes key unconditionally.
 func (k *Bucket) Put(ctx context.Context, key string, value []byte) (uint64, error) {
 	rev, err := k.kv.Put(ctx, key, value)
-	if err != nil {
+	if err := k.bus.noteWrite(err); err != nil {
 		return 0, fmt.Errorf("bus.Bucket.Put %s: %w", key, err)
 	}
 	return rev, nil
@@ -116,7 +115,9 @@ func (k *Bucket) Values(ctx context.Context, pattern string) (map[string][]byte,
 
 // entries reads every entry under pattern in one pass: a watcher that stops
 // after the values present when it started.
-func entries(ctx context.Context, kv jetstream.KeyValue, pattern string) ([]jetstream.KeyValueEntry, error) {
+func entries(parent context.Context, kv jetstream.KeyValue, pattern string) ([]jetstream.KeyValueEntry, error) {
+	ctx, cancel := readCtx(parent)
+	defer cancel()
 	w, err := kv.Watch(ctx, pattern, jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", pattern, err)
@@ -142,14 +143,17 @@ func entries(ctx context.Context, kv jetstream.KeyValue, pattern string) ([]jets
 			}
 			out = append(out, e)
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, readErr(parent, ctx, fmt.Errorf("watch %s: %w", pattern, ctx.Err()))
 		}
 	}
 }
 
 // Keys lists the keys that hold a value, in no particular order.
-func (k *Bucket) Keys(ctx context.Context) ([]string, error) {
+func (k *Bucket) Keys(parent context.Context) ([]string, error) {
+	ctx, cancel := readCtx(parent)
+	defer cancel()
 	keys, err := k.kv.Keys(ctx, jetstream.IgnoreDeletes())
+	err = readErr(parent, ctx, err)
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
 		return nil, nil
 	}

@@ -24,11 +24,11 @@ const (
 	DefaultResultTTL    = 24 * time.Hour
 	DefaultDedupWindow  = 2 * time.Minute
 	DefaultEventAckWait = 20 * time.Second // the sink keeps a batch alive every 10 s while it writes
-	// EVENTS is a limits stream so several readers (the sink, replays) can
-	// read it; MaxAge bounds its disk use. A sink down longer than this loses
-	// events, so it is generous.
-	DefaultEventMaxAge  = 7 * 24 * time.Hour
 	DefaultReadyTimeout = 10 * time.Second
+	// DefaultMinFree is the free space under which the data directory is
+	// called full (storage.go): writes are refused with 507 before the
+	// disk, and with it the store, actually runs out.
+	DefaultMinFree = 128 << 20
 )
 
 // Options configure Open. Zero values take the defaults above.
@@ -78,8 +78,19 @@ type Options struct {
 	// EventAckWait: how long a delivered event batch may go unacked (the
 	// sink keeps it alive while it writes).
 	EventAckWait time.Duration
-	// EventMaxAge: how long EVENTS keeps an event.
+	// EventMaxAge: how long EVENTS keeps an event the Parquet sink has not
+	// written. 0 (the default): until it is written, however long the sink
+	// is down; EVENTS drops an event once the sink has acked it (interest
+	// retention), so only unlogged events age. A positive value trades
+	// those for disk, and Open warns.
 	EventMaxAge time.Duration
+
+	// Limits bound each stream's and bucket's bytes (limits.go).
+	Limits Limits
+	// MinFree: below this much free space in DataDir the store is called
+	// full and writes are refused (storage.go); 0: DefaultMinFree.
+	// Embedded server only: an external server's disks are its own.
+	MinFree int64
 
 	// ReadyTimeout bounds the wait for the embedded server and the connect.
 	ReadyTimeout time.Duration
@@ -135,6 +146,12 @@ func (o Options) Validate() error {
 	if o.MaxQueuedJobs < 0 {
 		return fmt.Errorf("bus: MaxQueuedJobs must not be negative, got %d", o.MaxQueuedJobs)
 	}
+	if err := o.Limits.validate(); err != nil {
+		return err
+	}
+	if o.MinFree < 0 {
+		return fmt.Errorf("bus: MinFree must not be negative, got %d", o.MinFree)
+	}
 	if o.Replicas < 0 || o.Replicas > 5 {
 		return fmt.Errorf("bus: Replicas must be 0 (automatic) to 5, got %d", o.Replicas)
 	}
@@ -162,13 +179,15 @@ func (o Options) withDefaults() Options {
 	if o.MaxDeliver == 0 {
 		o.MaxDeliver = DefaultMaxDeliver
 	}
+	if o.MinFree == 0 {
+		o.MinFree = DefaultMinFree
+	}
 	set(&o.JobAckWait, DefaultJobAckWait)
 	set(&o.NakDelay, DefaultNakDelay)
 	set(&o.CacheTTL, DefaultCacheTTL)
 	set(&o.ResultTTL, DefaultResultTTL)
 	set(&o.DedupWindow, DefaultDedupWindow)
 	set(&o.EventAckWait, DefaultEventAckWait)
-	set(&o.EventMaxAge, DefaultEventMaxAge)
 	set(&o.ReadyTimeout, DefaultReadyTimeout)
 	return o
 }

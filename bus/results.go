@@ -46,7 +46,7 @@ func (b *Bus) PutBatch(ctx context.Context, id string, record []byte) error {
 	if err := checkID("bus.PutBatch", id); err != nil {
 		return err
 	}
-	if err := b.retry(ctx, "bus.PutBatch", func() error { _, err := b.batches.Put(ctx, id, record); return err }); err != nil {
+	if err := b.noteWrite(b.retry(ctx, "bus.PutBatch", func() error { _, err := b.batches.Put(ctx, id, record); return err })); err != nil {
 		return fmt.Errorf("bus.PutBatch %s: %w", id, err)
 	}
 	return nil
@@ -54,11 +54,14 @@ func (b *Bus) PutBatch(ctx context.Context, id string, record []byte) error {
 
 // Batch returns the record stored under id, or ok false when there is none
 // (never stored, or expired).
-func (b *Bus) Batch(ctx context.Context, id string) ([]byte, bool, error) {
+func (b *Bus) Batch(parent context.Context, id string) ([]byte, bool, error) {
 	if !ValidID(id) {
 		return nil, false, nil
 	}
+	ctx, cancel := readCtx(parent)
+	defer cancel()
 	e, err := b.batches.Get(ctx, id)
+	err = readErr(parent, ctx, err)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, false, nil
 	}
@@ -81,6 +84,7 @@ func (b *Bus) PutResult(ctx context.Context, batch string, index int, data []byt
 	}
 	key := resultKey(batch, index)
 	_, err := b.batches.Create(ctx, key, data)
+	b.noteWrite(err)
 	if err == nil {
 		return data, nil
 	}
@@ -100,7 +104,10 @@ func (b *Bus) Result(ctx context.Context, batch string, index int) ([]byte, time
 	if err := checkID("bus.Result", batch); err != nil {
 		return nil, time.Time{}, false, err
 	}
-	e, err := b.batches.Get(ctx, resultKey(batch, index))
+	rctx, cancel := readCtx(ctx)
+	defer cancel()
+	e, err := b.batches.Get(rctx, resultKey(batch, index))
+	err = readErr(ctx, rctx, err)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, time.Time{}, false, nil
 	}

@@ -17,8 +17,9 @@ import (
 
 // Defaults of the sink.
 const (
-	// Durable is the sink's consumer name on the EVENTS stream.
-	Durable = "parquet-sink"
+	// Durable is the sink's consumer name on the EVENTS stream: the one
+	// bus.Open creates, whose acks decide what EVENTS may drop.
+	Durable = bus.SinkDurable
 	// BatchSize and BatchWait bound one batch (and so one file per table
 	// and date): up to 512 events, waiting at most 2s to fill it.
 	BatchSize = 512
