@@ -49,6 +49,7 @@ type Bus struct {
 	limits    Limits                 // Options.Limits with the defaults filled in
 	jsConfig  server.JetStreamConfig // the embedded JetStream's, to start it again (storage.go)
 	store     storage                // whether the store takes writes (storage.go)
+	restarted time.Time              // when the watcher last restarted JetStream (storage.go)
 	stopWatch chan struct{}          // closed by Close: the storage watcher stops
 
 	closeOnce sync.Once

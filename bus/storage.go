@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -123,8 +124,8 @@ func (b *Bus) checkStorage() {
 	ctx, cancel := context.WithTimeout(context.Background(), storageCheckEvery)
 	defer cancel()
 	reason := b.diskReason()
-	if reason == "" {
-		reason = b.jetStreamReason()
+	if js := b.jetStreamReason(reason == ""); reason == "" {
+		reason = js
 	}
 	if reason == "" {
 		reason = b.limitsReason(ctx)
@@ -184,20 +185,63 @@ func probeWrite(dir string) error {
 	return err
 }
 
-// jetStreamReason restarts an embedded JetStream that stopped itself for
-// lack of space, once the disk checks pass, and says why it cannot yet.
-func (b *Bus) jetStreamReason() string {
-	if b.srv == nil || b.srv.JetStreamEnabled() {
+// jetStreamReason starts the embedded JetStream again after the disk ran
+// full, once the disk checks pass, and says why it cannot yet. A stream or
+// consumer whose write failed for space keeps failing every write after it
+// (the server keeps the first write error: publishes then get no answer),
+// and a server may stop JetStream altogether ("JetStream out of resources,
+// will be DISABLED"); both need JetStream restarted, which reloads every
+// stream and consumer from its files.
+func (b *Bus) jetStreamReason(diskOK bool) string {
+	if b.srv == nil {
 		return ""
 	}
-	b.log.Warn("the embedded JetStream stopped (its store ran out of space); starting it again")
+	broken := b.writeErrors()
+	if broken == "" {
+		return ""
+	}
+	store := filepath.Join(b.opts.DataDir, "nats")
+	if !diskOK {
+		return fmt.Sprintf("the queue store under %s failed a write (%s); it restarts once the disk takes writes", store, broken)
+	}
+	if since := time.Since(b.restarted); since < restartEvery {
+		return fmt.Sprintf("the queue store under %s failed a write (%s); restarting it again in %s", store, broken, (restartEvery - since).Round(time.Second))
+	}
+	b.restarted = time.Now()
+	b.log.Warn("the queue store failed a write; restarting the embedded JetStream", "errors", broken)
+	if b.srv.JetStreamEnabled() {
+		if err := b.srv.ShutdownJetStream(); err != nil {
+			return fmt.Sprintf("the queue store under %s failed a write (%s) and stopping it failed: %v", store, broken, err)
+		}
+	}
 	cfg := b.jsConfig
-	if err := b.srv.EnableJetStream(&cfg); err != nil && !b.srv.JetStreamEnabled() {
-		return fmt.Sprintf("the queue store under %s stopped when it ran out of space and does not start again yet: %v",
-			filepath.Join(b.opts.DataDir, "nats"), err)
+	if err := b.srv.EnableJetStream(&cfg); err != nil {
+		return fmt.Sprintf("the queue store under %s failed a write (%s) and does not start again: %v", store, broken, err)
+	}
+	if still := b.writeErrors(); still != "" {
+		return fmt.Sprintf("the queue store under %s still fails after a restart: %s", store, still)
 	}
 	b.log.Info("the embedded JetStream runs again")
 	return ""
+}
+
+// restartEvery bounds how often jetStreamReason restarts JetStream.
+const restartEvery = 10 * time.Second
+
+// writeErrors lists the embedded JetStream's failed writes ("" when none):
+// a stopped JetStream, or streams and consumers holding a write error.
+func (b *Bus) writeErrors() string {
+	if !b.srv.JetStreamEnabled() {
+		return "JetStream stopped"
+	}
+	h := b.srv.Healthz(&server.HealthzOptions{Details: true})
+	var out []string
+	for _, e := range h.Errors {
+		if strings.Contains(e.Error, "write error") {
+			out = append(out, e.Error)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // limitsReason reports the first stream that refuses new writes when full

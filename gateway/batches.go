@@ -134,7 +134,7 @@ func (s *Server) record(ctx context.Context, id string, code Code) (batchRecord,
 	data, ok, err := s.deps.Bus.Batch(ctx, id)
 	if err != nil {
 		s.log.Error("reading a batch record failed", "batch", id, "err", err)
-		return rec, newError(CodeInternal, "", "the result store is unavailable")
+		return rec, storeError(err, "the result store")
 	}
 	if !ok {
 		return rec, newError(code, "id", "no batch or evaluation %q (unknown, or older than the result TTL)", id)
@@ -155,7 +155,7 @@ func (s *Server) loadBatch(ctx context.Context, id string, code Code) (*batchRes
 	stored, err := s.deps.Bus.Results(ctx, id)
 	if err != nil {
 		s.log.Error("reading results failed", "batch", id, "err", err)
-		return nil, newError(CodeInternal, "", "the result store is unavailable")
+		return nil, storeError(err, "the result store")
 	}
 	resp := newBatchResponse(rec)
 	for _, data := range stored {

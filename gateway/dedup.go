@@ -52,14 +52,13 @@ func groupIdentical(jobs []worker.Job, share bool) []*group {
 // in flight, or queues its first job for all of it. queued is how many of
 // the batch's items were handled before g, for the queue_full message.
 func (s *Server) queueGroup(ctx context.Context, log *slog.Logger, g *group, queued, total int) *apiError {
-	unavailable := newError(CodeInternal, "", "the queue is unavailable")
 	b := s.deps.Bus
 	if g.key != "" {
 		if v, source, ok := s.fromCache(ctx, g.jobs[0]); ok {
 			for _, j := range g.jobs {
 				if err := worker.PublishResult(ctx, b, j, cachedResult(j, v, source)); err != nil {
 					log.Error("publishing a cached verdict failed", "err", err)
-					return unavailable
+					return storeError(err, "the queue")
 				}
 			}
 			return nil
@@ -75,7 +74,7 @@ func (s *Server) queueGroup(ctx context.Context, log *slog.Logger, g *group, que
 		// finish without them.
 		if err := worker.Wait(ctx, b, g.key, g.jobs[1:]); err != nil {
 			log.Error("registering identical items failed", "err", err)
-			return unavailable
+			return storeError(err, "the queue")
 		}
 	}
 	job := g.jobs[0]
@@ -97,5 +96,5 @@ func (s *Server) queueGroup(ctx context.Context, log *slog.Logger, g *group, que
 		return newError(CodeQueueFull, "", "the evaluation queue is full (%d of %d items queued); retry after %d s", queued, total, RetryAfter)
 	}
 	log.Error("publish failed", "err", err)
-	return unavailable
+	return storeError(err, "the queue")
 }

@@ -29,6 +29,8 @@ const (
 	CodeForbidden        Code = "forbidden"
 	CodeRateLimited      Code = "rate_limited"
 	CodeNotReady         Code = "not_ready"
+	CodeStorageFull      Code = "insufficient_storage" // the store cannot take writes (a full disk); storage.go
+	CodeUnavailable      Code = "unavailable"          // the queue or a store did not answer; retry
 	CodeInternal         Code = "internal"
 	CodeWaitTimeout      Code = "wait_timeout"           // a task check, episode step or OpenRLHF call that outlived its wait
 	CodeKeyReused        Code = "idempotency_key_reused" // idempotency.go
@@ -67,6 +69,8 @@ var errorTable = map[Code]int{
 	CodeForbidden:        http.StatusForbidden,
 	CodeRateLimited:      http.StatusTooManyRequests,
 	CodeNotReady:         http.StatusServiceUnavailable,
+	CodeStorageFull:      http.StatusInsufficientStorage,
+	CodeUnavailable:      http.StatusServiceUnavailable,
 	CodeInternal:         http.StatusInternalServerError,
 	CodeWaitTimeout:      http.StatusGatewayTimeout,
 	CodeKeyReused:        http.StatusUnprocessableEntity,
@@ -110,7 +114,7 @@ func newError(code Code, field, format string, args ...any) *apiError {
 }
 
 func abort(c *gin.Context, e *apiError) {
-	if e.Code == CodeQueueFull && e.retryAfter == 0 {
+	if (e.Code == CodeQueueFull || e.Code == CodeStorageFull || e.Code == CodeUnavailable) && e.retryAfter == 0 {
 		e.retryAfter = RetryAfter
 	}
 	if e.retryAfter > 0 {

@@ -65,7 +65,7 @@ func (s *Server) runBatch(ctx context.Context, id string, spec batchSpec) (*batc
 	f, err := s.follow(ctx, id, len(spec.items))
 	if err != nil {
 		log.Error("subscribe failed", "err", err)
-		return nil, newError(CodeInternal, "", "the queue is unavailable")
+		return nil, storeError(err, "the queue")
 	}
 	defer f.close()
 	rec, aerr := s.accept(ctx, id, spec)
@@ -141,7 +141,7 @@ func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRe
 			if xerr != nil && spec.taskID != "" {
 				if err := s.answerInvalid(ctx, job, xerr); err != nil {
 					log.Error("publishing an invalid_submission verdict failed", "err", err)
-					return rec, newError(CodeInternal, "", "the queue is unavailable")
+					return rec, storeError(err, "the queue")
 				}
 				continue
 			}
@@ -161,7 +161,7 @@ func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRe
 	}
 	if err != nil {
 		log.Error("storing the batch record failed", "err", err)
-		return rec, newError(CodeInternal, "", "the result store is unavailable")
+		return rec, storeError(err, "the result store")
 	}
 	return rec, nil
 }

@@ -11,11 +11,16 @@ import (
 // errShuttingDown is why /readyz answers 503 once shutdown has begun.
 var errShuttingDown = errors.New("shutting down")
 
-// ready is /readyz's answer: nil when a worker can take jobs and the server
-// is not shutting down.
+// ready is /readyz's answer: nil when a worker can take jobs, the store can
+// take writes (storage.go) and the server is not shutting down.
 func (s *Server) ready() error {
 	if s.draining.Load() {
 		return errShuttingDown
+	}
+	if s.deps.Bus != nil {
+		if err := s.deps.Bus.Writable(); err != nil {
+			return err
+		}
 	}
 	return s.deps.Ready()
 }
