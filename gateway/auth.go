@@ -3,8 +3,10 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -37,7 +39,8 @@ var routeScopes = []scopeRule{
 	{path: "/v1/batches", scope: apikey.Reward},
 	{path: "/openrlhf", scope: apikey.Reward},
 	{method: http.MethodGet, path: "/v1/tasks", scope: apikey.Reward},
-	{path: "/v1/tasks", scope: apikey.Admin}, // registering or changing tasks
+	{path: "/v1/tasks", scope: apikey.Admin},       // registering or changing tasks
+	{path: "/v1/task-checks", scope: apikey.Admin}, // a registration's check
 	{path: "/v1/searches", scope: apikey.Search},
 	{method: http.MethodGet, path: "/v1/skills", scope: apikey.Search},
 	{path: "/v1/skills", scope: apikey.Admin}, // retiring a rule changes every later search
@@ -63,14 +66,19 @@ const callerKey = "kernelgate.caller"
 
 // authenticate checks the bearer key against the route's scope.
 //
-// Keys are enforced when the server listens beyond loopback, and also on
-// loopback as soon as one key exists: behind a reverse proxy every request
-// comes from loopback, so the caller's address proves nothing. Open mode
-// (loopback, no keys) serves everything, /metrics and /v1/gpus included, to
-// anyone who can reach the port, which is only this machine.
+// Keys are enforced when the server listens beyond loopback, and on
+// loopback too unless it was started with --open (Doors.Open) and has no
+// key file: behind a reverse proxy every request comes from loopback, so the
+// caller's address proves nothing. Once DATA/keys.json exists, keys are
+// required even when it holds none (the last one revoked): nobody gets in.
+// Open mode serves everything, /metrics and /v1/gpus included, to anyone
+// who can reach the port, which is only this machine. A nil Keyring (tests,
+// embedding) on loopback is open mode too: serve always passes one.
 //
-// A path that matches no route needs a valid key of any scope before it is
-// told 404, so that unauthenticated callers learn nothing of the API.
+// A source address with too many failures in a row is refused (429) before
+// its key is looked at (authfail.go). A path that matches no route needs a
+// valid key of any scope before it is told 404, so that unauthenticated
+// callers learn nothing of the API.
 func (s *Server) authenticate(c *gin.Context) {
 	rule, known := scopeFor(c.Request.Method, c.FullPath())
 	switch {
@@ -80,18 +88,30 @@ func (s *Server) authenticate(c *gin.Context) {
 	case !known && c.FullPath() != "":
 		rule.scope = apikey.Admin // a route missing from routeScopes
 	}
-	n, err := s.deps.Keys.Len()
+	n, exists, err := s.deps.Keys.Count()
 	if err != nil {
 		s.log.Error("API keys cannot be read; refusing every request that needs one", "err", err)
 		abort(c, newError(CodeInternal, "", "the server's API key file cannot be read; see its log"))
 		return
 	}
-	if n == 0 && !s.requireKeys.Load() {
+	if !exists && !s.requireKeys.Load() && (s.deps.Keys == nil || s.cfg.Doors.Open) {
 		c.Set(callerKey, "")
 		c.Next()
 		return
 	}
-	secret, aerr := bearer(c.Request.Header, n)
+	addr := c.RemoteIP()
+	if wait := s.authFails.blocked(addr); wait > 0 {
+		e := newError(CodeRateLimited, "", "%d failed authentications from %s within %s; retry after %s",
+			s.authFails.limit, addr, s.authFails.window, wait.Round(time.Second))
+		e.retryAfter = max(1, int(math.Ceil(wait.Seconds())))
+		abort(c, e)
+		return
+	}
+	var secret string
+	aerr := s.noKeys(n, exists)
+	if aerr == nil {
+		secret, aerr = bearer(c.Request.Header)
+	}
 	if aerr == nil {
 		k, ok, err := s.deps.Keys.Lookup(secret)
 		switch {
@@ -112,16 +132,31 @@ func (s *Server) authenticate(c *gin.Context) {
 			return
 		}
 	}
+	s.authFails.failed(addr)
 	c.Header("WWW-Authenticate", `Bearer realm="kernelgate"`)
 	abort(c, aerr)
 }
 
-// bearer extracts the key of an "Authorization: Bearer <key>" header; n is
-// the number of keys the server holds, for the message when it has none.
-func bearer(h http.Header, n int) (string, *apiError) {
-	if n == 0 {
-		return "", newError(CodeUnauthorized, "", "this server requires an API key and has none: create one with `kernelgate keys create`")
+// noKeys is the 401 of a server that requires keys and holds none (n is
+// the number of keys, exists whether the key file does); nil when it holds
+// some.
+func (s *Server) noKeys(n int, exists bool) *apiError {
+	switch {
+	case n == 0 && exists:
+		return newError(CodeUnauthorized, "", "every API key of this server has been revoked (its keys.json holds none), "+
+			"so nobody is let in: create one with `kernelgate keys create --scopes reward` (it works at once)")
+	case n == 0 && !s.requireKeys.Load():
+		return newError(CodeUnauthorized, "", "this server has no API key and was not started with --open: create one "+
+			"with `kernelgate keys create --scopes reward` (it works at once, no restart), or restart it with "+
+			"`kernelgate serve --open` to let callers on this machine in without a key")
+	case n == 0:
+		return newError(CodeUnauthorized, "", "this server requires an API key and has none: create one with `kernelgate keys create`")
 	}
+	return nil
+}
+
+// bearer extracts the key of an "Authorization: Bearer <key>" header.
+func bearer(h http.Header) (string, *apiError) {
 	vals := h.Values("Authorization")
 	switch {
 	case len(vals) == 0:

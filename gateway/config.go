@@ -31,5 +31,5 @@ func (c Config) Validate() error {
 	case c.MaxMemoryMB < 0 || (c.MaxMemoryMB > 0 && c.MaxMemoryMB < minMemoryMB):
 		return fmt.Errorf("max memory %d MiB: want %d or more (harness.Options' bound), 0 for no cap", c.MaxMemoryMB, minMemoryMB)
 	}
-	return nil
+	return c.Doors.validate()
 }

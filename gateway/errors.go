@@ -48,6 +48,11 @@ const (
 	CodeSearchNotFound Code = "search_not_found"
 	CodeSkillNotFound  Code = "skill_not_found"
 	CodeSkillRetired   Code = "skill_retired"
+
+	// Doors, quotas and task checks (doors.go, exports.go, taskchecks.go).
+	CodeUnsupportedMediaType Code = "unsupported_media_type" // a body not sent as application/json
+	CodeQuotaExceeded        Code = "quota_exceeded"         // a key's export quota
+	CodeTaskCheckNotFound    Code = "task_check_not_found"   // an unknown or expired task check
 )
 
 // errorTable is the one place an error code gets its HTTP status.
@@ -86,6 +91,10 @@ var errorTable = map[Code]int{
 	CodeSearchNotFound: http.StatusNotFound,
 	CodeSkillNotFound:  http.StatusNotFound,
 	CodeSkillRetired:   http.StatusConflict,
+
+	CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	CodeQuotaExceeded:        http.StatusTooManyRequests,
+	CodeTaskCheckNotFound:    http.StatusNotFound,
 }
 
 // RetryAfter is the Retry-After (seconds) sent with queue_full.
@@ -114,7 +123,7 @@ func newError(code Code, field, format string, args ...any) *apiError {
 }
 
 func abort(c *gin.Context, e *apiError) {
-	if (e.Code == CodeQueueFull || e.Code == CodeStorageFull || e.Code == CodeUnavailable) && e.retryAfter == 0 {
+	if e.Code == CodeQueueFull && e.retryAfter == 0 {
 		e.retryAfter = RetryAfter
 	}
 	if e.retryAfter > 0 {

@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"errors"
+	"math"
 	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -14,6 +16,37 @@ import (
 type Exports struct {
 	DataDir string // serve's --data: the log is read from DataDir/parquet, exports go to DataDir/exports/<id>
 	Version string // kernelgate's, for the manifest
+}
+
+// DefaultExportsPerHour is serve --exports-per-hour: an export reads the
+// whole log and writes a copy of what it selects, so a key that asks for
+// one a minute is a script gone wrong, not a training job.
+const DefaultExportsPerHour = 60
+
+// newExportQuota is a bucket per key of perHour exports, refilled evenly
+// over the hour; nil (no quota) when perHour is negative. Callers without a
+// key (open mode) share one bucket.
+func newExportQuota(perHour int, now func() time.Time) *limiter {
+	if perHour < 0 {
+		return nil
+	}
+	return newLimiter(float64(perHour)/3600, perHour, now)
+}
+
+// takeExport takes one export from the caller's quota, or says 429.
+func (s *Server) takeExport(c *gin.Context) *apiError {
+	if s.exportQuota == nil {
+		return nil
+	}
+	name := identityOf(c.Request.Context()).clientID
+	ok, wait := s.exportQuota.take(name)
+	if ok {
+		return nil
+	}
+	e := newError(CodeQuotaExceeded, "", "export quota of %d per hour spent for %s; the next one is available in %s (serve --exports-per-hour)",
+		s.exportQuota.burst, callerName(name), wait.Round(time.Second))
+	e.retryAfter = max(1, int(math.Ceil(wait.Seconds())))
+	return e
 }
 
 // ExportsDir is where POST /v1/exports writes, under the data directory.
@@ -58,6 +91,11 @@ func (s *Server) createExport(c *gin.Context) {
 			field = ie.Field
 		}
 		abort(c, newError(CodeInvalidRequest, field, "%s", err))
+		return
+	}
+	// Counted once the request is valid: a typo costs no quota.
+	if aerr := s.takeExport(c); aerr != nil {
+		abort(c, aerr)
 		return
 	}
 	ctx := c.Request.Context()

@@ -224,7 +224,8 @@ func parseRewardFn(name string) (string, *apiError) {
 // maxWaitS bounds wait_s (an hour: longer belongs to the batch API).
 const maxWaitS = 3600
 
-// decodeStrict decodes one JSON value, refusing unknown fields and trailing data.
+// decodeStrict decodes one JSON value, refusing unknown fields, trailing
+// data and a key given twice in one object (strict.go).
 func decodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -234,13 +235,16 @@ func decodeStrict(data []byte, v any) error {
 	if dec.More() {
 		return errors.New("trailing data after the JSON value")
 	}
-	return nil
+	return checkDuplicateKeys(data)
 }
 
 // jsonField names the field a decode error is about, when it says.
 func jsonField(err error) string {
 	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 		return te.Field
+	}
+	if de, ok := errors.AsType[*duplicateKeyError](err); ok {
+		return de.path
 	}
 	if _, name, ok := strings.Cut(err.Error(), "json: unknown field "); ok {
 		return strings.Trim(name, `"`)

@@ -54,6 +54,12 @@ type Config struct {
 	// (serve always sets one, derived from the host's memory).
 	MaxTimeoutS int
 	MaxMemoryMB int
+	// Doors: open mode, the loopback Host/Origin allowlist and the limit on
+	// failed authentications (doors.go).
+	Doors Doors
+	// ExportsPerHour: POST /v1/exports a key may make per hour;
+	// 0: DefaultExportsPerHour, negative: no quota (exports.go).
+	ExportsPerHour int
 }
 
 func (c Config) withDefaults() Config {
@@ -78,6 +84,10 @@ func (c Config) withDefaults() Config {
 	if c.MaxTimeoutS <= 0 {
 		c.MaxTimeoutS = DefaultMaxTimeoutS
 	}
+	if c.ExportsPerHour == 0 {
+		c.ExportsPerHour = DefaultExportsPerHour
+	}
+	c.Doors = c.Doors.withDefaults()
 	return c
 }
 
@@ -119,7 +129,10 @@ type Server struct {
 	log     *slog.Logger
 	handler http.Handler
 
-	limiter     *limiter // nil: no rate limit
+	limiter     *limiter    // nil: no rate limit
+	authFails   *authFails  // nil: failed authentications not limited
+	exportQuota *limiter    // nil: no export quota (exports.go)
+	taskChecks  *taskChecks // task checks in flight or recently done (taskchecks.go)
 	metrics     *metrics
 	requireKeys atomic.Bool // listening beyond loopback: keys enforced even when none exist
 	draining    atomic.Bool // shutting down: /readyz answers 503
@@ -151,6 +164,9 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	s := &Server{cfg: cfg.withDefaults(), deps: deps, log: deps.Log.With("component", "gateway"), stopping: make(chan struct{})}
 	s.limiter = newLimiter(s.cfg.RateLimit, s.cfg.RateBurst, time.Now)
+	s.authFails = newAuthFails(s.cfg.Doors.AuthFailLimit, s.cfg.Doors.AuthFailWindow, time.Now)
+	s.exportQuota = newExportQuota(s.cfg.ExportsPerHour, time.Now)
+	s.taskChecks = newTaskChecks(time.Now)
 	s.requireKeys.Store(!IsLoopback(s.cfg.Addr))
 	s.metrics = newMetrics(s)
 	s.handler = s.routes()
@@ -167,14 +183,13 @@ func (s *Server) routes() http.Handler {
 	r.Use(s.logRequests, s.metrics.instrument, gin.CustomRecovery(func(c *gin.Context, rec any) {
 		s.log.Error("panic in handler", "path", c.Request.URL.Path, "panic", rec)
 		abort(c, newError(CodeInternal, "", "internal error"))
-	}), s.authenticate, s.rateLimit, s.identify)
+	}), s.checkDoors, s.authenticate, s.rateLimit, s.requireJSON, s.rejectRepeatedQuery, s.identify)
 	r.NoRoute(func(c *gin.Context) {
 		abort(c, newError(CodeNotFound, "", "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
 	})
 	r.NoMethod(func(c *gin.Context) {
 		abort(c, newError(CodeMethodNotAllowed, "", "method %s not allowed on %s", c.Request.Method, c.Request.URL.Path))
 	})
-	r.Use(s.storageGate) // storage.go: writes get 507 while the store cannot take them
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, health{Status: "ok"}) })
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.yaml", func(c *gin.Context) { c.Data(http.StatusOK, "application/yaml", kernelgate.OpenAPI) })

@@ -14,9 +14,11 @@ import (
 	"github.com/kernelgate/kernelgate/worker"
 )
 
-// checkTask runs t's reference once in the sandbox (a task check,
-// PROTOCOL.md) and returns the verdict: status correct means the task is
-// valid.
+// publishTaskCheck queues a run of t's reference once in the sandbox (a
+// task check, PROTOCOL.md) and returns the subscription its verdict
+// arrives on; awaitTaskCheck reads it. Queueing is done in the request, so
+// a full queue (429) or a broken one is its answer; the wait is not
+// (taskchecks.go), so a client that leaves does not stop the check.
 //
 // The check goes through the job queue like every evaluation, not to a
 // supervisor of this process: a gateway may run where no zygote does
@@ -25,14 +27,14 @@ import (
 // the evaluations that will use it. It does not go through runBatch: a task
 // check has no code to extract, no reward and no cache entry, and is not
 // logged as an evaluation.
-func (s *Server) checkTask(ctx context.Context, t harness.Task) (harness.Verdict, *apiError) {
+func (s *Server) publishTaskCheck(ctx context.Context, t harness.Task) (*bus.Subscription, *apiError) {
 	batchID := "tc_" + rand.Text()
-	sub, err := s.deps.Bus.Subscribe(ctx, worker.ResultsSubject(batchID))
+	// The subscription outlives the request: it is read in the background.
+	sub, err := s.deps.Bus.Subscribe(context.WithoutCancel(ctx), worker.ResultsSubject(batchID))
 	if err != nil {
 		s.log.Error("subscribe failed", "batch", batchID, "err", err)
-		return harness.Verdict{}, newError(CodeInternal, "", "the queue is unavailable")
+		return nil, newError(CodeInternal, "", "the queue is unavailable")
 	}
-	defer sub.Unsubscribe()
 	opts := s.cfg.defaultOptions() // fits the host, as an evaluation's would
 	opts.Timing = false
 	job := worker.Job{
@@ -41,31 +43,41 @@ func (s *Server) checkTask(ctx context.Context, t harness.Task) (harness.Verdict
 	}
 	data, err := json.Marshal(job)
 	if err != nil {
-		return harness.Verdict{}, newError(CodeInternal, "", "encoding the task check: %v", err)
+		sub.Unsubscribe()
+		return nil, newError(CodeInternal, "", "encoding the task check: %v", err)
 	}
 	if err := s.deps.Bus.PublishJob(ctx, worker.Subject(s.deps.TimingMode()), job.ID, data); err != nil {
+		sub.Unsubscribe()
 		if errors.Is(err, bus.ErrQueueFull) {
-			return harness.Verdict{}, newError(CodeQueueFull, "", "the evaluation queue is full; retry after %d s", RetryAfter)
+			return nil, newError(CodeQueueFull, "", "the evaluation queue is full; retry after %d s", RetryAfter)
 		}
 		s.log.Error("publish failed", "batch", batchID, "err", err)
-		return harness.Verdict{}, newError(CodeInternal, "", "the queue is unavailable")
+		return nil, newError(CodeInternal, "", "the queue is unavailable")
 	}
-	wctx, cancel := context.WithTimeout(ctx, s.cfg.DefaultWait)
+	return sub, nil
+}
+
+// awaitTaskCheck reads the check's verdict from sub (and closes it), for
+// at most limit: status correct means the task is valid. ctx ends only
+// when the server shuts down.
+func (s *Server) awaitTaskCheck(ctx context.Context, sub *bus.Subscription, limit time.Duration) (harness.Verdict, *apiError) {
+	defer sub.Unsubscribe()
+	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	for {
 		data, err := sub.Next(wctx)
 		switch {
 		case ctx.Err() != nil:
-			return harness.Verdict{}, newError(CodeInternal, "", "request cancelled")
+			return harness.Verdict{}, newError(CodeNotReady, "", "the server shut down before the task check finished; register the task again")
 		case wctx.Err() != nil:
-			return harness.Verdict{}, newError(CodeWaitTimeout, "", "the task check did not finish within %gs", s.cfg.DefaultWait.Seconds())
+			return harness.Verdict{}, newError(CodeWaitTimeout, "", "the task check did not finish within %s", limit)
 		case err != nil:
-			s.log.Error("receiving the task check failed", "batch", batchID, "err", err)
+			s.log.Error("receiving the task check failed", "err", err)
 			return harness.Verdict{}, newError(CodeInternal, "", "receiving the task check failed")
 		}
 		var r worker.Result
 		if err := json.Unmarshal(data, &r); err != nil {
-			s.log.Error("bad result notification", "batch", batchID, "err", err)
+			s.log.Error("bad result notification", "err", err)
 			continue
 		}
 		v := r.Verdict

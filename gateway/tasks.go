@@ -20,6 +20,7 @@ func (s *Server) taskRoutes(r *gin.Engine) {
 	r.GET("/v1/tasks", s.listTasks)
 	r.POST("/v1/tasks", s.registerTask)
 	r.GET("/v1/tasks/*id", s.getTask)
+	r.GET("/v1/task-checks/:id", s.getTaskCheck) // taskchecks.go
 }
 
 // taskView is a task in answers: schema TaskSummary (list) or Task (with
@@ -128,13 +129,15 @@ func (s *Server) taskError(err error, id, field string) *apiError {
 
 // taskRequest is the body of POST /v1/tasks (schema TaskRequest).
 type taskRequest struct {
-	ID     *string `json:"id"`
-	Source *string `json:"source"`
+	ID     *string  `json:"id"`
+	Source *string  `json:"source"`
+	WaitS  *float64 `json:"wait_s"` // nil: DefaultTaskCheckWait
 }
 
 // registerTask validates the source by running it once in the sandbox (a
 // task check, never in this process: it is untrusted code) and registers
-// it: 201 when new, 200 when the id already holds this very source.
+// it: 201 when new, 200 when the id already holds this very source. Past
+// wait_s it answers 202 and the check goes on (taskchecks.go).
 func (s *Server) registerTask(c *gin.Context) {
 	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
 	if aerr != nil {
@@ -154,6 +157,14 @@ func (s *Server) registerTask(c *gin.Context) {
 		abort(c, newError(CodeBodyTooLarge, "source", "source is %d bytes; at most %d", len(*req.Source), tasks.MaxSourceBytes))
 		return
 	}
+	wait := DefaultTaskCheckWait
+	if req.WaitS != nil {
+		if !(*req.WaitS >= 0 && *req.WaitS <= maxTaskCheckWaitS) {
+			abort(c, newError(CodeInvalidRequest, "wait_s", "wait_s must be in 0..%d, got %v", maxTaskCheckWaitS, *req.WaitS))
+			return
+		}
+		wait = time.Duration(*req.WaitS * float64(time.Second))
+	}
 	id := tasks.DefaultID(*req.Source)
 	if req.ID != nil {
 		if err := tasks.ValidID(*req.ID); err != nil {
@@ -171,26 +182,12 @@ func (s *Server) registerTask(c *gin.Context) {
 		return
 	}
 	t := tasks.New(id, *req.Source, tasks.OriginAPI, time.Now())
-	v, aerr := s.checkTask(ctx, t.Harness())
+	chk, aerr := s.startTaskCheck(ctx, id, t.Harness())
 	if aerr != nil {
 		abort(c, aerr)
 		return
 	}
-	if v.Status != harness.StatusCorrect {
-		abort(c, newError(CodeTaskInvalid, "source", "task %s refused: %s", id, taskCheckReason(v)))
-		return
-	}
-	t, created, err := s.deps.Tasks.Register(ctx, id, *req.Source)
-	switch {
-	case errors.Is(err, tasks.ErrExists):
-		abort(c, newError(CodeTaskExists, "id", "task %s already exists with another source; choose another id", id))
-	case err != nil:
-		s.log.Error("registering a task failed", "task", id, "err", err)
-		abort(c, newError(CodeInternal, "", "the task registry is unavailable"))
-	default:
-		s.log.Info("task registered", "task", id, "task_hash", t.TaskHash, "created", created)
-		s.answerRegistered(c, t, *req.Source, created)
-	}
+	s.answerTaskCheck(c, chk, wait)
 }
 
 // answerRegistered answers a registration under an id that holds prev.

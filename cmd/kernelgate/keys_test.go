@@ -95,6 +95,10 @@ func TestKeysCommandErrors(t *testing.T) {
 		{"unknown subcommand", []string{"keys", "rotate"}, exitUsage, `unknown keys command "rotate"`},
 		{"serve beyond loopback without keys", []string{"serve", "--addr", "0.0.0.0:0"}, exitUsage, "refusing to listen on 0.0.0.0:0 with no API keys"},
 		{"serve bad rate", []string{"serve", "--rate-limit", "-1"}, exitUsage, "rate limit -1"},
+		{"serve --open beyond loopback", []string{"serve", "--addr", "0.0.0.0:0", "--open"}, exitUsage, "only a loopback --addr may do"},
+		{"serve bad allowed host", []string{"serve", "--allowed-hosts", "http://x"}, exitUsage, `allowed host "http://x"`},
+		{"serve no auth failures", []string{"serve", "--auth-fail-limit", "0"}, exitUsage, "--auth-fail-limit 0"},
+		{"serve no exports", []string{"serve", "--exports-per-hour", "0"}, exitUsage, "--exports-per-hour 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

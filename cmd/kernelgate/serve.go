@@ -30,7 +30,6 @@ func newServeCmd(g *globals) *cobra.Command {
 	var gcfg gateway.Config
 	var lf llmFlags
 	var nf natsFlags
-	var rf retentionFlags
 	var workers int
 	cmd := &cobra.Command{
 		Use:   "serve [--addr HOST:PORT] [--data DIR] [--tasks DIR,...] [--nats URL | --nats-listen HOST:PORT] [--workers 0]",
@@ -54,10 +53,10 @@ func newServeCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := rf.apply(&bopts); err != nil { // serve_retention.go
+			keys := apikey.NewKeyring(apikey.NewFile(dataDir))
+			if err := checkDoors(addr, dataDir, gcfg, keys, g.stderr); err != nil { // serve_doors.go
 				return err
 			}
-			keys := apikey.NewKeyring(apikey.NewFile(dataDir))
 			if err := gateway.CheckKeys(addr, keys); errors.Is(err, gateway.ErrNoKeys) {
 				return usageError{err}
 			} else if err != nil {
@@ -186,7 +185,6 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringSliceVar(&taskDirs, "tasks", nil, "task suite directories, repeatable or comma-separated; ids are DIRNAME/STEM (default: the suites under datasets/ next to the working dir or the binary)")
 	cmd.Flags().DurationVar(&episodeIdle, "episode-idle", episode.DefaultIdle, "an episode without a step for this long expires")
 	cmd.Flags().DurationVar(&compactEvery, "compact-every", DefaultCompactEvery, "how often the Parquet log's days before today are compacted into one file each (0: never; `kernelgate compact` does it by hand)")
-	rf.register(cmd) // serve_retention.go
 	cmd.Flags().Float64Var(&gcfg.RateLimit, "rate-limit", gateway.DefaultRateLimit, "requests/s per API key (0: no limit)")
 	cmd.Flags().IntVar(&gcfg.RateBurst, "rate-burst", gateway.DefaultRateBurst, "requests a key may send at once before --rate-limit applies")
 	cmd.Flags().DurationVar(&gcfg.DrainDelay, "drain-delay", 0, "on SIGTERM, how long /readyz answers 503 before the listener closes (e.g. 5s behind a load balancer)")
@@ -194,6 +192,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().IntVar(&gcfg.MaxTimeoutS, "max-timeout-s", gateway.DefaultMaxTimeoutS, "largest timeout_s a request may ask for (1..3600); above it 400 option_above_cap")
 	cmd.Flags().IntVar(&gcfg.MaxMemoryMB, "max-memory-mb", 0, fmt.Sprintf("largest memory_limit_mb a request may ask for; a request that gives none gets min(%d, this) (default: the host's memory, or its cgroup's limit, over the evaluation slots, at least %d)",
 		harness.DefaultMemoryLimitMB, harness.MinHostMemoryMB))
+	registerDoorFlags(cmd, &gcfg) // serve_doors.go
 	lf.register(cmd, "optional: without it /v1/searches and /v1/skills answer 503")
 	nf.register(cmd, true)
 	cmd.Flags().IntVar(&workers, "workers", -1, "0: evaluate nothing here, only on `kernelgate worker` processes joined over NATS (default: a worker on every local GPU, else the CPU)")

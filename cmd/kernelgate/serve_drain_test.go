@@ -27,6 +27,9 @@ func call(method, url, key, body string) (int, string, error) {
 		return 0, "", err
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json") // a body of another type is 415
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, "", err

@@ -62,7 +62,7 @@ func TestServeReadyAndShutdown(t *testing.T) {
 	var stdout, stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", addr, "--data", data, "--device", "cpu",
+		done <- run(ctx, []string{"serve", "--addr", addr, "--data", data, "--device", "cpu", "--open",
 			"--tasks", "../../datasets/ci", "--tasks", "../../datasets/level2"}, &stdout, &stderr)
 	}()
 	deadline := time.Now().Add(90 * time.Second)

@@ -48,12 +48,30 @@ func (r *Keyring) Len() (int, error) {
 	return len(keys), err
 }
 
+// Count is Len and whether the key file exists, read at one instant. A
+// file that exists but holds no key (every one revoked) means keys are
+// required and none is valid: nobody gets in (gateway/auth.go).
+func (r *Keyring) Count() (n int, exists bool, err error) {
+	if r == nil {
+		return 0, false, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keys, err := r.currentLocked()
+	return len(keys), r.stat != nil, err
+}
+
 func (r *Keyring) current() (map[string]Key, error) {
 	if r == nil {
 		return nil, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.currentLocked()
+}
+
+// currentLocked is current with r.mu held.
+func (r *Keyring) currentLocked() (map[string]Key, error) {
 	st, err := os.Stat(r.file.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		st, err = nil, nil
