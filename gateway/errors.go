@@ -123,7 +123,7 @@ func newError(code Code, field, format string, args ...any) *apiError {
 }
 
 func abort(c *gin.Context, e *apiError) {
-	if e.Code == CodeQueueFull && e.retryAfter == 0 {
+	if (e.Code == CodeQueueFull || e.Code == CodeStorageFull || e.Code == CodeUnavailable) && e.retryAfter == 0 {
 		e.retryAfter = RetryAfter
 	}
 	if e.retryAfter > 0 {

@@ -30,6 +30,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	var gcfg gateway.Config
 	var lf llmFlags
 	var nf natsFlags
+	var rf retentionFlags
 	var workers int
 	cmd := &cobra.Command{
 		Use:   "serve [--addr HOST:PORT] [--data DIR] [--tasks DIR,...] [--nats URL | --nats-listen HOST:PORT] [--workers 0]",
@@ -51,6 +52,9 @@ func newServeCmd(g *globals) *cobra.Command {
 			}
 			bopts, err := nf.options(bus.Options{DataDir: dataDir, MaxQueuedJobs: maxQueued})
 			if err != nil {
+				return err
+			}
+			if err := rf.apply(&bopts); err != nil { // serve_retention.go
 				return err
 			}
 			keys := apikey.NewKeyring(apikey.NewFile(dataDir))
@@ -185,6 +189,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringSliceVar(&taskDirs, "tasks", nil, "task suite directories, repeatable or comma-separated; ids are DIRNAME/STEM (default: the suites under datasets/ next to the working dir or the binary)")
 	cmd.Flags().DurationVar(&episodeIdle, "episode-idle", episode.DefaultIdle, "an episode without a step for this long expires")
 	cmd.Flags().DurationVar(&compactEvery, "compact-every", DefaultCompactEvery, "how often the Parquet log's days before today are compacted into one file each (0: never; `kernelgate compact` does it by hand)")
+	rf.register(cmd) // serve_retention.go
 	cmd.Flags().Float64Var(&gcfg.RateLimit, "rate-limit", gateway.DefaultRateLimit, "requests/s per API key (0: no limit)")
 	cmd.Flags().IntVar(&gcfg.RateBurst, "rate-burst", gateway.DefaultRateBurst, "requests a key may send at once before --rate-limit applies")
 	cmd.Flags().DurationVar(&gcfg.DrainDelay, "drain-delay", 0, "on SIGTERM, how long /readyz answers 503 before the listener closes (e.g. 5s behind a load balancer)")
