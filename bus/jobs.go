@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -106,67 +105,7 @@ func (b *Bus) Jobs(ctx context.Context, durable string, handle func(ctx context.
 	for _, o := range opts {
 		o(&cfg)
 	}
-	cons, err := b.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
-		Durable:   durable,
-		AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait:   b.opts.JobAckWait,
-		// No server-side limit: a job the server stopped delivering would sit
-		// in the queue unanswered, its batch running forever. MaxDeliver is
-		// counted here instead (Job.Final).
-		MaxDeliver:    -1,
-		FilterSubject: cfg.filter,
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("bus.Jobs %s: consumer: %w", durable, err)
-	}
-	log := b.log.With("durable", durable)
-
-	slots := make(chan struct{}, cfg.concurrency)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		// Wait for one free slot, then take all free ones: pull only as
-		// many jobs as can start now, so none waits here past its AckWait.
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return nil
-		}
-		n := 1
-	fill:
-		for n < cfg.concurrency {
-			select {
-			case slots <- struct{}{}:
-				n++
-			default:
-				break fill
-			}
-		}
-		got, err := pull(ctx, cons, n, pullWait, func(m jetstream.Msg) {
-			wg.Go(func() {
-				defer func() { <-slots }()
-				b.runJob(ctx, log, m, handle)
-			})
-		})
-		for i := got; i < n; i++ {
-			<-slots // the slots reserved for jobs that did not come
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			if b.isClosed() {
-				return fmt.Errorf("bus.Jobs %s: %w", durable, errClosed)
-			}
-			log.Warn("fetch failed; retrying", "err", err)
-			if !sleepCtx(ctx, b.opts.NakDelay) {
-				return nil
-			}
-		}
-	}
+	return b.PrioritizedJobs(ctx, []Queue{{Durable: durable, Filter: cfg.filter}}, cfg.concurrency, handle)
 }
 
 func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, handle func(context.Context, Job) error) {

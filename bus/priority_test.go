@@ -1,0 +1,95 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A job of the first queue takes the next free slot, ahead of every bulk job
+// queued before it; without one, bulk jobs flow.
+func TestPrioritizedJobsTakeTheFirstQueueFirst(t *testing.T) {
+	b := startTestBus(t, Options{})
+	ctx := t.Context()
+	for i := range 4 {
+		if err := b.PublishJob(ctx, "jobs.bulk", fmt.Sprintf("bulk-%d", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var order []string
+	started := make(chan struct{}, 16)
+	release := make(chan struct{})
+	stop := runInBackground(t, func(ctx context.Context) error {
+		return b.PrioritizedJobs(ctx, []Queue{{"hi", "jobs.hi"}, {"lo", "jobs.bulk"}}, 1,
+			func(_ context.Context, j Job) error {
+				mu.Lock()
+				order = append(order, j.ID)
+				mu.Unlock()
+				started <- struct{}{}
+				if j.ID == "bulk-0" {
+					<-release // the one slot is busy while the interactive job arrives
+				}
+				return nil
+			})
+	})
+	defer stop()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no job started")
+	}
+	if err := b.PublishJob(ctx, "jobs.hi", "search-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(release)
+	for range 4 {
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("jobs stalled: %v", order)
+		}
+	}
+	wantDepth(t, b, 0)
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"bulk-0", "search-1", "bulk-1", "bulk-2", "bulk-3"}
+	if fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Fatalf("order %v, want %v", order, want)
+	}
+}
+
+// An idle bulk queue does not hold an interactive job back by more than
+// priorityWait.
+func TestPrioritizedJobsNoticeInteractiveWorkWhileIdle(t *testing.T) {
+	b := startTestBus(t, Options{})
+	got := make(chan time.Time, 1)
+	stop := runInBackground(t, func(ctx context.Context) error {
+		return b.PrioritizedJobs(ctx, []Queue{{"hi", "jobs.hi"}, {"lo", "jobs.bulk"}}, 2,
+			func(context.Context, Job) error { got <- time.Now(); return nil })
+	})
+	defer stop()
+	time.Sleep(300 * time.Millisecond) // both pulls are waiting
+	t0 := time.Now()
+	if err := b.PublishJob(t.Context(), "jobs.hi", "search-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case at := <-got:
+		if d := at.Sub(t0); d > priorityWait+500*time.Millisecond {
+			t.Fatalf("the interactive job waited %s", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the interactive job never ran")
+	}
+}
+
+func TestPrioritizedJobsNeedAQueue(t *testing.T) {
+	b := startTestBus(t, Options{})
+	if err := b.PrioritizedJobs(t.Context(), nil, 1, func(context.Context, Job) error { return nil }); err == nil {
+		t.Fatal("no queue accepted")
+	}
+}
