@@ -37,8 +37,10 @@ build:
 	$(GO) build -trimpath -o bin/kernelgate ./cmd/kernelgate
 
 # Set up, build and run the gateway on its embedded defaults: 127.0.0.1:8080, ./data,
-# the suites in datasets/, every GPU (CPU mode, the Triton interpreter, without one).
-# ARGS passes more flags: make serve ARGS="--addr 0.0.0.0:8080 --device 0".
+# the suites in datasets/, every GPU (CPU mode, the Triton interpreter, without one),
+# open to callers on this machine without a key until one is created (--open).
+# ARGS replaces those flags: make serve ARGS="--addr 0.0.0.0:8080 --device 0" (a key must exist).
+ARGS ?= --open
 serve: $(PYDEP) build
 	bin/kernelgate serve $(ARGS)
 

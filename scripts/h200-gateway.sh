@@ -20,7 +20,7 @@ bench all --repeat "$n"
 bench gpu0 --repeat "$n1" --device 0
 
 data=$(mktemp -d)
-bin/kernelgate serve --addr 127.0.0.1:8080 --data "$data" > "$out/serve.log" 2>&1 &
+bin/kernelgate serve --addr 127.0.0.1:8080 --data "$data" --open > "$out/serve.log" 2>&1 &
 pid=$!
 timeout 300 python3 scripts/gateway_batch.py --task "datasets/level2/$task.py" \
     --kernel "datasets/solutions/level2/$task.py" --n "$n" --out "$out/gateway.json"

@@ -53,7 +53,7 @@ def main():
     tmp = Path(tempfile.mkdtemp(prefix="kg-compact-"))
     port = free_port()
     srv = subprocess.Popen([str(BIN), "serve", "--addr", f"127.0.0.1:{port}", "--data", str(tmp / "data"),
-                            "--compact-every", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            "--compact-every", "0", "--open"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(300):
             try:

@@ -27,12 +27,18 @@ def free_port():
 
 
 class Serve:
-    """One `kernelgate serve` process over a data directory that outlives restarts."""
+    """One `kernelgate serve` process over a data directory that outlives restarts.
 
-    def __init__(self, data, log_dir, port=None, env=None, args=(), host="127.0.0.1"):
+    On loopback it runs with --open (callers without a key get in while the data
+    directory has no keys.json; once a test creates a key, keys are required all the
+    same); open=False leaves it out, as a user who chose no open mode would."""
+
+    def __init__(self, data, log_dir, port=None, env=None, args=(), host="127.0.0.1", open=True):
         self.data, self.log_dir = Path(data), Path(log_dir)
         self.port = port or free_port()
         self.host, self.args = host, list(args)
+        if open and host in ("127.0.0.1", "localhost", "::1"):
+            self.args.append("--open")
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "KERNELGATE_CONCURRENCY": "2", **(env or {})}
         self.proc, self.starts = None, 0

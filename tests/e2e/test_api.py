@@ -102,7 +102,8 @@ def test_openrlhf_shape(s):
 ])
 def test_bad_input_gets_a_precise_4xx_and_the_gateway_keeps_serving(s, name, body, status, code):
     if isinstance(body, bytes):
-        req = urllib.request.Request(s.url + "/v1/rewards", data=body, method="POST")
+        req = urllib.request.Request(s.url + "/v1/rewards", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
         try:
             urllib.request.urlopen(req, timeout=60)
             got, err = 200, {}
