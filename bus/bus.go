@@ -49,6 +49,7 @@ type Bus struct {
 	limits    Limits                 // Options.Limits with the defaults filled in
 	jsConfig  server.JetStreamConfig // the embedded JetStream's, to start it again (storage.go)
 	store     storage                // whether the store takes writes (storage.go)
+	damage    *damageLog             // what the embedded server reported damaged (damage.go); nil with an external URL
 	restarted time.Time              // when the watcher last restarted JetStream (storage.go)
 	stopWatch chan struct{}          // closed by Close: the storage watcher stops
 
@@ -133,8 +134,14 @@ func (b *Bus) connect(ctx context.Context) error {
 			return err
 		}
 		b.limits = b.opts.Limits.withDefaults(budget)
-		srv, err := startEmbedded(b.opts, b.limits.Store, b.log, timeout)
+		b.damage = &damageLog{dir: filepath.Join(b.opts.DataDir, "nats")}
+		srv, err := startEmbedded(b.opts, b.limits.Store, b.damage, b.log, timeout)
 		if err != nil {
+			return err
+		}
+		if err := refuseDamaged(b.damage); err != nil {
+			srv.Shutdown()
+			srv.WaitForShutdown()
 			return err
 		}
 		b.srv = srv
@@ -184,7 +191,7 @@ func (b *Bus) connect(ctx context.Context) error {
 	return nil
 }
 
-func startEmbedded(o Options, maxStore int64, log *slog.Logger, timeout time.Duration) (*server.Server, error) {
+func startEmbedded(o Options, maxStore int64, damage *damageLog, log *slog.Logger, timeout time.Duration) (*server.Server, error) {
 	sopts := &server.Options{
 		ServerName: "kernelgate",
 		JetStream:  true,
@@ -211,7 +218,7 @@ func startEmbedded(o Options, maxStore int64, log *slog.Logger, timeout time.Dur
 	if err != nil {
 		return nil, fmt.Errorf("bus.embedded: %w", err)
 	}
-	srv.SetLogger(serverLogger{log.With("component", "nats-server")}, false, false)
+	srv.SetLogger(serverLogger{log: log.With("component", "nats-server"), damage: damage}, false, false)
 	go srv.Start()
 	if !srv.ReadyForConnections(timeout) {
 		srv.Shutdown()
@@ -269,12 +276,28 @@ func (b *Bus) ListenAddr() string {
 	return ""
 }
 
-// serverLogger routes the embedded server's log lines to slog.
-type serverLogger struct{ log *slog.Logger }
+// serverLogger routes the embedded server's log lines to slog, and those
+// that report a damaged store to damage (damage.go).
+type serverLogger struct {
+	log    *slog.Logger
+	damage *damageLog
+}
 
 func (l serverLogger) Noticef(f string, v ...any) { l.log.Debug(fmt.Sprintf(f, v...)) }
-func (l serverLogger) Warnf(f string, v ...any)   { l.log.Warn(fmt.Sprintf(f, v...)) }
-func (l serverLogger) Fatalf(f string, v ...any)  { l.log.Error(fmt.Sprintf(f, v...)) }
-func (l serverLogger) Errorf(f string, v ...any)  { l.log.Error(fmt.Sprintf(f, v...)) }
-func (l serverLogger) Debugf(f string, v ...any)  { l.log.Debug(fmt.Sprintf(f, v...)) }
-func (l serverLogger) Tracef(f string, v ...any)  { l.log.Debug(fmt.Sprintf(f, v...)) }
+func (l serverLogger) Warnf(f string, v ...any)   { l.problem(slog.LevelWarn, fmt.Sprintf(f, v...)) }
+func (l serverLogger) Fatalf(f string, v ...any)  { l.problem(slog.LevelError, fmt.Sprintf(f, v...)) }
+func (l serverLogger) Errorf(f string, v ...any)  { l.problem(slog.LevelError, fmt.Sprintf(f, v...)) }
+
+func (l serverLogger) problem(level slog.Level, line string) {
+	if l.damage == nil {
+		l.log.Log(context.Background(), level, line)
+		return
+	}
+	if d := l.damage.note(line); d != nil {
+		l.log.Error("the queue store is damaged", "store", d.Store, "what", d.Reason, "server", line)
+		return
+	}
+	l.log.Log(context.Background(), level, line)
+}
+func (l serverLogger) Debugf(f string, v ...any) { l.log.Debug(fmt.Sprintf(f, v...)) }
+func (l serverLogger) Tracef(f string, v ...any) { l.log.Debug(fmt.Sprintf(f, v...)) }

@@ -32,6 +32,7 @@ type PartitionCompaction struct {
 	BytesBefore  int64
 	BytesAfter   int64
 	SkippedFiles []string // parts whose schema differs from the partition's newest (kept as they are)
+	Quarantined  []string // parts that are not valid Parquet, moved aside (quarantine.go), root-relative
 }
 
 // CompactOptions chooses the partitions: those dated before Before (zero:
@@ -69,7 +70,7 @@ func Compact(root string, opts CompactOptions, progress func(PartitionCompaction
 			(!opts.Before.IsZero() && !date.Before(opts.Before)) {
 			continue
 		}
-		pc, err := compactPartition(dir)
+		pc, err := compactPartition(root, dir)
 		if err != nil {
 			return out, err
 		}
@@ -90,7 +91,7 @@ type compactInput struct {
 	pf      *parquet.File
 }
 
-func compactPartition(dir string) (pc PartitionCompaction, err error) {
+func compactPartition(root, dir string) (pc PartitionCompaction, err error) {
 	if err := finishMarked(dir); err != nil {
 		return pc, err
 	}
@@ -120,8 +121,15 @@ func compactPartition(dir string) (pc PartitionCompaction, err error) {
 			return pc, fmt.Errorf("export.Compact: %w", err)
 		}
 		p.size = st.Size()
-		if p.pf, err = parquet.OpenFile(p.f, p.size); err != nil {
-			return pc, fmt.Errorf("export.Compact %s: %w", p.path, err)
+		if p.pf, err = openParquet(p.f, p.size); err != nil {
+			p.f.Close()
+			q, qerr := Quarantine(root, p.path, &CorruptError{Path: p.path, Err: err}, nil)
+			if qerr != nil {
+				return pc, fmt.Errorf("export.Compact %s: %w (and moving it aside failed: %v)", p.path, err, qerr)
+			}
+			rel, _ := filepath.Rel(root, q)
+			pc.Quarantined = append(pc.Quarantined, rel)
+			continue
 		}
 		parts = append(parts, p)
 	}
@@ -322,4 +330,15 @@ func finishMarked(dir string) error {
 		return syncDir(dir)
 	}
 	return nil
+}
+
+// openParquet is parquet.OpenFile, with a decoder panic (malformed input)
+// as an error.
+func openParquet(f *os.File, size int64) (pf *parquet.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pf, err = nil, fmt.Errorf("decoder panic: %v", r)
+		}
+	}()
+	return parquet.OpenFile(f, size)
 }

@@ -74,8 +74,9 @@ type eventIDRow struct {
 // the ones that matter). It also removes this writer's stale temp files,
 // left by a crash between create and rename.
 //
-// An unreadable part file is logged and skipped: a corrupt file must not
-// stop the log forever; a directory that cannot be listed is an error.
+// A part file that is not valid Parquet is quarantined (quarantine.go), one
+// that cannot be read is logged and skipped: a corrupt file must not stop
+// the log; a directory that cannot be listed is an error.
 func (s *seenSet) refresh(ctx context.Context, root, writerID string, log *slog.Logger) error {
 	parts, err := listParts(ctx, root, writerID, log)
 	if err != nil {
@@ -97,6 +98,15 @@ func (s *seenSet) refresh(ctx context.Context, root, writerID string, log *slog.
 			return err
 		}
 		rows, err := ReadRows[eventIDRow](p.path)
+		if IsCorrupt(err) {
+			// Moved aside, so it is neither read again at every refresh nor
+			// in any export; its ids are not remembered, and a redelivered
+			// event of it is written again (into a readable file).
+			if _, qerr := Quarantine(root, p.path, err, log); qerr != nil {
+				log.Error("dedup: unreadable part file skipped; moving it aside failed", "path", p.path, "err", err, "move_err", qerr)
+			}
+			continue
+		}
 		if err != nil {
 			log.Error("dedup: unreadable part file skipped", "path", p.path, "err", err)
 			continue

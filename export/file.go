@@ -118,8 +118,9 @@ func syncDir(dir string) error {
 }
 
 // ReadRows reads every row of a Parquet file into T (columns matched by
-// name; columns of the file that T lacks are not decoded into it).
-func ReadRows[T any](path string) ([]T, error) {
+// name; columns of the file that T lacks are not decoded into it). A file
+// that is not valid Parquet is a *CorruptError (quarantine.go).
+func ReadRows[T any](path string) (rows []T, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("export.ReadRows: %w", err)
@@ -129,13 +130,20 @@ func ReadRows[T any](path string) ([]T, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export.ReadRows: %w", err)
 	}
+	// parquet-go panics on some malformed input (an index past a buffer):
+	// a bad file is an error, not a crash of the server.
+	defer func() {
+		if r := recover(); r != nil {
+			rows, err = nil, &CorruptError{Path: path, Err: fmt.Errorf("decoder panic: %v", r)}
+		}
+	}()
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
-		return nil, fmt.Errorf("export.ReadRows %s: %w", path, err)
+		return nil, &CorruptError{Path: path, Err: err}
 	}
 	r := parquet.NewGenericReader[T](pf)
 	defer r.Close()
-	rows := make([]T, r.NumRows())
+	rows = make([]T, r.NumRows())
 	got := 0
 	for got < len(rows) {
 		n, err := r.Read(rows[got:])
@@ -144,11 +152,55 @@ func ReadRows[T any](path string) ([]T, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("export.ReadRows %s: %w", path, err)
+			return nil, &CorruptError{Path: path, Err: err}
 		}
 		if n == 0 {
-			return nil, fmt.Errorf("export.ReadRows %s: no progress at row %d of %d", path, got, len(rows))
+			return nil, &CorruptError{Path: path, Err: fmt.Errorf("no progress at row %d of %d", got, len(rows))}
 		}
 	}
 	return rows[:got], nil
+}
+
+// VerifyFile reads every column of every row of a Parquet file, as a
+// reader of any table would; nil means it reads back whole. A file that is
+// not valid Parquet is a *CorruptError.
+func VerifyFile(path string) (rows int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("export.VerifyFile: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("export.VerifyFile: %w", err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = &CorruptError{Path: path, Err: fmt.Errorf("decoder panic: %v", r)}
+		}
+	}()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return 0, &CorruptError{Path: path, Err: err}
+	}
+	buf := make([]parquet.Row, 256)
+	for _, rg := range pf.RowGroups() {
+		rr := rg.Rows()
+		for {
+			n, err := rr.ReadRows(buf)
+			rows += int64(n)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				rr.Close()
+				return rows, &CorruptError{Path: path, Err: err}
+			}
+		}
+		rr.Close()
+	}
+	if rows != pf.NumRows() {
+		return rows, &CorruptError{Path: path, Err: fmt.Errorf("read %d rows of the %d its footer counts", rows, pf.NumRows())}
+	}
+	return rows, nil
 }

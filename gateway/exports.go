@@ -106,7 +106,7 @@ func (s *Server) createExport(c *gin.Context) {
 		return
 	}
 	id := newID("exp_")
-	src := dataset.Source{DataDir: cfg.DataDir, Tasks: ts, Version: cfg.Version, ExportID: id}
+	src := dataset.Source{DataDir: cfg.DataDir, Tasks: ts, Version: cfg.Version, ExportID: id, Log: s.log}
 	m, err := dataset.Write(ctx, spec, src, filepath.Join(cfg.DataDir, ExportsDir, id), false)
 	switch {
 	case errors.Is(err, dataset.ErrNoLog):

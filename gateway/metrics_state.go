@@ -2,10 +2,14 @@ package gateway
 
 import (
 	"context"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/export/dataset"
 )
 
 // stateCollector reads the gauges that describe now at scrape time: the
@@ -34,11 +38,18 @@ var (
 		"Device memory in use (NVML).", []string{"gpu"}, nil)
 	descGPUMemTotal = prometheus.NewDesc("kernelgate_gpu_memory_total_bytes",
 		"Device memory (NVML).", []string{"gpu"}, nil)
+	descStoreWritable = prometheus.NewDesc("kernelgate_store_writable",
+		"1 while the queue store takes writes; 0 while it is full (writes get 507, /readyz says why).", nil, nil)
+	descStoreDamage = prometheus.NewDesc("kernelgate_store_damage",
+		"Damage the embedded queue store reported since start (records it dropped from a bad block), by stream.", []string{"store"}, nil)
+	descQuarantined = prometheus.NewDesc("kernelgate_parquet_quarantined_files",
+		"Parquet files moved aside as unreadable (data/parquet/.quarantine).", nil, nil)
 )
 
 func (sc *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descQueueDepth, descReady, descWorkerUp, descWorkerInFlight,
-		descWorkerSlots, descWorkerBusy, descGPUClock, descGPUUtil, descGPUMemUsed, descGPUMemTotal} {
+		descWorkerSlots, descWorkerBusy, descGPUClock, descGPUUtil, descGPUMemUsed, descGPUMemTotal,
+		descStoreWritable, descStoreDamage, descQuarantined} {
 		ch <- d
 	}
 }
@@ -59,6 +70,7 @@ func (sc *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	gauge(descReady, boolValue(s.ready() == nil))
+	sc.storeGauges(gauge)
 	if s.deps.GPUs == nil {
 		return
 	}
@@ -90,4 +102,22 @@ func boolValue(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// storeGauges reports the store's health: writable, damage, quarantined files.
+func (sc *stateCollector) storeGauges(gauge func(*prometheus.Desc, float64, ...string)) {
+	s := sc.s
+	if s.deps.Bus != nil {
+		gauge(descStoreWritable, boolValue(s.deps.Bus.Writable() == nil))
+		damage := map[string]int{}
+		for _, d := range s.deps.Bus.Damage() {
+			damage[d.Store]++
+		}
+		for store, n := range damage {
+			gauge(descStoreDamage, float64(n), store)
+		}
+	}
+	if dir := s.deps.Exports.DataDir; dir != "" {
+		gauge(descQuarantined, float64(export.QuarantinedFiles(filepath.Join(dir, dataset.LogDir))))
+	}
 }

@@ -56,6 +56,9 @@ func newCompactCmd(g *globals) *cobra.Command {
 				if len(pc.SkippedFiles) > 0 {
 					line += fmt.Sprintf(" (%d of another schema kept as they are)", len(pc.SkippedFiles))
 				}
+				for _, q := range pc.Quarantined {
+					line += fmt.Sprintf("; not valid Parquet, moved aside: %s", q)
+				}
 				fmt.Fprintln(g.stderr, line)
 			})
 			if err != nil {
@@ -91,6 +94,9 @@ func compactLoop(ctx context.Context, root string, every time.Duration, log *slo
 		var parts, files, after int
 		_, err := export.Compact(root, export.CompactOptions{Before: t0.UTC().Truncate(24 * time.Hour)},
 			func(pc export.PartitionCompaction) {
+				for _, q := range pc.Quarantined {
+					log.Error("unreadable Parquet file moved aside; its rows are left out until it is repaired", "quarantined", q, "root", root)
+				}
 				if pc.FilesBefore > pc.FilesAfter {
 					parts, files, after = parts+1, files+pc.FilesBefore, after+pc.FilesAfter
 				}

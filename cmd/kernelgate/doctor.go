@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/gpu"
 	"github.com/spf13/cobra"
@@ -24,12 +26,19 @@ type doctorReport struct {
 }
 
 func newDoctorCmd(g *globals) *cobra.Command {
-	var asJSON bool
+	var asJSON, fix bool
+	var dataDir string
 	cmd := &cobra.Command{
-		Use:   "doctor",
-		Short: "Check the Python environment, GPUs and sandbox; start one zygote and time it",
+		Use:   "doctor [--data DIR [--fix]]",
+		Short: "Check the Python environment, GPUs and sandbox; start one zygote and time it (--data: check a stopped server's data directory instead)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if fix && dataDir == "" {
+				return usageError{fmt.Errorf("--fix repairs a data directory: give --data")}
+			}
+			if dataDir != "" {
+				return doctorData(g, cmd.Context(), dataDir, fix, asJSON)
+			}
 			cfg, err := g.config("")
 			if err != nil {
 				return err
@@ -73,7 +82,31 @@ func newDoctorCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the findings as JSON")
+	cmd.Flags().StringVar(&dataDir, "data", "", "check this data directory (serve's --data, with serve stopped): the queue store's streams and buckets and every Parquet file; only these checks run (no zygote)")
+	cmd.Flags().BoolVar(&fix, "fix", false, "with --data: move corrupt Parquet files aside into parquet/"+export.QuarantineDir)
 	return cmd
+}
+
+// doctorData is `doctor --data`: the data checks alone, exit 1 on a problem.
+func doctorData(g *globals, ctx context.Context, dir string, fix, asJSON bool) error {
+	log, err := g.logger()
+	if err != nil {
+		return err
+	}
+	rep := checkData(ctx, dir, fix, log)
+	if asJSON {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printData(g.stdout, rep)
+	}
+	if !rep.ok() {
+		return errDataProblems
+	}
+	return nil
 }
 
 func printDoctor(g *globals, rep doctorReport) {

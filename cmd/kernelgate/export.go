@@ -58,7 +58,11 @@ func newExportCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			src := dataset.Source{DataDir: dataDir, Tasks: ts, TaskFiles: files, Version: version}
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			src := dataset.Source{DataDir: dataDir, Tasks: ts, TaskFiles: files, Version: version, Log: log}
 			m, err := dataset.Write(cmd.Context(), spec, src, out, force)
 			var ie *dataset.InputError
 			if errors.As(err, &ie) {

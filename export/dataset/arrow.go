@@ -54,7 +54,7 @@ func (b *build) arrow() error {
 // every format), then converts them: Parquet in memory with the log's own
 // schema, read back by pqarrow into Arrow records.
 func arrowTable[T any](b *build, table string, keep func(T) bool) error {
-	rows, files, err := readTable(b.root, table, b.spec.Filter, keep)
+	rows, files, err := readTable(b.log(), b.root, table, b.spec.Filter, keep)
 	if err != nil {
 		return err
 	}

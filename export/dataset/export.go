@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,9 @@ type Source struct {
 	Version   string           // kernelgate's, for the manifest
 	ExportID  string           // the manifest's export_id (POST /v1/exports); "" for none
 	Now       func() time.Time // nil: time.Now
+	// Log hears of part files moved aside as unreadable (export.Quarantine);
+	// nil: they are moved all the same, silently.
+	Log *slog.Logger
 }
 
 // ErrOutNotEmpty: the output directory holds files and force was not given.
@@ -133,6 +137,13 @@ type build struct {
 	root string // the log (not for verl)
 	dir  string // where the files go
 	m    *Manifest
+}
+
+func (b *build) log() *slog.Logger {
+	if b.src.Log != nil {
+		return b.src.Log
+	}
+	return slog.New(slog.DiscardHandler)
 }
 
 func (b *build) run() error {

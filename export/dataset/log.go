@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,24 +76,35 @@ func tableExists(root, table string) bool {
 // readTable reads the rows of table that keep accepts, in file order, and
 // the files read. Columns a file lacks (older schema versions) read as
 // zero values.
-func readTable[T any](root, table string, f Filter, keep func(T) bool) ([]T, []string, error) {
+//
+// A file that is not valid Parquet is moved aside (export.Quarantine) and
+// left out, so that one bad file does not fail every export.
+func readTable[T any](log *slog.Logger, root, table string, f Filter, keep func(T) bool) ([]T, []string, error) {
 	files, err := partFiles(root, table, f)
 	if err != nil {
 		return nil, nil, err
 	}
 	var all []T
+	read := files[:0:0]
 	for _, p := range files {
 		rows, err := export.ReadRows[T](p)
+		if export.IsCorrupt(err) {
+			if _, qerr := export.Quarantine(root, p, err, log); qerr != nil {
+				return nil, nil, fmt.Errorf("dataset: %w (and moving it aside failed: %v)", err, qerr)
+			}
+			continue
+		}
 		if err != nil {
 			return nil, nil, err
 		}
+		read = append(read, p)
 		for _, r := range rows {
 			if keep(r) {
 				all = append(all, r)
 			}
 		}
 	}
-	return all, files, nil
+	return all, read, nil
 }
 
 // writeParquet writes rows (possibly none: the file still has the schema)

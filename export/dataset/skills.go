@@ -11,7 +11,7 @@ import (
 // filter (last_seen for time, status), with its columns. No table yet:
 // an empty dataset.
 func (b *build) skills() error {
-	rows, files, err := readTable(b.root, export.TableSkills, b.spec.Filter, b.spec.Filter.skill)
+	rows, files, err := readTable(b.log(), b.root, export.TableSkills, b.spec.Filter, b.spec.Filter.skill)
 	if err != nil {
 		return err
 	}

@@ -32,14 +32,14 @@ type trajRow struct {
 // in its search, episode or reward batch by the search_steps and
 // episode_steps rows that name it.
 func (b *build) trajectories() error {
-	evals, files, err := readTable(b.root, export.TableEvaluations, b.spec.Filter, b.spec.Filter.evaluation)
+	evals, files, err := readTable(b.log(), b.root, export.TableEvaluations, b.spec.Filter, b.spec.Filter.evaluation)
 	if err != nil {
 		return err
 	}
 	b.logSources(files)
 	search := map[string]export.SearchStep{}
 	if tableExists(b.root, export.TableSearchSteps) {
-		rows, files, err := readTable(b.root, export.TableSearchSteps, Filter{}, func(export.SearchStep) bool { return true })
+		rows, files, err := readTable(b.log(), b.root, export.TableSearchSteps, Filter{}, func(export.SearchStep) bool { return true })
 		if err != nil {
 			return err
 		}
@@ -52,7 +52,7 @@ func (b *build) trajectories() error {
 	}
 	episode := map[string]export.EpisodeStep{}
 	if tableExists(b.root, export.TableEpisodeSteps) {
-		rows, files, err := readTable(b.root, export.TableEpisodeSteps, Filter{}, func(export.EpisodeStep) bool { return true })
+		rows, files, err := readTable(b.log(), b.root, export.TableEpisodeSteps, Filter{}, func(export.EpisodeStep) bool { return true })
 		if err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ type treeRow struct {
 func (b *build) searchTrees() error {
 	var steps []export.SearchStep
 	if tableExists(b.root, export.TableSearchSteps) {
-		rows, files, err := readTable(b.root, export.TableSearchSteps, b.spec.Filter, func(r export.SearchStep) bool {
+		rows, files, err := readTable(b.log(), b.root, export.TableSearchSteps, b.spec.Filter, func(r export.SearchStep) bool {
 			return b.spec.Filter.time(r.TS) && b.spec.Filter.task(r.TaskID)
 		})
 		if err != nil {
