@@ -24,6 +24,10 @@ import (
 type group struct {
 	key  string       // the work key; "" when the items share nothing
 	jobs []worker.Job // in request order; jobs[0] is the one queued
+
+	// What queueGroup did, for a batch refused later (rollback.go).
+	seq    uint64 // where JOBS stored jobs[0]; 0: not queued
+	joined bool   // every job waits for an identical evaluation in flight
 }
 
 // groupIdentical groups jobs by work key, in order of first appearance;
@@ -68,6 +72,7 @@ func (s *Server) queueGroup(ctx context.Context, log *slog.Logger, g *group, que
 			log.Warn("joining an identical evaluation in flight failed; queueing", "err", err)
 		}
 		if joined {
+			g.joined = true
 			return nil
 		}
 		// Registered before the job is queued, so its evaluation cannot
@@ -81,7 +86,7 @@ func (s *Server) queueGroup(ctx context.Context, log *slog.Logger, g *group, que
 	job.Share = g.key != ""
 	data, err := json.Marshal(job)
 	if err == nil {
-		err = b.PublishJob(ctx, worker.Subject(s.deps.TimingMode()), job.ID, data)
+		g.seq, err = b.QueueJob(ctx, worker.Subject(s.deps.TimingMode()), job.ID, data)
 	}
 	if err == nil {
 		return nil
@@ -92,7 +97,7 @@ func (s *Server) queueGroup(ctx context.Context, log *slog.Logger, g *group, que
 		}
 	}
 	if errors.Is(err, bus.ErrQueueFull) {
-		// Jobs queued before this one still run and are logged.
+		// accept takes back the jobs queued before this one (rollback.go).
 		return newError(CodeQueueFull, "", "the evaluation queue is full (%d of %d items queued); retry after %d s", queued, total, RetryAfter)
 	}
 	log.Error("publish failed", "err", err)

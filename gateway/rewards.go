@@ -112,7 +112,8 @@ func (s *Server) runBatchToEnd(ctx context.Context, spec batchSpec) (*batchRespo
 // accept queues the batch's work (items without code are answered here with
 // invalid_submission when the task is registered; identical items are
 // evaluated once, dedup.go) and then stores the batch record, which makes
-// the batch visible. A client that
+// the batch visible. A batch is queued whole or refused: when an item or the
+// record is refused, the jobs queued before it are taken back (rollback.go). A client that
 // leaves meanwhile does not stop it halfway: the bus bounds each step.
 func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRecord, *apiError) {
 	ctx = context.WithoutCancel(ctx)
@@ -149,8 +150,10 @@ func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRe
 		jobs = append(jobs, job)
 	}
 	handled := len(spec.items) - len(jobs)
-	for _, g := range groupIdentical(jobs, !spec.bypass) {
+	groups := groupIdentical(jobs, !spec.bypass)
+	for i, g := range groups {
 		if aerr := s.queueGroup(ctx, log, g, handled, len(spec.items)); aerr != nil {
+			s.rollback(ctx, log, groups[:i])
 			return rec, aerr
 		}
 		handled += len(g.jobs)
@@ -161,6 +164,7 @@ func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRe
 	}
 	if err != nil {
 		log.Error("storing the batch record failed", "err", err)
+		s.rollback(ctx, log, groups)
 		return rec, storeError(err, "the result store")
 	}
 	return rec, nil
