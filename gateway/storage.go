@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -19,7 +20,8 @@ import (
 
 // storageGate refuses writes while the store cannot take them.
 func (s *Server) storageGate(c *gin.Context) {
-	if s.deps.Bus == nil || !writes(c.Request.Method) {
+	// The web UI's routes write nothing to the store (its login sets a cookie).
+	if s.deps.Bus == nil || !writes(c.Request.Method) || strings.HasPrefix(c.Request.URL.Path, "/ui/") {
 		c.Next()
 		return
 	}
