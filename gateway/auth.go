@@ -47,6 +47,7 @@ var routeScopes = []scopeRule{
 	{path: "/v1/exports", scope: apikey.Export},
 	{path: "/v1/gpus", scope: apikey.Admin},
 	{path: "/metrics", scope: apikey.Admin},
+	{path: "/ui", open: true}, // the dashboard: pages without data; their reads use the caller's key (gateway/ui)
 }
 
 // scopeFor finds the rule of a matched route; ok is false when none covers it.

@@ -208,6 +208,7 @@ func (s *Server) routes() http.Handler {
 	s.exportRoutes(r) // exports.go
 	s.searchRoutes(r) // searches.go
 	s.skillRoutes(r)  // skills.go
+	s.uiRoutes(r)     // ui.go: the dashboard at /ui
 	return r
 }
 

@@ -1,0 +1,139 @@
+package ui_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/internal/kgtest"
+)
+
+// repoRoot is two folders up from this package.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// required: in CI (KERNELGATE_REQUIRE_PYTHON=1) a missing prerequisite
+// fails the test; elsewhere it skips it.
+func required(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("KERNELGATE_REQUIRE_PYTHON") == "1" {
+		t.Fatalf("KERNELGATE_REQUIRE_PYTHON=1 (CI) but "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// buildBinary builds cmd/kernelgate as `make build` does (-trimpath, so a
+// build cache that make filled answers it).
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kernelgate")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/kernelgate")
+	cmd.Dir = repoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// gateway is a live `kernelgate serve --open` on a free loopback port.
+type gateway struct {
+	URL string
+	cmd *exec.Cmd
+	log *bytes.Buffer
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startServe runs the binary in CPU mode with the scripted LLM at llmURL
+// and waits for /readyz (the zygote imports torch first).
+func startServe(t *testing.T, bin, llmURL string) *gateway {
+	t.Helper()
+	py, err := harness.ResolvePython(os.Getenv(harness.EnvPython))
+	if err != nil {
+		required(t, "no python with torch: %v", err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	g := &gateway{URL: "http://" + addr, log: &bytes.Buffer{}}
+	g.cmd = exec.Command(bin, "serve", "--open", "--addr", addr, "--data", filepath.Join(t.TempDir(), "data"),
+		"--device", "cpu", "--llm-url", llmURL, "--model", "scripted", "--tasks", filepath.Join(repoRoot(t), "datasets", "ci"))
+	g.cmd.Env = append(os.Environ(), harness.EnvPython+"="+py)
+	g.cmd.Stdout, g.cmd.Stderr = g.log, g.log
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		g.cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- g.cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			g.cmd.Process.Kill()
+			<-done
+			t.Errorf("serve did not stop within 60 s of SIGINT")
+		}
+		if t.Failed() {
+			t.Logf("serve's log:\n%s", tail(g.log.String(), 8000))
+		}
+	})
+	kgtest.CheckFor(t, 180*time.Second, 250*time.Millisecond, func() error {
+		if g.cmd.ProcessState != nil {
+			return fmt.Errorf("serve exited: %s", tail(g.log.String(), 2000))
+		}
+		resp, err := http.Get(g.URL + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz %d", resp.StatusCode)
+		}
+		return nil
+	})
+	return g
+}
+
+// post sends v as JSON and decodes the answer into out.
+func (g *gateway) post(t *testing.T, path string, v, out any) int {
+	t.Helper()
+	body, _ := json.Marshal(v)
+	resp, err := http.Post(g.URL+path, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("POST %s: %d, undecodable: %v", path, resp.StatusCode, err)
+	}
+	return resp.StatusCode
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return strings.TrimSpace(s)
+}

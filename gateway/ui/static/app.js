@@ -1,0 +1,317 @@
+// kernelgate dashboard: the live parts of the server-rendered pages. Plain
+// JavaScript and SVG, no library and no build step (the binary embeds this
+// file as it is). Data comes from /ui/overview.json and /ui/api/ (the API's
+// read endpoints under the login cookie's key); text goes in as textContent.
+"use strict";
+
+const COLOURS = {
+  correct: "#2e9e5b", incorrect: "#d1495b", compile_error: "#e09f3e", runtime_error: "#f2c14e",
+  timeout: "#b5651d", reward_hack: "#8e44ad", harness_error: "#7f8c8d", invalid_submission: "#b0b4b8",
+};
+const ORDER = Object.keys(COLOURS);
+const colour = (s) => COLOURS[s] || "#9aa0a6";
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs, text) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function html(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  for (const k of kids) e.append(k instanceof Node ? k : String(k));
+  return e;
+}
+
+const $ = (sel) => document.querySelector(sel);
+const set = (sel, text) => { const e = $(sel); if (e) e.textContent = text; };
+const fmt = (v, d = 3) => (v === null || v === undefined || Number.isNaN(v)) ? "–" :
+  (Number.isInteger(v) ? String(v) : Number(v).toPrecision(d));
+
+function status(sel, s) {
+  const e = $(sel);
+  if (e) { e.textContent = s; e.className = "st st-" + s; }
+}
+
+function showError(msg) {
+  let e = $("#error");
+  if (!e) { e = html("p", { id: "error", class: "error" }); $("main").prepend(e); }
+  e.textContent = msg;
+}
+
+async function getJSON(url) {
+  const r = await fetch(url, { cache: "no-store", credentials: "same-origin" });
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(body.message || ("HTTP " + r.status));
+  return body;
+}
+
+// ---- login -------------------------------------------------------------
+
+function login() {
+  const f = $("#login");
+  if (!f) return;
+  f.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const r = await fetch("/ui/login", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ key: $("#key").value }) });
+    if (r.ok) location.reload(); else showError((await r.json().catch(() => ({}))).message || "login failed");
+  });
+}
+
+// ---- overview ----------------------------------------------------------
+
+function overview() {
+  let prev = null;
+  const hist = []; // per poll: {status: new verdicts}
+  const keep = 120;
+  async function tick() {
+    let s;
+    try { s = await getJSON("/ui/overview.json"); } catch (e) { showError(e.message); return; }
+    set("#ready", s.ready ? "yes" : "no");
+    set("#queue", fmt(s.queue_depth));
+    const total = Object.values(s.verdicts).reduce((a, b) => a + b, 0);
+    set("#total", fmt(total));
+    set("#exec", fmt(s.exec.p50) + " / " + fmt(s.exec.p99) + " s");
+    set("#wait", fmt(s.queue_wait.p50) + " / " + fmt(s.queue_wait.p99) + " s");
+    if (prev) {
+      const dt = (Date.parse(s.time) - Date.parse(prev.time)) / 1000;
+      const d = {};
+      let n = 0;
+      for (const [k, v] of Object.entries(s.verdicts)) { d[k] = Math.max(0, v - (prev.verdicts[k] || 0)); n += d[k]; }
+      if (dt > 0) set("#rate", (n / dt).toFixed(2));
+      hist.push(d);
+      if (hist.length > keep) hist.shift();
+      drawMix(hist, keep);
+    }
+    verdictTable(s.verdicts);
+    workerTables(s);
+    prev = s;
+  }
+  tick();
+  setInterval(tick, 2000);
+}
+
+// fit gives a chart's viewBox the element's own size, so that text in it
+// keeps its size whatever the window's width.
+function fit(el) {
+  const W = Math.max(200, Math.round(el.clientWidth)), H = Math.max(80, Math.round(el.clientHeight));
+  el.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  return [W, H];
+}
+
+function drawMix(hist, keep) {
+  const el = $("#mix");
+  el.replaceChildren();
+  const [W, H] = fit(el), bw = W / keep;
+  const max = Math.max(1, ...hist.map((d) => Object.values(d).reduce((a, b) => a + b, 0)));
+  const seen = new Set();
+  hist.forEach((d, i) => {
+    let y = H;
+    for (const k of [...ORDER, ...Object.keys(d).filter((k) => !ORDER.includes(k))]) {
+      if (!d[k]) continue;
+      seen.add(k);
+      const h = (d[k] / max) * (H - 10);
+      y -= h;
+      el.append(svg("rect", { x: (keep - hist.length + i) * bw, y, width: Math.max(1, bw - 1), height: h, fill: colour(k) }));
+    }
+  });
+  el.append(svg("text", { x: 4, y: 12 }, "max " + max + " per poll"));
+  const legend = $("#legend");
+  legend.replaceChildren(...[...seen].map((k) => {
+    const i = html("i");
+    i.style.background = colour(k);
+    return html("span", {}, i, k);
+  }));
+}
+
+function verdictTable(v) {
+  const rows = Object.keys(v).sort((a, b) => v[b] - v[a] || a.localeCompare(b)).map((k) =>
+    html("tr", {}, html("td", {}, html("span", { class: "st st-" + k }, k)), html("td", {}, fmt(v[k]))));
+  $("#verdicts tbody").replaceChildren(...rows);
+}
+
+function workerTables(s) {
+  const w = (s.workers || []).map((x) => html("tr", {}, html("td", {}, x.device), html("td", {}, x.up ? "yes" : "no"),
+    html("td", {}, fmt(x.in_flight) + " / " + fmt(x.slots))));
+  $("#workers tbody").replaceChildren(...(w.length ? w : [html("tr", {}, html("td", { colspan: 3 }, "no local worker"))]));
+  const g = (s.gpus || []).map((x) => html("tr", {}, html("td", {}, x.index), html("td", {}, x.name),
+    html("td", {}, x.utilization_percent == null ? "–" : x.utilization_percent + "%"),
+    html("td", {}, (x.memory_used_bytes == null ? "–" : (x.memory_used_bytes / 2 ** 30).toFixed(1)) + " / " +
+      (x.memory_total_bytes / 2 ** 30).toFixed(1) + " GiB"),
+    html("td", {}, x.in_flight + " / " + x.concurrency)));
+  $("#gpus tbody").replaceChildren(...(g.length ? g :
+    [html("tr", {}, html("td", { colspan: 5 }, "no GPU (" + (s.gpu_mode || "?") + (s.gpu_reason ? ": " + s.gpu_reason : "") + ")"))]));
+}
+
+// ---- a batch -----------------------------------------------------------
+
+function batch(id) {
+  let shown = -1;
+  async function poll() {
+    let b;
+    try { b = await getJSON("/ui/api/v1/batches/" + encodeURIComponent(id)); } catch (e) { showError(e.message); setTimeout(poll, 3000); return; }
+    $("#bar").style.width = (100 * b.done / Math.max(1, b.total)) + "%";
+    set("#done", b.done);
+    status("#state", b.status);
+    if (b.done !== shown) { batchRows(b); shown = b.done; }
+    if (b.status !== "done") setTimeout(poll, 1000);
+  }
+  poll();
+}
+
+function batchRows(b) {
+  const open = new Set([...document.querySelectorAll("#items details[open]")].map((d) => d.dataset.i));
+  const rows = [];
+  for (let i = 0; i < b.total; i++) {
+    const v = b.results[i];
+    const details = html("td");
+    if (v) {
+      const d = html("details", { "data-i": i }, html("summary", {}, "verdict"));
+      if (open.has(String(i))) d.open = true;
+      if (v.hack_flags && v.hack_flags.length) d.append(html("p", {}, "hack flags: ", html("code", {}, v.hack_flags.join(", "))));
+      if (v.error_signature) d.append(html("p", {}, "error signature: ", html("code", {}, v.error_signature)));
+      if (v.feedback) d.append(html("pre", { class: "feedback" }, v.feedback));
+      d.append(html("pre", {}, JSON.stringify(v, null, 2)));
+      details.append(d);
+    }
+    if (b.notes[i]) details.append(html("p", { class: "hint" }, b.notes[i]));
+    rows.push(html("tr", { class: v ? "in" : "pending" }, html("td", {}, i),
+      html("td", {}, html("span", { class: "st st-" + (v ? v.status : "pending") }, v ? v.status : "pending")),
+      html("td", {}, fmt(b.rewards[i])), html("td", {}, v ? fmt(v.speedup) : ""),
+      html("td", {}, b.cached[i] ? "yes" : ""), details));
+  }
+  $("#items").replaceChildren(...rows);
+}
+
+// ---- a search ----------------------------------------------------------
+
+function search(id) {
+  const nodes = new Map(); // node -> {node, parent, action, status, speedup, code}
+  // The curve is the best speedup so far; where nothing is timed (CPU mode,
+  // timing off) it is the best reward so far.
+  const best = [], bestReward = [], spent = [];
+  let tokens = 0, topReward = null, pending = false, selected = 0;
+  const redraw = () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; drawTree(nodes, selected, pick); drawLine("#curve", best.length ? best : bestReward,
+      best.length ? "best speedup" : "best reward (nothing timed)");
+      drawLine("#tokencurve", spent, "tokens"); });
+  };
+  const pick = (n) => { selected = n; showDiff(nodes, n); redraw(); };
+  const es = new EventSource("/ui/api/v1/searches/" + encodeURIComponent(id) + "/events");
+  es.addEventListener("step", (ev) => {
+    const s = JSON.parse(ev.data);
+    tokens += (s.tokens_in || 0) + (s.tokens_out || 0);
+    spent.push([s.seq, tokens]);
+    if (s.best_speedup != null) best.push([s.seq, s.best_speedup]);
+    if (s.node > 0) topReward = Math.max(topReward ?? s.reward, s.reward);
+    if (topReward != null) bestReward.push([s.seq, topReward]);
+    set("#steps", s.seq);
+    if (s.best_speedup != null) set("#best", fmt(s.best_speedup));
+    if (s.node > 0) {
+      nodes.set(s.node, { node: s.node, parent: s.parent, action: s.action, code: s.code || "", duplicate: s.duplicate,
+        status: s.verdict ? s.verdict.status : "error", speedup: s.verdict ? s.verdict.speedup : null });
+    }
+    redraw();
+  });
+  es.addEventListener("end", (ev) => {
+    es.close();
+    const st = JSON.parse(ev.data);
+    status("#sstate", st.state);
+    set("#tokens", st.tokens_in + " in / " + st.tokens_out + " out");
+  });
+  es.onerror = () => { if (es.readyState === EventSource.CLOSED) showError("the search's event stream closed"); };
+}
+
+// drawTree lays the tree out top-down: leaves left to right in depth-first
+// order, a parent above the middle of its children, node 0 the task.
+function drawTree(nodes, selected, pick) {
+  const el = $("#tree");
+  const kids = new Map([[0, []]]);
+  for (const n of [...nodes.values()].sort((a, b) => a.node - b.node)) {
+    if (!kids.has(n.parent)) kids.set(n.parent, []);
+    kids.get(n.parent).push(n.node);
+  }
+  const pos = new Map();
+  let leaf = 0, depthMax = 0;
+  const place = (id, depth) => {
+    depthMax = Math.max(depthMax, depth);
+    const ch = (kids.get(id) || []).filter((c) => c !== id);
+    if (!ch.length) { pos.set(id, [leaf++, depth]); return; }
+    ch.forEach((c) => place(c, depth + 1));
+    pos.set(id, [(pos.get(ch[0])[0] + pos.get(ch[ch.length - 1])[0]) / 2, depth]);
+  };
+  place(0, 0);
+  for (const n of nodes.values()) if (!pos.has(n.node)) place(n.node, 1); // a parent never seen: hang it under the task
+  const dx = 46, dy = 74, W = Math.max(600, leaf * dx + 40), H = Math.max(300, depthMax * dy + 60);
+  el.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  const xy = (id) => { const [x, d] = pos.get(id); return [20 + x * dx + dx / 2, 24 + d * dy]; };
+  el.replaceChildren();
+  for (const n of nodes.values()) {
+    const [x1, y1] = xy(pos.has(n.parent) ? n.parent : 0), [x2, y2] = xy(n.node);
+    el.append(svg("line", { class: "edge", x1, y1, x2, y2 }));
+    el.append(svg("text", { x: x1 + 0.6 * (x2 - x1) + 4, y: y1 + 0.6 * (y2 - y1) }, n.action)); // nearer the child: siblings' labels part
+  }
+  const [rx, ry] = xy(0);
+  el.append(svg("rect", { x: rx - 18, y: ry - 10, width: 36, height: 20, rx: 4, fill: "#1d1f21" }));
+  el.append(svg("text", { x: rx - 12, y: ry + 4, fill: "#fff" }, "task"));
+  for (const n of nodes.values()) {
+    const [x, y] = xy(n.node);
+    const r = n.speedup > 0 ? 6 + 10 * Math.min(n.speedup, 4) / 4 : 5;
+    const c = svg("circle", { class: "node" + (n.node === selected ? " sel" : ""), cx: x, cy: y, r, fill: colour(n.status),
+      "data-node": n.node, "data-status": n.status });
+    c.append(svg("title", {}, `node ${n.node}: ${n.status}` + (n.speedup != null ? `, speedup ${fmt(n.speedup)}` : "") +
+      (n.duplicate ? " (duplicate)" : "")));
+    c.addEventListener("click", () => pick(n.node));
+    el.append(c);
+    el.append(svg("text", { x: x + r + 2, y: y + 4 }, String(n.node)));
+  }
+}
+
+function drawLine(sel, pts, label) {
+  const el = $(sel);
+  const [W, H] = fit(el);
+  el.replaceChildren();
+  if (!pts.length) { el.append(svg("text", { x: 8, y: 16 }, "no " + label + " yet")); return; }
+  const xmax = Math.max(1, ...pts.map((p) => p[0])), ymax = Math.max(1e-9, ...pts.map((p) => p[1]));
+  const X = (x) => 30 + (W - 40) * x / xmax, Y = (y) => H - 16 - (H - 30) * y / ymax;
+  el.append(svg("polyline", { points: pts.map((p) => X(p[0]) + "," + Y(p[1])).join(" "), fill: "none",
+    stroke: "#3454d1", "stroke-width": 2 }));
+  el.append(svg("text", { x: 4, y: 12 }, label + " (max " + fmt(ymax) + ")"));
+  el.append(svg("text", { x: W - 60, y: H - 2 }, "step " + xmax));
+}
+
+// showDiff shows node n's code against its parent's, line by line (a
+// longest-common-subsequence diff: kernels are a few hundred lines).
+function showDiff(nodes, n) {
+  const node = nodes.get(n), parent = nodes.get(node.parent);
+  set("#diffhead", parent ? `Node ${n} (${node.action}) vs its parent ${node.parent}` : `Node ${n}: its code (its parent is the task)`);
+  const a = parent ? parent.code.split("\n") : [], b = node.code.split("\n");
+  const out = $("#diff");
+  out.replaceChildren();
+  if (a.length * b.length > 4e6) { out.textContent = node.code; return; }
+  const L = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));
+  for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--)
+    L[i][j] = a[i] === b[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
+  let i = 0, j = 0;
+  const line = (cls, t) => out.append(cls ? html("span", { class: cls }, t) : t + "\n");
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) { line("", "  " + a[i]); i++; j++; }
+    else if (j < b.length && (i >= a.length || L[i][j + 1] >= L[i + 1][j])) line("add", "+ " + b[j++]);
+    else line("del", "- " + a[i++]);
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  login();
+  const p = document.querySelector("[data-page]");
+  if (!p) return;
+  if (p.dataset.page === "overview") overview();
+  if (p.dataset.page === "batch") batch(p.dataset.batch);
+  if (p.dataset.page === "search") search(p.dataset.search);
+});

@@ -1,0 +1,169 @@
+package ui_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+const rule = "You cannot call tl.foo: triton.language has no such function."
+
+// TestDashboardInChromium is the dashboard as a person sees it: a live
+// `kernelgate serve` (CPU mode, a scripted LLM) and headless Chromium. It
+// loads every page, watches a batch complete, watches a search tree grow
+// and the skill it teaches appear, and saves a screenshot of each.
+func TestDashboardInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts kernelgate serve, a Python zygote and Chromium")
+	}
+	root := repoRoot(t)
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(root, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	honest := read("datasets/solutions/ci/1_add_relu.py")
+	broken := strings.Replace(honest, "tl.maximum(x + y, 0.0)", "tl.foo(x + y, 0.0)", 1)
+	wrong := strings.Replace(honest, "tl.maximum(x + y, 0.0)", "tl.maximum(x - y, 0.0)", 1)
+	if broken == honest || wrong == honest {
+		t.Fatal("the solution changed: cannot make the broken and wrong kernels")
+	}
+	chromium(t) // fail or skip before the slow parts
+	llm := scriptedLLM(t, broken, honest, rule, 4)
+	g := startServe(t, buildBinary(t), llm.URL())
+	b := newBrowser(t, g.URL)
+	opts := map[string]any{"seeds": 1, "timing": false}
+
+	t.Run("pages", func(t *testing.T) {
+		for path, want := range map[string]string{"/ui/": "Verdicts over time", "/ui/batches": "Batch id",
+			"/ui/searches": "no search yet", "/ui/skills": "no rule yet", "/ui/tasks": "ci/1_add_relu"} {
+			b.open(t, path)
+			if got := b.text(t, "main"); !strings.Contains(got, want) {
+				t.Errorf("%s: no %q in %.300q", path, want, got)
+			}
+		}
+	})
+
+	// The overview polls in a tab of its own while the batch and the search
+	// run, so its verdicts-over-time chart has something to show.
+	ov := b.tab(t)
+	ov.open(t, "/ui/")
+
+	t.Run("batch", func(t *testing.T) {
+		fence := func(code string) string { return "```python\n" + code + "\n```" }
+		var ref struct {
+			BatchID string `json:"batch_id"`
+		}
+		status := g.post(t, "/v1/rewards", map[string]any{"task_id": "ci/1_add_relu", "options": opts, "wait_s": 0,
+			"completions": []string{fence(honest), fence(wrong), "no code at all"}}, &ref)
+		if status != 202 && status != 200 || ref.BatchID == "" {
+			t.Fatalf("POST /v1/rewards: %d %+v", status, ref)
+		}
+		b.open(t, "/ui/batches/"+ref.BatchID)
+		b.waitFor(t, 120*time.Second, "the batch completes on its page", func() string {
+			if s := b.text(t, "#state"); s != "done" {
+				return "state " + s + ", " + b.text(t, "#done") + " items in"
+			}
+			return ""
+		})
+		statuses, err := eval[[]string](b, `[...document.querySelectorAll("#items tr td:nth-child(2)")].map(e => e.textContent.trim())`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"correct", "incorrect", "invalid_submission"}; fmt.Sprint(statuses) != fmt.Sprint(want) {
+			t.Errorf("item statuses %v, want %v", statuses, want)
+		}
+		b.do(t, `document.querySelector("#items details").open = true`)
+		b.shot(t, "batch")
+	})
+
+	t.Run("search", func(t *testing.T) {
+		var ref struct {
+			SearchID string `json:"search_id"`
+		}
+		if status := g.post(t, "/v1/searches", map[string]any{"task_id": "ci/1_add_relu", "steps": 6,
+			"policy": "adaexplore", "options": opts}, &ref); status != 202 {
+			t.Fatalf("POST /v1/searches: %d %+v", status, ref)
+		}
+		b.open(t, "/ui/searches/"+ref.SearchID)
+		seen := map[int]bool{}
+		b.waitFor(t, 150*time.Second, "the search ends on its page", func() string {
+			seen[b.count(t, "#tree circle.node")] = true
+			if s := b.text(t, "#sstate"); s != "done" {
+				return "state " + s + " after " + b.text(t, "#steps") + " steps"
+			}
+			return ""
+		})
+		final := b.count(t, "#tree circle.node")
+		grew := 0
+		for n := range seen {
+			if n > 0 && n < final {
+				grew++
+			}
+		}
+		if final < 3 || grew == 0 {
+			t.Errorf("tree: %d nodes at the end, sizes seen on the way %v: it did not grow while watched", final, seen)
+		}
+		if n := b.count(t, `#tree circle[data-status="correct"]`); n == 0 {
+			t.Errorf("no correct node in the tree")
+		}
+		if c := b.count(t, "#curve polyline"); c != 1 {
+			t.Errorf("best-so-far curve: %d lines", c)
+		}
+		b.do(t, `document.querySelector('#tree circle[data-status="correct"]').dispatchEvent(new MouseEvent("click"))`)
+		if d := b.text(t, "#diff"); !strings.Contains(d, "tl.maximum") {
+			t.Errorf("the diff of a correct node does not show its code: %.200q", d)
+		}
+		b.shot(t, "search")
+		b.open(t, "/ui/searches")
+		if !strings.Contains(b.text(t, "#searchlist"), ref.SearchID) {
+			t.Errorf("the searches page does not list %s", ref.SearchID)
+		}
+	})
+
+	t.Run("skill", func(t *testing.T) {
+		b.waitFor(t, 60*time.Second, "the rule appears on the skills page", func() string {
+			b.open(t, "/ui/skills")
+			if got := b.text(t, "#skilltable"); !strings.Contains(got, rule) {
+				return fmt.Sprintf("skills table: %.200q", got)
+			}
+			return ""
+		})
+		b.open(t, "/ui/skills?q=no+such+rule")
+		if n := b.count(t, "tr.skill"); n != 0 {
+			t.Errorf("a filter that matches nothing shows %d rules", n)
+		}
+		b.open(t, "/ui/skills?q=tl.foo&status=active")
+		b.shot(t, "skills")
+	})
+
+	t.Run("overview", func(t *testing.T) {
+		ov.waitFor(t, 20*time.Second, "the overview counts every verdict", func() string {
+			if n, _ := strconv.Atoi(ov.text(t, "#total")); n < 9 { // the batch's 3, the search's 6
+				return "verdicts " + ov.text(t, "#total")
+			}
+			return ""
+		})
+		if r := ov.text(t, "#rate"); r == "–" {
+			t.Errorf("evaluations/s not computed after several polls")
+		}
+		if n := ov.count(t, "#mix rect"); n == 0 {
+			t.Errorf("the verdicts-over-time chart is empty after the batch and the search")
+		}
+		if !strings.Contains(ov.text(t, "#legend"), "correct") {
+			t.Errorf("chart legend %q has no correct", ov.text(t, "#legend"))
+		}
+		if !strings.Contains(ov.text(t, "#workers"), "cpu") {
+			t.Errorf("workers table: %q", ov.text(t, "#workers"))
+		}
+		ov.shot(t, "overview")
+		b.open(t, "/ui/tasks")
+		b.shot(t, "tasks")
+	})
+}
