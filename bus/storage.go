@@ -44,6 +44,8 @@ const probeName = ".kernelgate-write-probe"
 
 // storage is the watcher's state.
 type storage struct {
+	checking sync.Mutex // one check at a time (the watcher's, Open's, a test's)
+
 	mu      sync.Mutex
 	reason  string    // why the store cannot take writes; "" when it can
 	refused time.Time // when a write was last refused for space (noteWrite)
@@ -120,6 +122,8 @@ func (b *Bus) watchStorage(stop <-chan struct{}) {
 
 // checkStorage sets the watcher's state from one look.
 func (b *Bus) checkStorage() {
+	b.store.checking.Lock()
+	defer b.store.checking.Unlock()
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), storageCheckEvery)
 	defer cancel()
