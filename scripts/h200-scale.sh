@@ -23,10 +23,10 @@ run_config() {  # name
     local name=$1 data port nport pids=()
     data=$(mktemp -d); port=$((18080 + RANDOM % 1000)); nport=$((14222 + RANDOM % 1000))
     case $name in
-        one1) bin/kernelgate serve --addr 127.0.0.1:$port --data "$data" --device 0 > "$out/serve-$name.log" 2>&1 & pids+=($!) ;;
-        one2) bin/kernelgate serve --addr 127.0.0.1:$port --data "$data" > "$out/serve-$name.log" 2>&1 & pids+=($!) ;;
+        one1) bin/kernelgate serve --addr 127.0.0.1:$port --data "$data" --open --device 0 > "$out/serve-$name.log" 2>&1 & pids+=($!) ;;
+        one2) bin/kernelgate serve --addr 127.0.0.1:$port --data "$data" --open > "$out/serve-$name.log" 2>&1 & pids+=($!) ;;
         wrk1|wrk2)
-            bin/kernelgate serve --addr 127.0.0.1:$port --data "$data" --workers 0 \
+            bin/kernelgate serve --addr 127.0.0.1:$port --data "$data" --open --workers 0 \
                 --nats-listen 127.0.0.1:$nport > "$out/serve-$name.log" 2>&1 & pids+=($!)
             sleep 2
             local devs="0"; [ "$name" = wrk2 ] && devs="0 1"

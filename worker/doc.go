@@ -1,4 +1,5 @@
-// Package worker runs evaluation jobs from the bus: it pulls jobs.eval.<mode> (gpu or cpu: its own),
+// Package worker runs evaluation jobs from the bus: it pulls jobs.interactive.<mode>
+// first (a search's evaluations, queued by Queue) and then jobs.eval.<mode> (gpu or cpu: its own),
 // evaluates each with the harness, scores it with the named reward function,
 // logs the verdict on events.evaluation, stores the result in the bus's
 // batches bucket and notifies the waiting gateway on results.<batch_id> (a

@@ -18,6 +18,14 @@ func Subject(mode string) string { return "jobs.eval." + modeClass(mode) }
 // Durable: see Subject.
 func Durable(mode string) string { return "eval-workers-" + modeClass(mode) }
 
+// InteractiveSubject is where jobs someone is waiting on one by one (a
+// search's evaluations) are queued: a worker's free slot takes them before
+// any job of Subject, so a search does not wait behind a bulk RL batch.
+func InteractiveSubject(mode string) string { return "jobs.interactive." + modeClass(mode) }
+
+// InteractiveDurable: see InteractiveSubject.
+func InteractiveDurable(mode string) string { return "interactive-workers-" + modeClass(mode) }
+
 func modeClass(mode string) string {
 	if mode == harness.TimingCPUInterpreter {
 		return "cpu"
@@ -61,6 +69,9 @@ type Job struct {
 	// (share.go); false when the request bypassed the cache, which asks
 	// for an evaluation of its own.
 	Share bool `json:"share,omitempty"`
+	// Unlogged: whoever queued the job logs its evaluation itself (a search
+	// step, with its prompt and the step's eval_id), so the worker does not.
+	Unlogged bool `json:"unlogged,omitempty"`
 }
 
 // Result is stored in the bus's batches bucket and then published on

@@ -48,10 +48,13 @@ func Run(ctx context.Context, b *bus.Bus, ev Evaluator, log *slog.Logger) error 
 		log = slog.New(slog.DiscardHandler)
 	}
 	w := &runner{bus: b, ev: ev, log: log.With("component", "worker"), now: time.Now}
-	slots := Slots(ev)
-	subject := Subject(ev.Mode())
-	w.log.Info("pulling jobs", "subject", subject, "concurrency", slots)
-	if err := b.Jobs(ctx, Durable(ev.Mode()), w.handle, bus.WithConcurrency(slots), bus.WithFilter(subject)); err != nil {
+	slots, mode := Slots(ev), ev.Mode()
+	queues := []bus.Queue{
+		{Durable: InteractiveDurable(mode), Filter: InteractiveSubject(mode)},
+		{Durable: Durable(mode), Filter: Subject(mode)},
+	}
+	w.log.Info("pulling jobs", "subject", Subject(mode), "interactive", InteractiveSubject(mode), "concurrency", slots)
+	if err := b.PrioritizedJobs(ctx, queues, slots, w.handle); err != nil {
 		return fmt.Errorf("worker.Run: %w", err)
 	}
 	return nil
@@ -181,9 +184,10 @@ func (w *runner) cache(ctx context.Context, log *slog.Logger, job Job, v harness
 // results subject: whoever hears of a result can read it back. The gateway
 // uses it too, for verdicts it makes itself (invalid_submission) and for
 // answers from the cache. A task check is not logged: it evaluated no
-// candidate, so it is no row of the evaluations table.
+// candidate, so it is no row of the evaluations table; nor is an Unlogged
+// job, whose queuer logs it.
 func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
-	if !job.TaskCheck {
+	if !job.TaskCheck && !job.Unlogged {
 		rew, wait, exec := r.Reward, r.QueueWaitMS, r.ExecMS
 		ev := export.EvaluationEvent{
 			EventID: job.ID, Time: time.Now().UTC(), EvalID: job.ID, BatchID: job.BatchID, TaskID: job.TaskID, TaskSource: job.Task.Source,

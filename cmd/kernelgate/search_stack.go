@@ -15,6 +15,7 @@ import (
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/rollout"
 	"github.com/kernelgate/kernelgate/rollout/llm"
 	"github.com/kernelgate/kernelgate/rollout/runner"
 	"github.com/kernelgate/kernelgate/rollout/skills"
@@ -104,14 +105,14 @@ func (g *globals) openSearchStack(ctx context.Context, dataDir, device string, l
 	if s.sup, err = g.startSupervisor(ctx, cfg); err != nil {
 		return nil, err
 	}
-	s.mgr, s.mem, err = newRunner(ctx, lc, dataDir, s.b, s.sup, reg, log)
+	s.mgr, s.mem, err = newRunner(ctx, lc, dataDir, s.b, s.sup, gpuName(s.sup), reg, log)
 	return s, err
 }
 
 // newRunner is the search runner `search`, `adapt` and `serve` share: the
 // LLM client, the skill memory (dataDir/skills.json, its changes logged on
 // the bus) and the Manager.
-func newRunner(ctx context.Context, lc llm.Config, dataDir string, b *bus.Bus, sup *harness.Supervisor,
+func newRunner(ctx context.Context, lc llm.Config, dataDir string, b *bus.Bus, eval rollout.Evaluator, gpu string,
 	reg runner.Tasks, log *slog.Logger) (*runner.Manager, *skills.Memory, error) {
 	client, err := llm.New(lc, log)
 	if err != nil {
@@ -122,8 +123,8 @@ func newRunner(ctx context.Context, lc llm.Config, dataDir string, b *bus.Bus, s
 	if err := mem.Load(ctx); err != nil {
 		return nil, nil, err
 	}
-	mgr, err := runner.NewManager(ctx, runner.Deps{Bus: b, Eval: sup, Skills: mem, Tasks: reg,
-		LLM: lc, GPUName: gpuName(sup), Log: log})
+	mgr, err := runner.NewManager(ctx, runner.Deps{Bus: b, Eval: eval, Skills: mem, Tasks: reg,
+		LLM: lc, GPUName: gpu, Log: log})
 	return mgr, mem, err
 }
 

@@ -47,9 +47,6 @@ func newServeCmd(g *globals) *cobra.Command {
 				return usageError{fmt.Errorf("--workers takes 0 (no local evaluation: workers on other hosts join over NATS); leave it out for a worker on every local GPU, got %d", workers)}
 			}
 			local := workers != 0
-			if !local && lf.url != "" {
-				return usageError{fmt.Errorf("searches (--llm-url) evaluate on this process's own workers: not with --workers 0")}
-			}
 			bopts, err := nf.options(bus.Options{DataDir: dataDir, MaxQueuedJobs: maxQueued})
 			if err != nil {
 				return err

@@ -4,6 +4,7 @@ over NATS and answers POST /v1/rewards, and its verdicts land in the gateway's P
 Here both run on loopback in CPU mode; a worker with the wrong token is refused, and the
 flags that cannot work together are refused with a clear error."""
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -12,6 +13,7 @@ import time
 import pyarrow.dataset as ds
 
 from conftest import BIN, REPO, Serve, free_port
+from test_search_api import llm, sse  # noqa: F401 (llm is a fixture)
 
 TASK = (REPO / "datasets" / "ci" / "1_add_relu.py").read_text()
 KERNEL = (REPO / "datasets" / "solutions" / "ci" / "1_add_relu.py").read_text()
@@ -86,7 +88,6 @@ def test_flags_that_cannot_work_together_are_refused(tmp_path):
         (["serve", "--nats-listen", "0.0.0.0:4999"], "needs a token"),
         (["serve", "--nats", "nats://127.0.0.1:1", "--nats-listen", "127.0.0.1:4999"], "give one of them"),
         (["serve", "--nats-creds", "x.creds"], "for an external --nats"),
-        (["serve", "--workers", "0", "--llm-url", "http://127.0.0.1:1/v1"], "not with --workers 0"),
         (["worker"], "--nats is required"),
         (["worker", "--nats", "not a url"], "invalid NATS URL"),
     ]
@@ -207,3 +208,34 @@ def test_the_gateway_restarted_under_its_workers_loses_nothing(tmp_path):
         if w.poll() is None:
             stop(w)
         srv.stop()
+
+
+def test_a_search_on_a_gateway_without_workers_evaluates_on_a_remote_worker(tmp_path, llm):
+    # Searches queue their evaluations (ahead of bulk batches) like any job: a gateway
+    # with --workers 0 runs them on the workers that joined it, and each step's
+    # evaluation is one row of the evaluations table, under the step's eval_id.
+    port = free_port()
+    nats = f"nats://127.0.0.1:{port}"
+    srv = Serve(tmp_path / "data", tmp_path, args=["--nats-listen", f"127.0.0.1:{port}", "--workers", "0",
+                                                   "--llm-url", llm, "--model", "scripted"])
+    srv.start(ready_path="/healthz")
+    w = start_worker(tmp_path, nats, "worker", extra=["--log-level", "debug"])
+    try:
+        wait_ready(srv)
+        status, ref = srv.post("/v1/searches", {"task_id": "ci/1_add_relu", "steps": 3, "policy": "sample"})
+        assert status == 202, ref
+        events = sse(srv, f"/v1/searches/{ref['search_id']}/events")
+        steps = [d for e, d in events if e == "step"]
+        assert [s["verdict"]["status"] for s in steps] == ["correct"] * 3, steps
+        assert events[-1][1]["state"] == "done", events[-1]
+        assert len(re.findall(r"msg=evaluating .*job=q_", (tmp_path / "worker.log").read_text())) == 3
+        want = {s["eval_id"] for s in steps}
+        deadline = time.monotonic() + 60
+        while not want <= {r["eval_id"] for r in eval_rows(srv.data)} and time.monotonic() < deadline:
+            time.sleep(0.5)
+    finally:
+        if w.poll() is None:
+            stop(w)
+        assert srv.stop() == 0, srv.log()
+    rows = [r["eval_id"] for r in eval_rows(srv.data)]
+    assert sorted(rows) == sorted(want), rows          # the steps' rows, once each; no row of the queue's own

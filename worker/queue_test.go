@@ -1,0 +1,52 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kernelgate/kernelgate/harness"
+)
+
+func cpuMode() string { return harness.TimingCPUInterpreter }
+
+// A search's evaluation goes through the queue to a worker and back; the
+// worker logs nothing for it (the search logs it under its step's id).
+func TestQueueEvaluatesOnAWorkerAndLeavesTheLogToItsCaller(t *testing.T) {
+	ev := &scriptedEvaluator{status: harness.StatusCorrect}
+	b := startRun(t, ev)
+	q := &Queue{Bus: b, Mode: cpuMode, Poll: 200 * time.Millisecond}
+	job := harness.Job{Task: harness.Task{Name: "t", Source: "src"}, Code: "code", Options: harness.DefaultOptions()}
+	for i := range 2 {
+		v, err := q.Evaluate(t.Context(), job)
+		if err != nil || v.Status != harness.StatusCorrect || v.Feedback != "scripted" {
+			t.Fatalf("evaluation %d: %+v %v", i, v, err)
+		}
+	}
+	if n := ev.calls.Load(); n != 2 { // each call evaluates: no cache, no sharing
+		t.Fatalf("%d evaluations, want 2", n)
+	}
+	if n, err := b.EventsBacklog(t.Context(), "probe"); n != 0 || err != nil {
+		t.Fatalf("the worker logged %d events (%v)", n, err)
+	}
+}
+
+// A caller that gives up gets its context's error, not a hang; the job's
+// evaluation stops at the caller's deadline.
+func TestQueueStopsWaitingWithItsCaller(t *testing.T) {
+	ev := &stallingEvaluator{}
+	b := startRun(t, ev)
+	q := &Queue{Bus: b, Mode: cpuMode, Poll: 100 * time.Millisecond}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	t0 := time.Now()
+	_, err := q.Evaluate(ctx, harness.Job{Task: harness.Task{Name: "t", Source: "src"}, Code: "code",
+		Options: harness.DefaultOptions()})
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(t0) > 5*time.Second {
+		t.Fatalf("err %v after %s", err, time.Since(t0))
+	}
+	if ev.calls.Load() != 1 {
+		t.Fatalf("%d evaluations started, want 1", ev.calls.Load())
+	}
+}
