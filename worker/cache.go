@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/gpu"
@@ -77,7 +76,10 @@ func ShareKey(job Job) (string, error) {
 	if err != nil || job.Deadline.IsZero() {
 		return wk, err
 	}
-	return wk + "@" + job.Deadline.UTC().Format(time.RFC3339Nano), nil
+	// The key names KV entries, whose keys take only [-/_=.A-Za-z0-9]: the
+	// deadline goes in as Unix nanoseconds ("@" and ":" made every such
+	// item's claim fail as an invalid key, found by schemathesis).
+	return wk + "-d" + strconv.FormatInt(job.Deadline.UnixNano(), 10), nil
 }
 
 // CacheKey is the result-cache key of job's verdict made in env: hex sha256

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,5 +76,9 @@ func TestShareKeyHoldsTheDeadline(t *testing.T) {
 	ck2, _ := CacheKey(d, Env{})
 	if plain != wk || timed == plain || ck1 != ck2 {
 		t.Fatalf("share keys %q %q (work %q); cache keys equal %v", plain, timed, wk, ck1 == ck2)
+	}
+	// A share key names KV entries (and a watch on KEY.*): NATS takes only these.
+	if !regexp.MustCompile(`^[-/_=.A-Za-z0-9]+$`).MatchString(timed) {
+		t.Fatalf("share key %q is not a valid NATS KV key", timed)
 	}
 }
