@@ -86,7 +86,7 @@ func (s *Server) queueGroup(ctx context.Context, log *slog.Logger, g *group, que
 	job.Share = g.key != ""
 	data, err := json.Marshal(job)
 	if err == nil {
-		g.seq, err = b.QueueJob(ctx, worker.Subject(s.deps.TimingMode()), job.ID, data)
+		g.seq, err = b.QueueJob(ctx, worker.JobSubject(s.deps.TimingMode(), job.Options, false), job.ID, data)
 	}
 	if err == nil {
 		return nil

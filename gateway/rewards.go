@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -48,6 +49,9 @@ func (s *Server) rewards(c *gin.Context) {
 // endpoint made it. Once the batch is accepted it is never an error: what is
 // not in yet is read later.
 func (s *Server) runBatch(ctx context.Context, id string, spec batchSpec) (*batchResponse, *apiError) {
+	if aerr := s.canRun(spec.options.Requires); aerr != nil {
+		return nil, aerr
+	}
 	if spec.taskID != "" && spec.task.Source == "" {
 		var aerr *apiError
 		if spec.task, aerr = s.taskByID(ctx, spec.taskID, "task_id"); aerr != nil {
@@ -178,4 +182,23 @@ func evalID(batchID string, i int) string { return fmt.Sprintf("%s-%05d", batchI
 func (s *Server) answerInvalid(ctx context.Context, job worker.Job, xerr error) error {
 	v := worker.Verdict(s.deps.TimingMode(), job, harness.StatusInvalidSubmission, submission.NoCodeFeedback(xerr), "no_code")
 	return worker.PublishResult(ctx, s.deps.Bus, job, worker.Scored(job, v))
+}
+
+// canRun refuses a batch whose options require an environment no worker
+// here has: its jobs would wait in the queue for one that may never come
+// (worker.Route). A worker that joins later makes the same request good.
+func (s *Server) canRun(r *harness.Requires) *apiError {
+	envs := s.deps.Envs()
+	if worker.Satisfies(envs, r) {
+		return nil
+	}
+	have := make([]string, 0, len(envs))
+	for _, e := range envs {
+		have = append(have, fmt.Sprintf("{gpu %q, torch %q, triton %q}", e.GPU, e.Torch, e.Triton))
+	}
+	if len(have) == 0 {
+		have = append(have, "none is up")
+	}
+	return newError(CodeNotReady, "options.requires", "no worker here can run this batch: it requires gpu %q, torch %q, triton %q; the workers run %s",
+		r.GPU, r.Torch, r.Triton, strings.Join(have, ", "))
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"unicode/utf8"
 )
 
 // Options tune one evaluation. Start from DefaultOptions: the zero value is
@@ -39,7 +41,26 @@ type Options struct {
 	// figures are not comparable (no speedup), but the judge's checks of the
 	// candidate's timer and timed outputs run, as they do on a GPU.
 	CPUTiming bool `json:"cpu_timing,omitempty"`
+	// Requires routes the job to workers of one environment (worker.Route):
+	// rewards a trainer compares should come from one GPU model and
+	// toolchain. Go-side only: the harness never reads it.
+	Requires *Requires `json:"requires,omitempty"`
 }
+
+// Requires names an environment, each field exactly as a verdict's env (or
+// GET /v1/gpus) gives it; "" asks nothing of that part. The GPU model is
+// matched ignoring case, spaces and punctuation ("NVIDIA H200" =
+// "nvidia-h200"), versions as releases ("2.11.0", no "+cu130").
+type Requires struct {
+	GPU    string `json:"gpu,omitempty"`
+	Torch  string `json:"torch,omitempty"`
+	Triton string `json:"triton,omitempty"`
+}
+
+// maxRequireLen bounds a requirement's each value (a GPU name is ~30).
+const maxRequireLen = 64
+
+func isAlnum(c rune) bool { return c < 128 && ('a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9') }
 
 // Defaults that the host can lower (HostMemoryMB, the gateway's caps).
 const (
@@ -88,6 +109,12 @@ func (o Options) Validate() error {
 	check(o.OutputLimitBytes >= 0 && o.OutputLimitBytes <= 256<<20, "output_limit_bytes must be in 0..256 MiB, got %d", o.OutputLimitBytes)
 	check(o.MaxCodeBytes >= 1 && o.MaxCodeBytes <= 16<<20, "max_code_bytes must be in 1..16 MiB, got %d", o.MaxCodeBytes)
 	check(o.GPUMemoryFraction > 0 && o.GPUMemoryFraction <= 1, "gpu_memory_fraction must be in (0, 1], got %v", o.GPUMemoryFraction)
+	if r := o.Requires; r != nil {
+		for _, f := range [...]struct{ name, v string }{{"gpu", r.GPU}, {"torch", r.Torch}, {"triton", r.Triton}} {
+			check(len(f.v) <= maxRequireLen && utf8.ValidString(f.v), "requires.%s must be at most %d bytes of UTF-8, got %d bytes", f.name, maxRequireLen, len(f.v))
+			check(f.v == "" || strings.IndexFunc(f.v, isAlnum) >= 0, "requires.%s must name something (a letter or digit), got %q", f.name, f.v)
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("harness.Options: %w", err)
 	}
@@ -103,6 +130,9 @@ func (o Options) RequiresTriton() bool { return o.RequireTriton == nil || *o.Req
 func (o Options) Canonical() Options {
 	if o.RequiresTriton() {
 		o.RequireTriton = nil
+	}
+	if r := o.Requires; r != nil && *r == (Requires{}) {
+		o.Requires = nil // asks nothing
 	}
 	return o
 }

@@ -53,7 +53,7 @@ func (q *Queue) Evaluate(ctx context.Context, hj harness.Job) (harness.Verdict, 
 		return harness.Verdict{}, fmt.Errorf("worker.Queue: %w", err)
 	}
 	defer sub.Unsubscribe()
-	if err := q.Bus.PublishJob(ctx, InteractiveSubject(q.Mode()), job.ID, data); err != nil {
+	if err := q.Bus.PublishJob(ctx, JobSubject(q.Mode(), job.Options, true), job.ID, data); err != nil {
 		return harness.Verdict{}, fmt.Errorf("worker.Queue: %w", err)
 	}
 	poll := q.Poll

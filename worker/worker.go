@@ -49,11 +49,13 @@ func Run(ctx context.Context, b *bus.Bus, ev Evaluator, log *slog.Logger) error 
 	}
 	w := &runner{bus: b, ev: ev, log: log.With("component", "worker"), now: time.Now}
 	slots, mode := Slots(ev), ev.Mode()
-	queues := []bus.Queue{
-		{Durable: InteractiveDurable(mode), Filter: InteractiveSubject(mode)},
-		{Durable: Durable(mode), Filter: Subject(mode)},
+	var envs []Env
+	if p, ok := ev.(Pool); ok {
+		envs = PoolEnvs(p) // its zygotes are up: serve and worker start them first
 	}
-	w.log.Info("pulling jobs", "subject", Subject(mode), "interactive", InteractiveSubject(mode), "concurrency", slots)
+	queues := Queues(mode, envs)
+	w.log.Info("pulling jobs", "subject", Subject(mode), "interactive", InteractiveSubject(mode),
+		"queues", len(queues), "concurrency", slots)
 	if err := b.PrioritizedJobs(ctx, queues, slots, w.handle); err != nil {
 		return fmt.Errorf("worker.Run: %w", err)
 	}

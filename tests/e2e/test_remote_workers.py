@@ -239,3 +239,34 @@ def test_a_search_on_a_gateway_without_workers_evaluates_on_a_remote_worker(tmp_
         assert srv.stop() == 0, srv.log()
     rows = [r["eval_id"] for r in eval_rows(srv.data)]
     assert sorted(rows) == sorted(want), rows          # the steps' rows, once each; no row of the queue's own
+
+
+def test_a_batch_requiring_an_environment_runs_only_where_it_is(tmp_path):
+    # Workers advertise their environment; a batch may require one (options.requires):
+    # it is queued where only such workers pull, and refused with a clear 503 while no
+    # worker here has it, rather than left in the queue for one that may never come.
+    port = free_port()
+    srv = Serve(tmp_path / "data", tmp_path, args=["--nats-listen", f"127.0.0.1:{port}", "--workers", "0"])
+    srv.start(ready_path="/healthz")
+    w = start_worker(tmp_path, f"nats://127.0.0.1:{port}", "worker")
+    try:
+        wait_ready(srv)
+        time.sleep(2.1)                                   # the gateway's roster refresh
+        status, first = srv.post("/v1/rewards", {"reference": TASK, "codes": [KERNEL + "\n# env\n"], "wait_s": 120})
+        assert status == 200 and first["results"][0]["status"] == "correct", first
+        env = first["results"][0]["env"]
+        mine = {"torch": env["torch"].split("+")[0], "triton": env["triton"].split("+")[0]}
+        status, ok = srv.post("/v1/rewards", {"reference": TASK, "codes": [KERNEL + "\n# required\n"],
+                                              "options": {"requires": mine}, "wait_s": 120})
+        assert status == 200 and ok["results"][0]["status"] == "correct", ok
+        for other in ({"gpu": "NVIDIA H200"}, {**mine, "torch": "0.0.1"}):
+            status, err = srv.post("/v1/rewards", {"reference": TASK, "codes": [KERNEL], "options": {"requires": other},
+                                                   "wait_s": 10})
+            assert status == 503 and err["code"] == "not_ready" and "no worker here can run" in err["message"], err
+            assert err.get("field") == "options.requires", err
+        status, bad = srv.post("/v1/rewards", {"reference": TASK, "codes": [KERNEL], "options": {"requires": {"gpu": "--"}}})
+        assert status == 400 and "requires.gpu" in bad["message"], bad
+    finally:
+        if w.poll() is None:
+            stop(w)
+        assert srv.stop() == 0, srv.log()

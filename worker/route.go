@@ -1,0 +1,137 @@
+package worker
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/harness"
+)
+
+// A job whose options require an environment (harness.Requires) is queued
+// on a subject that names it, jobs.eval.<mode>.<gpu>.<torch>.<triton> ("_"
+// for a part it leaves open), and a worker pulls only the subjects its own
+// environments satisfy: a worker that cannot run a job is never delivered
+// it. A job no worker can run would wait in the queue for one; the gateway
+// refuses it up front while none is there (Satisfies). Each subject has one
+// durable consumer, shared by every worker that serves it: on a work queue
+// two consumers may not take the same subject.
+
+// JobSubject is where a job with opts is queued: Subject or
+// InteractiveSubject, plus its requirement.
+func JobSubject(mode string, opts harness.Options, interactive bool) string {
+	base := Subject(mode)
+	if interactive {
+		base = InteractiveSubject(mode)
+	}
+	return base + suffix(opts.Requires)
+}
+
+// Satisfies reports whether any of envs can run a job that requires r.
+func Satisfies(envs []Env, r *harness.Requires) bool {
+	if r == nil || *r == (harness.Requires{}) {
+		return true // asks nothing: whoever comes
+	}
+	want := parts(*r)
+	for _, e := range envs {
+		have := parts(harness.Requires{GPU: e.GPU, Torch: e.Torch, Triton: e.Triton})
+		ok := true
+		for i := range want {
+			ok = ok && (want[i] == "" || want[i] == have[i])
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Queues are the consumers a worker in mode with envs pulls, in priority
+// order: every interactive subject its environments satisfy, then every
+// bulk one; the subjects without a requirement first in each.
+func Queues(mode string, envs []Env) []bus.Queue {
+	var out []bus.Queue
+	for _, interactive := range []bool{true, false} {
+		subjects := []string{""}
+		for _, e := range envs {
+			have := parts(harness.Requires{GPU: e.GPU, Torch: e.Torch, Triton: e.Triton})
+			for mask := 1; mask < 8; mask++ { // each non-empty subset of the three parts
+				r := [3]string{}
+				for i := range r {
+					if mask&(1<<i) != 0 {
+						r[i] = have[i]
+					}
+				}
+				if s := joinParts(r); s != "" && !slices.Contains(subjects, s) && !hasGap(r, mask) {
+					subjects = append(subjects, s)
+				}
+			}
+		}
+		slices.Sort(subjects[1:])
+		for _, s := range subjects {
+			q := bus.Queue{Durable: Durable(mode), Filter: Subject(mode) + s}
+			if interactive {
+				q = bus.Queue{Durable: InteractiveDurable(mode), Filter: InteractiveSubject(mode) + s}
+			}
+			q.Durable += strings.NewReplacer(".", "-").Replace(s)
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// hasGap: a part the subset asks for that this environment does not have
+// (a CPU worker has no GPU model): no job with that requirement is its.
+func hasGap(r [3]string, mask int) bool {
+	for i := range r {
+		if mask&(1<<i) != 0 && r[i] == "" {
+			return true
+		}
+	}
+	return false
+}
+
+func suffix(r *harness.Requires) string {
+	if r == nil {
+		return ""
+	}
+	return joinParts(parts(*r))
+}
+
+func joinParts(p [3]string) string {
+	if p == ([3]string{}) {
+		return ""
+	}
+	out := ""
+	for _, x := range p {
+		if x == "" {
+			x = "_"
+		}
+		out += "." + x
+	}
+	return out
+}
+
+// parts are r's GPU model, torch and triton as subject tokens: lower case,
+// every run of other characters one "-" (so "NVIDIA H200" is "nvidia-h200"
+// and "2.11.0+cu130" is "2-11-0": a version's local tag is dropped first).
+func parts(r harness.Requires) [3]string {
+	return [3]string{token(r.GPU), token(release(r.Torch)), token(release(r.Triton))}
+}
+
+func token(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, c := range strings.ToLower(s) {
+		if ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(c)
+			dash = false
+		} else {
+			dash = true
+		}
+	}
+	return b.String()
+}
