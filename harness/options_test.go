@@ -153,3 +153,21 @@ func TestReadLine(t *testing.T) {
 		t.Error("an unterminated last line must not be a record")
 	}
 }
+
+func TestRequiresIsCheckedAndCanonical(t *testing.T) {
+	o := DefaultOptions()
+	for _, r := range []Requires{{GPU: "--"}, {Torch: strings.Repeat("9", 65)}, {Triton: "\xff"}} {
+		o.Requires = &r
+		if err := o.Validate(); err == nil {
+			t.Errorf("requires %+v accepted", r)
+		}
+	}
+	o.Requires = &Requires{GPU: "NVIDIA H200", Torch: "2.11.0+cu130"}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	o.Requires = &Requires{}
+	if o.Canonical().Requires != nil {
+		t.Error("an empty requirement is kept: it would key the cache apart from none")
+	}
+}
