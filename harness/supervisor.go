@@ -231,7 +231,7 @@ func (s *Supervisor) backstop(o Options, conc int) time.Duration {
 // fill sets what Go owns in the verdict: hashes, NVML facts, and what a
 // Go-made verdict lacks.
 func (s *Supervisor) fill(v *Verdict, w *worker, z *zygote, job Job, before, after *int) {
-	v.normalize()
+	v.Normalize()
 	v.TaskHash = HashSource(job.Task.Source)
 	v.CodeHash = HashSource(job.Code)
 	if v.TaskName == "" {

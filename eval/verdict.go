@@ -1,10 +1,8 @@
-package harness
+package eval
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"strings"
 )
 
 // SchemaVersion is the verdict schema (MAJOR.MINOR). It is logged and
@@ -241,29 +239,9 @@ type OutputSpec struct {
 	DType string  `json:"dtype"`
 }
 
-// feedbackLimit matches the Python side: feedback is meant for an LLM prompt.
-const feedbackLimit = 2048
-
-// harnessVerdict is the verdict Go writes itself when no child verdict
-// exists (zygote died, backstop kill). It has the same shape as a child's.
-func harnessVerdict(status Status, timingMode, feedback, signature string) Verdict {
-	if len(feedback) > feedbackLimit {
-		feedback = feedback[:feedbackLimit]
-	}
-	v := Verdict{
-		SchemaVersion:  SchemaVersion,
-		Status:         status,
-		TimingMode:     timingMode,
-		Feedback:       feedback,
-		ErrorSignature: signature,
-	}
-	v.normalize()
-	return v
-}
-
-// normalize replaces absent lists and maps with empty ones, so a verdict
+// Normalize replaces absent lists and maps with empty ones, so a verdict
 // always encodes "hack_flags": [] rather than null, as the schema shows.
-func (v *Verdict) normalize() {
+func (v *Verdict) Normalize() {
 	if v.HackFlags == nil {
 		v.HackFlags = []string{}
 	}
@@ -282,19 +260,4 @@ func (v *Verdict) normalize() {
 func HashSource(src string) string {
 	sum := sha256.Sum256([]byte(src))
 	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// nameTaskFailure fills task_error on a failed task check whose verdict Go
-// made itself (backstop kill, dead zygote), as the Python side does for its
-// own: a task-check verdict is "correct" or carries a task_error.
-func nameTaskFailure(v *Verdict) {
-	if v.Status == StatusCorrect || v.TaskError != "" {
-		return
-	}
-	first, _, _ := strings.Cut(strings.TrimSpace(v.Feedback), "\n")
-	msg := fmt.Sprintf("the reference failed the task check (%s): %s", v.Status, first)
-	if len(msg) > 500 {
-		msg = msg[:500]
-	}
-	v.TaskError = msg
 }
