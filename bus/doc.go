@@ -10,7 +10,9 @@
 //     harness workers pull; a job is acked only after its handler returns nil,
 //     so a worker that dies mid-job loses nothing.
 //   - EVENTS, a durable log (subjects events.>), deduplicated by event id;
-//     the Parquet sink pulls it in batches and acks after its rename.
+//     the Parquet sink (SinkDurable, created by Open) pulls it in batches and
+//     acks after its rename, and an event leaves EVENTS once acked (interest
+//     retention): never before the sink has written it (setup.go).
 //   - cache, a KV bucket used as the result cache.
 //   - batches, a KV bucket: each batch's record and its items' results, kept
 //     ResultTTL so a client can read them after its request is gone.
@@ -21,6 +23,13 @@
 //   - notifications (Notify/Subscribe): core NATS, not persisted, for
 //     results.<batch_id>; a missed one costs a wait, not data, since every
 //     result is stored in batches (and logged as an event) first.
+//
+// Every stream and bucket has a byte limit (limits.go). A watcher
+// (storage.go) says whether the store can take writes (Writable: a full
+// disk, a full EVENTS or batches, a write the server refused for space) and
+// restarts an embedded JetStream that a full disk left failing; reads are
+// bounded (deadline.go); the embedded server's reports of damaged files are
+// read (damage.go), and Verify checks a stopped store (verify.go).
 //
 // Imported by the gateway and the workers (and cmd/kernelgate to wire them).
 package bus

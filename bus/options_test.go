@@ -50,3 +50,22 @@ func TestOptionsDefaults(t *testing.T) {
 		t.Fatalf("defaults: %+v", o)
 	}
 }
+
+func TestOptionsValidateStorage(t *testing.T) {
+	for _, c := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{DataDir: "d", MinFree: -1}, "MinFree"},
+		{Options{DataDir: "d", Limits: Limits{Events: 100}}, "Limits.Events"},
+		{Options{DataDir: "d", Limits: Limits{Store: 1 << 30, Events: 1 << 20}}, ""},
+	} {
+		err := c.opts.Validate()
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Validate(%+v) = %v, want %q", c.opts, err, c.want)
+		}
+	}
+	if o := (Options{DataDir: "d"}).withDefaults(); o.MinFree != DefaultMinFree || o.EventMaxAge != 0 {
+		t.Errorf("defaults: MinFree %d, EventMaxAge %s", o.MinFree, o.EventMaxAge)
+	}
+}
