@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -147,7 +146,7 @@ func (s *Server) parseEpisode(c *gin.Context) (episode.Episode, *apiError) {
 			return e, s.taskError(err, *req.TaskID, "task_id")
 		}
 		e.TaskID, e.TaskName, e.TaskHash, e.Reference, e.Prompt = t.ID, t.Name, t.TaskHash, t.Source, t.Prompt()
-	case req.Reference == nil || strings.TrimSpace(*req.Reference) == "":
+	case req.Reference == nil || trimSpec(*req.Reference) == "":
 		return e, newError(CodeInvalidRequest, "reference", "a task is required: give task_id or reference (KernelBench-format source)")
 	case len(*req.Reference) > tasks.MaxSourceBytes:
 		return e, newError(CodeBodyTooLarge, "reference", "reference is %d bytes; at most %d", len(*req.Reference), tasks.MaxSourceBytes)

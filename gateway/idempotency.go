@@ -43,8 +43,8 @@ func idempotencyKey(c *gin.Context, endpoint string) (string, *apiError) {
 	id := identityOf(c.Request.Context())
 	key := c.GetHeader(idempotencyHeader)
 	switch {
-	case key != "":
-		if len(key) > maxKeyLen || !printable(key) {
+	case key != "" || len(c.Request.Header.Values(idempotencyHeader)) > 0:
+		if key == "" || len(key) > maxKeyLen || !printable(key) {
 			return "", newError(CodeInvalidRequest, idempotencyHeader,
 				"%s must be 1 to %d printable ASCII characters", idempotencyHeader, maxKeyLen)
 		}

@@ -130,7 +130,7 @@ func (s *Server) parseOpenRLHF(c *gin.Context, req openRLHFRequest) ([]*labelGro
 // taskOfLabel resolves a label: a registered task id, else a reference's
 // source (it defines Model).
 func (s *Server) taskOfLabel(ctx context.Context, label, field string) (string, harness.Task, *apiError) {
-	if strings.TrimSpace(label) == "" {
+	if trimSpec(label) == "" {
 		return "", harness.Task{}, newError(CodeInvalidRequest, field, "empty label: give a task id or the reference source")
 	}
 	if tasks.ValidID(label) == nil {

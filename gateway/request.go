@@ -92,7 +92,7 @@ func validateRewardRequest(req rewardRequest, cfg Config) (batchSpec, *apiError)
 		return spec, newError(CodeInvalidRequest, "task_id", "task_id is empty: give a registered task id (GET /v1/tasks) or reference")
 	case req.TaskID != nil:
 		spec.taskID = *req.TaskID // the handler resolves it (taskByID)
-	case req.Reference == nil || strings.TrimSpace(*req.Reference) == "":
+	case req.Reference == nil || trimSpec(*req.Reference) == "":
 		return spec, newError(CodeInvalidRequest, "reference", "a task is required: give reference (KernelBench-format source) or task_id")
 	default:
 		spec.task = inlineTask(*req.Reference)
@@ -169,14 +169,24 @@ func parsePrompt(raw json.RawMessage) ([]export.PromptMessage, error) {
 	if err := json.Unmarshal(raw, &text); err == nil {
 		return []export.PromptMessage{{Role: "user", Content: text}}, nil
 	}
-	var msgs []export.PromptMessage
-	if err := decodeStrict(raw, &msgs); err != nil || len(msgs) == 0 {
+	// Content is a pointer so that a message without one is refused, not
+	// read as empty (openapi.yaml requires it).
+	var in []struct {
+		Role    string  `json:"role"`
+		Content *string `json:"content"`
+	}
+	if err := decodeStrict(raw, &in); err != nil || len(in) == 0 {
 		return nil, errors.New("a prompt is a string or a non-empty list of {role, content} messages")
 	}
-	for _, m := range msgs {
+	msgs := make([]export.PromptMessage, len(in))
+	for i, m := range in {
 		if !slices.Contains(promptRoles, m.Role) {
 			return nil, fmt.Errorf("message role %q: want one of %s", m.Role, strings.Join(promptRoles, ", "))
 		}
+		if m.Content == nil {
+			return nil, fmt.Errorf("message %d has no content", i)
+		}
+		msgs[i] = export.PromptMessage{Role: m.Role, Content: *m.Content}
 	}
 	return msgs, nil
 }
@@ -195,7 +205,7 @@ func (s batchSpec) promptOf(i int) []export.PromptMessage {
 // rest before the candidate: a broken reference is a task error, never the
 // candidate's.)
 func oneLineReference(source string) *apiError {
-	s := strings.TrimSpace(source)
+	s := trimSpec(source)
 	if strings.Contains(s, "\n") {
 		return nil
 	}

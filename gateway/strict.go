@@ -12,40 +12,55 @@ import (
 
 // Input that two readers could read two ways is refused, not guessed at: a
 // JSON object with a key twice (encoding/json keeps the last; a proxy, a
-// WAF or a log reader may keep the first) and a query parameter given twice
-// (gin's c.Query keeps the first).
+// WAF or a log reader may keep the first), a field sent as null where
+// openapi.yaml does not say nullable (encoding/json reads it as absent) and
+// a query parameter given twice (gin's c.Query keeps the first).
 
 // duplicateKeyError names a key that appears twice in one object.
 type duplicateKeyError struct {
 	path string // dotted from the top: "options.timeout_s", "prompts[2].role"
+	null bool   // not a duplicate: a member whose value is null
 }
 
 func (e *duplicateKeyError) Error() string {
+	if e.null {
+		return fmt.Sprintf("%s is null: leave the field out instead", e.path)
+	}
 	return fmt.Sprintf("duplicate key %q: each key may appear once in an object", e.path)
 }
 
+// nullable are the request fields openapi.yaml declares nullable: null is
+// their own value (the harness's default tolerance, the model's default
+// temperature), not "absent".
+var nullable = map[string]bool{"atol": true, "rtol": true, "temperature": true}
+
 // checkDuplicateKeys returns a *duplicateKeyError for the first key that
-// appears twice in one object of data. data must be valid JSON whose
+// appears twice in one object of data, or whose value is null (nullable
+// keys aside). data must be valid JSON whose
 // nesting encoding/json accepted (decodeStrict calls it after Decode), so
 // the recursion is as deep as Decode allowed.
 func checkDuplicateKeys(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	return walkKeys(dec, "")
+	_, err := walkKeys(dec, "")
+	return err
 }
 
-func walkKeys(dec *json.Decoder, path string) error {
+// walkKeys reads one value from dec; null says it was JSON null.
+func walkKeys(dec *json.Decoder, path string) (null bool, err error) {
 	tok, err := dec.Token()
 	if err != nil {
-		return err
+		return false, err
 	}
 	switch tok {
+	case nil:
+		return true, nil
 	case json.Delim('{'):
 		seen := map[string]bool{}
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
-				return err
+				return false, err
 			}
 			key, _ := kt.(string)
 			sub := key
@@ -53,26 +68,39 @@ func walkKeys(dec *json.Decoder, path string) error {
 				sub = path + "." + key
 			}
 			if seen[key] {
-				return &duplicateKeyError{path: sub}
+				return false, &duplicateKeyError{path: sub}
 			}
 			seen[key] = true
-			if err := walkKeys(dec, sub); err != nil {
-				return err
+			null, err := walkKeys(dec, sub)
+			if err != nil {
+				return false, err
+			}
+			if null && !nullable[key] {
+				return false, &duplicateKeyError{path: sub, null: true}
 			}
 		}
 		_, err = dec.Token() // '}'
-		return err
+		return false, err
 	case json.Delim('['):
 		for i := 0; dec.More(); i++ {
-			if err := walkKeys(dec, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
+			if _, err := walkKeys(dec, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return false, err
 			}
 		}
 		_, err = dec.Token() // ']'
-		return err
+		return false, err
 	}
-	return nil
+	return false, nil
 }
+
+// specSpace is the white space of openapi.yaml's patterns for "not blank"
+// and "several lines" ([^ \t\n\r\v\f]): ASCII only, because JSON Schema
+// engines disagree on which Unicode characters \s covers, and the server
+// must refuse exactly what the contract says it refuses.
+const specSpace = " \t\n\r\v\f"
+
+// trimSpec trims specSpace from both ends of s.
+func trimSpec(s string) string { return strings.Trim(s, specSpace) }
 
 // rejectRepeatedQuery answers 400 to a request that gives a query
 // parameter more than once (?limit=1&limit=2): no operation takes a list

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,4 +97,57 @@ func TestExportQuota(t *testing.T) {
 			t.Fatalf("no quota: %d %s", rec.Code, rec.Body)
 		}
 	}
+}
+
+// null is a value only where openapi.yaml says nullable; elsewhere it is
+// refused, never read as "absent".
+func TestNullMembersAreRefused(t *testing.T) {
+	tests := []struct {
+		in, path string
+	}{
+		{`{"reference": "a\nb", "task_id": null}`, "task_id"},
+		{`{"options": {"seeds": null}}`, "options.seeds"},
+		{`{"options": {"atol": null, "rtol": null}}`, ""},
+		{`{"llm": {"temperature": null}}`, ""},
+		{`{"labels": [null]}`, ""}, // an array item: the field's own type decides
+	}
+	for _, tt := range tests {
+		err := checkDuplicateKeys([]byte(tt.in))
+		de, ok := errors.AsType[*duplicateKeyError](err)
+		switch {
+		case tt.path == "" && err != nil:
+			t.Errorf("%s: %v", tt.in, err)
+		case tt.path != "" && (!ok || !de.null || de.path != tt.path || !strings.Contains(de.Error(), "leave the field out")):
+			t.Errorf("%s: %v, want null %s refused", tt.in, err, tt.path)
+		}
+	}
+}
+
+// What openapi.yaml refuses, the server refuses, and the reverse: cases
+// schemathesis found where the two read a request differently.
+func TestContractEdges(t *testing.T) {
+	st := startFakeStack(t)
+	for _, path := range []string{"/v1/tasks?origin=", "/v1/tasks?limit="} {
+		rec := call(t, st.h, http.MethodGet, path, "/v1/tasks", nil, nil)
+		if rec.Code != 400 {
+			t.Errorf("%s: %d %s", path, rec.Code, rec.Body)
+		}
+	}
+	rec := call(t, st.h, http.MethodPost, "/v1/rewards", "/v1/rewards",
+		map[string]any{"task_id": "ci/1_add_relu", "codes": []string{"GOOD"}, "prompts": []any{[]any{map[string]any{"role": "user"}}}}, nil)
+	wantError(t, rec, 400, CodeInvalidRequest, "prompts[0]", "no content")
+	// A reference of two lines that Go's unicode.IsSpace would call one (U+00A0
+	// is no space to the schema's pattern) is a reference, as the schema says.
+	rec = call(t, st.h, http.MethodPost, "/v1/rewards", "/v1/rewards",
+		map[string]any{"reference": "\u00a0\n\u00a0", "codes": []string{"x"}, "wait_s": 0}, nil)
+	if rec.Code != 202 && rec.Code != 200 {
+		t.Errorf("a two-line reference: %d %s", rec.Code, rec.Body)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/v1/rewards", strings.NewReader(`{"task_id": "ci/1_add_relu", "codes": ["GOOD"], "wait_s": 0}`))
+	req.Host = "localhost"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header["Idempotency-Key"] = []string{""}
+	rr := httptest.NewRecorder()
+	st.h.ServeHTTP(rr, req)
+	wantError(t, rr, 400, CodeInvalidRequest, "Idempotency-Key", "1 to 255 printable ASCII")
 }

@@ -53,13 +53,13 @@ type taskList struct {
 const maxTaskPage = 1000
 
 func (s *Server) listTasks(c *gin.Context) {
-	origin := c.Query("origin")
-	if origin != "" && origin != string(tasks.OriginSuite) && origin != string(tasks.OriginAPI) {
+	origin, given := c.GetQuery("origin")
+	if given && origin != string(tasks.OriginSuite) && origin != string(tasks.OriginAPI) {
 		abort(c, newError(CodeInvalidRequest, "origin", "origin must be suite or api, got %q", origin))
 		return
 	}
 	limit := maxTaskPage
-	if l := c.Query("limit"); l != "" {
+	if l, ok := c.GetQuery("limit"); ok {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > maxTaskPage {
 			abort(c, newError(CodeInvalidRequest, "limit", "limit must be an integer in 1..%d, got %q", maxTaskPage, l))
@@ -150,7 +150,7 @@ func (s *Server) registerTask(c *gin.Context) {
 		return
 	}
 	switch {
-	case req.Source == nil || strings.TrimSpace(*req.Source) == "":
+	case req.Source == nil || trimSpec(*req.Source) == "":
 		abort(c, newError(CodeInvalidRequest, "source", "source is required: the task's KernelBench-format Python source (class Model, get_inputs, get_init_inputs)"))
 		return
 	case len(*req.Source) > tasks.MaxSourceBytes:

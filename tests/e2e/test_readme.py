@@ -205,7 +205,8 @@ def test_readme_commands_run_as_written(scratch):
         scratch.run(c)
         ran.append(head(c))
     # Auth: request.json is the user's own rewards request; the key is the one keys create
-    # printed. The key is revoked last, so the server is open again to whatever follows.
+    # printed. The key is revoked last: keys.json then holds none and nobody gets in, which
+    # only the offline exports below follow.
     (scratch.dir / "request.json").write_text(json.dumps({"task_id": "ci/1_add_relu", "completions": ["no code"]}))
     create, listing, revoke = (next(c for c in auth if f"keys {v}" in c) for v in ("create", "list", "revoke"))
     key = scratch.run(create).strip()

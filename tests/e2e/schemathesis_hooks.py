@@ -1,0 +1,52 @@
+"""schemathesis hooks for test_schemathesis.py: positive cases are brought in line with the
+cross-field rules openapi.yaml states in prose, which JSON Schema cannot express ("one
+prompt per item", "max_iters at least min_iters"), so that a schema-valid request the
+gateway refuses is a finding and not a known limit of the schema. Negative cases, and
+every check, are schemathesis's own."""
+
+import uuid
+
+import schemathesis
+from schemathesis import GenerationMode
+
+# harness.DefaultOptions: what an omitted min_iters or max_iters is.
+MIN_ITERS, MAX_ITERS = 10, 500
+
+
+def fit(body, key, n, filler):
+    """body[key], when given, gets exactly n entries: cut, or padded with its last (or filler)."""
+    items = body.get(key)
+    if isinstance(items, list):
+        pad = items[-1] if items else filler
+        body[key] = (items + [pad] * n)[:n]
+
+
+@schemathesis.hook
+def before_call(ctx, case, **kwargs):
+    """Runs on every case of every phase just before it is sent (map_case misses the
+    coverage phase's)."""
+    meta = getattr(case, "meta", None)
+    if meta is None or meta.generation.mode != GenerationMode.POSITIVE:
+        return
+    if case.headers and "Idempotency-Key" in case.headers:
+        # A key names one request: the same key with another body is 422
+        # idempotency_key_reused by design, and generated keys repeat ("0").
+        case.headers["Idempotency-Key"] = "st-" + uuid.uuid4().hex
+    if not isinstance(case.body, dict):
+        return
+    body = case.body
+    opts = body.get("options")
+    if isinstance(opts, dict):
+        lo, hi = opts.get("min_iters", MIN_ITERS), opts.get("max_iters", MAX_ITERS)
+        if hi < lo:
+            opts["min_iters"], opts["max_iters"] = hi, lo
+    label = case.operation.label
+    if label == "POST /v1/rewards":
+        fit(body, "prompts", len(body.get("completions") or body.get("codes") or []), "p")
+    elif label == "POST /openrlhf/reward":
+        n = len(body.get("query") or [])
+        fit(body, "labels", n, "ci/1_add_relu")
+        fit(body, "prompts", n, "")
+        url_fn = (case.query or {}).get("reward_fn")
+        if url_fn and "reward_fn" in body:
+            body["reward_fn"] = url_fn  # the URL's and the body's must agree

@@ -1,0 +1,50 @@
+"""schemathesis against a live `kernelgate serve` (issue 16, contract): every operation of
+the served openapi.yaml, every built-in check (server errors, status codes, content types,
+headers, response schemas, schema-valid requests accepted, schema-violating ones refused,
+auth), a bounded run. It must find nothing. tests/e2e/schemathesis.toml widens a check only
+where openapi.yaml documents why (searches and skills answer 503 without an LLM endpoint;
+a task check's verdict is 422); tests/e2e/schemathesis_hooks.py fits positive cases to the
+cross-field rules the schema states in prose.
+
+The server runs with a key (so the auth checks have something to check), without the
+limits that would turn a fuzzer's flood into 429s (rate, failed auth, export quota), with
+caps equal to the schema's maxima, and with a small queue (past it 429 queue_full)."""
+
+import os
+import re
+import subprocess
+
+from conftest import BIN, REPO, Serve
+
+HERE = REPO / "tests" / "e2e"
+# Bounded for CI's 2 cores: about 5,000 cases in 75 s, then the run stops.
+MAX_TIME_S, EXAMPLES = 75, 20
+
+
+def test_schemathesis_finds_no_server_error_and_no_contract_violation(tmp_path):
+    data = tmp_path / "data"
+    key = subprocess.run([str(BIN), "keys", "create", "--scopes", "reward,search,export,admin", "--name", "fuzz",
+                          "--data", str(data)], capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+    s = Serve(data, tmp_path, open=False, args=[
+        "--rate-limit", "0", "--auth-fail-limit", "-1", "--exports-per-hour", "-1",
+        "--max-timeout-s", "3600", "--max-memory-mb", "16777216", "--max-queued", "64"]).start()
+    try:
+        env = {**os.environ, "PYTHONPATH": str(HERE), "SCHEMATHESIS_HOOKS": "schemathesis_hooks",
+               "SCHEMATHESIS_OUTPUT_SANITIZE": "true"}
+        st = REPO / ".venv-trainers" / "bin" / "schemathesis"
+        p = subprocess.run(
+            [str(st) if st.exists() else "schemathesis", "--config-file", str(HERE / "schemathesis.toml"), "run",
+             f"{s.url}/openapi.json", "--url", s.url, "-H", f"Authorization: Bearer {key}",
+             "--checks", "all", "--phases", "examples,coverage,fuzzing", "--max-examples", str(EXAMPLES),
+             "--max-time", str(MAX_TIME_S), "--request-timeout", "30", "--no-shrink", "--seed", "16",
+             "--workers", "2"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=MAX_TIME_S + 120)
+        out = p.stdout + p.stderr
+        generated = re.search(r"(\d+) generated", out)
+        assert generated and int(generated.group(1)) >= 1000, out[-4000:]
+        assert p.returncode == 0 and "No issues found" in out, f"schemathesis exit {p.returncode}:\n{out[-12000:]}"
+        tested = re.search(r"Tested: (\d+)", out)
+        assert tested and int(tested.group(1)) >= 25, out[-3000:]   # every operation of openapi.yaml
+    finally:
+        assert s.stop() == 0, s.log()
+    assert "panic" not in s.log()
