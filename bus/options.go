@@ -87,6 +87,11 @@ type Options struct {
 
 	// Limits bound each stream's and bucket's bytes (limits.go).
 	Limits Limits
+	// Join keeps the streams and buckets that exist as they are, creating
+	// only missing ones: a worker joining a gateway's server must not reset
+	// the limits the gateway was started with (--max-queued, the retention
+	// flags) to its own defaults.
+	Join bool
 	// MinFree: below this much free space in DataDir the store is called
 	// full and writes are refused (storage.go); 0: DefaultMinFree.
 	// Embedded server only: an external server's disks are its own.

@@ -18,6 +18,13 @@ const SinkDurable = "parquet-sink"
 // setup creates or updates the streams and the buckets. Update keeps stored
 // messages, so a changed bound or TTL applies on the next Open.
 func (b *Bus) setup(ctx context.Context) error {
+	if st, ok, err := b.joined(ctx, JobsStream); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		b.jobs = st
+		return b.setupRest(ctx)
+	}
 	jobs, err := b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:      JobsStream,
 		Subjects:  []string{"jobs.>"},
@@ -36,8 +43,33 @@ func (b *Bus) setup(ctx context.Context) error {
 		return fmt.Errorf("bus.setup: stream %s: %w", JobsStream, storeHint(err))
 	}
 	b.jobs = jobs
-	if err := b.setupEvents(ctx); err != nil {
-		return err
+	return b.setupRest(ctx)
+}
+
+// joined returns stream name as it is when Options.Join keeps what exists.
+func (b *Bus) joined(ctx context.Context, name string) (jetstream.Stream, bool, error) {
+	if !b.opts.Join {
+		return nil, false, nil
+	}
+	st, err := b.js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("bus.setup: stream %s: %w", name, err)
+	}
+	return st, true, nil
+}
+
+// setupRest is setup after JOBS.
+func (b *Bus) setupRest(ctx context.Context) error {
+	var err error
+	if _, ok, jerr := b.joined(ctx, EventsStream); jerr != nil {
+		return jerr
+	} else if !ok {
+		if err := b.setupEvents(ctx); err != nil {
+			return err
+		}
 	}
 	if b.kv, err = b.keyValue(ctx, CacheBucket, "kernelgate result cache: sha256(task, code, options) -> verdict JSON", b.opts.CacheTTL, b.limits.Cache); err != nil {
 		return err
@@ -132,6 +164,15 @@ func (b *Bus) eventsConsumer(durable string, batch int) jetstream.ConsumerConfig
 
 // keyValue creates or updates a bucket of at most maxBytes.
 func (b *Bus) keyValue(ctx context.Context, name, description string, ttl time.Duration, maxBytes int64) (jetstream.KeyValue, error) {
+	if b.opts.Join {
+		kv, err := b.js.KeyValue(ctx, name)
+		if err == nil {
+			return kv, nil
+		}
+		if !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil, fmt.Errorf("bus.setup: bucket %s: %w", name, err)
+		}
+	}
 	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      name,
 		Description: description,

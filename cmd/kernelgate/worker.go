@@ -31,7 +31,8 @@ func newWorkerCmd(g *globals) *cobra.Command {
 			if ackWait < time.Second {
 				return usageError{fmt.Errorf("--job-ack-wait must be at least 1s, got %s", ackWait)}
 			}
-			bopts, err := nf.options(bus.Options{JobAckWait: ackWait})
+			// Join: the gateway's limits (--max-queued, retention) stay as it set them.
+			bopts, err := nf.options(bus.Options{JobAckWait: ackWait, Join: true})
 			if err != nil {
 				return err
 			}
