@@ -22,6 +22,7 @@ export CGO_CFLAGS ?= -O2 -Wno-deprecated-declarations
 setup:
 	@KERNELGATE_PYTHON='$(USERPY)' $(PYDIR)/setup-venv.sh
 	@tests/trainers/setup-venv.sh
+	@scripts/setup-chromium.sh
 
 # The e2e tests' interpreter: the harness's packages plus the RL trainers (TRL, verl,
 # OpenRLHF), whose own code the trainer tests run. Idempotent and cheap once cached.
