@@ -117,7 +117,7 @@ func (s *Server) startEpisode(c *gin.Context) {
 	e, err := store.Start(c.Request.Context(), e)
 	if err != nil {
 		s.log.Error("starting an episode failed", "err", err)
-		abort(c, newError(CodeInternal, "", "the episode store is unavailable"))
+		abort(c, storeError(err, "the episode store"))
 		return
 	}
 	c.JSON(http.StatusCreated, episodeStart{
@@ -183,7 +183,7 @@ func (s *Server) loadEpisode(ctx context.Context, store *episode.Store, id strin
 			id, episode.Retention)
 	case err != nil:
 		s.log.Error("loading an episode failed", "episode", id, "err", err)
-		return e, newError(CodeInternal, "", "the episode store is unavailable")
+		return e, storeError(err, "the episode store")
 	}
 	return e, nil
 }
@@ -203,7 +203,7 @@ func (s *Server) getEpisode(c *gin.Context) {
 	hist, err := store.History(ctx, e)
 	if err != nil {
 		s.log.Error("reading an episode's history failed", "episode", e.ID, "err", err)
-		abort(c, newError(CodeInternal, "", "the episode store is unavailable"))
+		abort(c, storeError(err, "the episode store"))
 		return
 	}
 	v := episodeView{
@@ -295,7 +295,7 @@ func (s *Server) stepEpisode(c *gin.Context) {
 	}
 	if err != nil {
 		s.log.Error("recording a step failed", "episode", e.ID, "err", err)
-		abort(c, newError(CodeInternal, "", "the episode store is unavailable"))
+		abort(c, storeError(err, "the episode store"))
 		return
 	}
 	e, st.At = next, next.UpdatedAt

@@ -102,7 +102,7 @@ func (s *Server) createExport(c *gin.Context) {
 	ts, err := s.deps.Tasks.List(ctx)
 	if err != nil {
 		s.log.Error("listing tasks for an export failed", "err", err)
-		abort(c, newError(CodeInternal, "", "the task registry is unavailable"))
+		abort(c, storeError(err, "the task registry"))
 		return
 	}
 	id := newID("exp_")

@@ -101,7 +101,7 @@ func (s *Server) claim(ctx context.Context, key string, body []byte, id string) 
 		return prior.BatchID, nil
 	}
 	s.log.Error("claiming an idempotency key failed", "err", err)
-	return "", newError(CodeInternal, "", "the result store is unavailable")
+	return "", storeError(err, "the result store")
 }
 
 // unclaim forgets key after its request failed before its batch existed, so
@@ -142,7 +142,7 @@ func (s *Server) await(ctx context.Context, id string, total int, wait time.Dura
 	f, err := s.follow(ctx, id, total)
 	if err != nil {
 		s.log.Error("subscribe failed", "batch", id, "err", err)
-		return nil, newError(CodeInternal, "", "the queue is unavailable")
+		return nil, storeError(err, "the queue")
 	}
 	defer f.close()
 	resp, aerr := s.loadBatch(ctx, id, CodeBatchNotFound)

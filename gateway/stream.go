@@ -42,7 +42,7 @@ func (s *Server) streamBatch(c *gin.Context) {
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Error("following a batch failed", "batch", id, "err", err)
-			abort(c, newError(CodeInternal, "", "the result store is unavailable"))
+			abort(c, storeError(err, "the result store"))
 		}
 		return
 	}

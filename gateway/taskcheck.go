@@ -33,7 +33,7 @@ func (s *Server) publishTaskCheck(ctx context.Context, t harness.Task) (*bus.Sub
 	sub, err := s.deps.Bus.Subscribe(context.WithoutCancel(ctx), worker.ResultsSubject(batchID))
 	if err != nil {
 		s.log.Error("subscribe failed", "batch", batchID, "err", err)
-		return nil, newError(CodeInternal, "", "the queue is unavailable")
+		return nil, storeError(err, "the queue")
 	}
 	opts := s.cfg.defaultOptions() // fits the host, as an evaluation's would
 	opts.Timing = false
@@ -52,7 +52,7 @@ func (s *Server) publishTaskCheck(ctx context.Context, t harness.Task) (*bus.Sub
 			return nil, newError(CodeQueueFull, "", "the evaluation queue is full; retry after %d s", RetryAfter)
 		}
 		s.log.Error("publish failed", "batch", batchID, "err", err)
-		return nil, newError(CodeInternal, "", "the queue is unavailable")
+		return nil, storeError(err, "the queue")
 	}
 	return sub, nil
 }

@@ -164,7 +164,7 @@ func (s *Server) finishTaskCheck(chk *taskCheck, sub *bus.Subscription, source s
 			newError(CodeTaskExists, "id", "task %s already exists with another source; choose another id", chk.taskID))
 	case err != nil:
 		s.log.Error("registering a task failed", "task", chk.taskID, "err", err)
-		s.taskChecks.finish(chk, checkFailed, tasks.Task{}, false, newError(CodeInternal, "", "the task registry is unavailable"))
+		s.taskChecks.finish(chk, checkFailed, tasks.Task{}, false, storeError(err, "the task registry"))
 	default:
 		s.log.Info("task registered", "task", chk.taskID, "task_hash", t.TaskHash, "created", created)
 		s.taskChecks.finish(chk, checkRegistered, t, created, nil)

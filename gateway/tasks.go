@@ -71,7 +71,7 @@ func (s *Server) listTasks(c *gin.Context) {
 	all, err := s.deps.Tasks.List(c.Request.Context())
 	if err != nil {
 		s.log.Error("listing tasks failed", "err", err)
-		abort(c, newError(CodeInternal, "", "the task registry is unavailable"))
+		abort(c, storeError(err, "the task registry"))
 		return
 	}
 	out := taskList{Tasks: []taskView{}}
@@ -124,7 +124,9 @@ func (s *Server) taskError(err error, id, field string) *apiError {
 		return newError(CodeTaskNotFound, field, "task %q not found; GET /v1/tasks lists the registered ids, or pass the task source as reference", id)
 	}
 	s.log.Error("task lookup failed", "task", id, "err", err)
-	return newError(CodeInternal, field, "the task registry is unavailable")
+	e := storeError(err, "the task registry")
+	e.Field = field
+	return e
 }
 
 // taskRequest is the body of POST /v1/tasks (schema TaskRequest).
