@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -169,5 +171,45 @@ func TestLimitsDefaults(t *testing.T) {
 	}
 	if err := (Limits{Cache: 10}).validate(); err == nil {
 		t.Fatal("a 10-byte cache limit validated")
+	}
+}
+
+// A store from before interest retention (EVENTS a limits stream, here with
+// no sink consumer yet) keeps every event through the switch at Open.
+func TestEventsSwitchToInterestKeepsEvents(t *testing.T) {
+	dir := t.TempDir()
+	b, err := Open(t.Context(), Options{DataDir: dir}, kgtest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.js.Stream(t.Context(), EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := st.CachedInfo().Config
+	old.Retention = jetstream.LimitsPolicy
+	if err := b.js.DeleteConsumer(t.Context(), EventsStream, SinkDurable); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.js.UpdateStream(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := b.PublishEvent(t.Context(), "events.evaluation", fmt.Sprintf("ev-%d", i), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Close()
+
+	b = startTestBus(t, Options{DataDir: dir})
+	st, err = b.js.Stream(t.Context(), EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := st.CachedInfo(); info.Config.Retention != jetstream.InterestPolicy || info.State.Msgs != 3 {
+		t.Fatalf("after Open: retention %v with %d events, want interest with 3", info.Config.Retention, info.State.Msgs)
+	}
+	if got := collectEvents(t, b, SinkDurable, 3); len(got) != 3 {
+		t.Fatalf("the sink got %d events, want 3", len(got))
 	}
 }
