@@ -12,6 +12,11 @@
 // id, including across a restart (the sink seeds its id set from recent
 // files), so a kill -9 at any moment leaves every acked event exactly once.
 //
+// A part that is not valid Parquet is moved aside, to
+// root/.quarantine/<its path> (quarantine.go), by whichever reader meets it,
+// so one bad file costs its own rows and not every export; VerifyFile reads
+// a part whole (kernelgate doctor --data).
+//
 // Tables (SchemaVersion, in each file's key/value metadata):
 //
 //   - evaluations: one row per verdict (events.evaluation, EvaluationEvent),
