@@ -12,7 +12,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -28,7 +28,7 @@ func loadSpec(t *testing.T) *openapi3.T {
 	return doc
 }
 
-// The verdict is specified twice (harness.Verdict, the Verdict schema); they must
+// The verdict is specified twice (eval.Verdict, the Verdict schema); they must
 // not drift apart.
 func TestVerdictSchemaMatchesHarnessTypes(t *testing.T) {
 	doc := loadSpec(t)
@@ -36,24 +36,24 @@ func TestVerdictSchemaMatchesHarnessTypes(t *testing.T) {
 		schema string
 		typ    reflect.Type
 	}{
-		{"Verdict", reflect.TypeFor[harness.Verdict]()},
-		{"Runtime", reflect.TypeFor[harness.Runtime]()},
-		{"Tolerance", reflect.TypeFor[harness.Tolerance]()},
-		{"Env", reflect.TypeFor[harness.Env]()},
-		{"Options", reflect.TypeFor[harness.Options]()},
+		{"Verdict", reflect.TypeFor[eval.Verdict]()},
+		{"Runtime", reflect.TypeFor[eval.Runtime]()},
+		{"Tolerance", reflect.TypeFor[eval.Tolerance]()},
+		{"Env", reflect.TypeFor[eval.Env]()},
+		{"Options", reflect.TypeFor[eval.Options]()},
 	} {
 		kgtest.SchemaMatches(t, doc, c.schema, c.typ)
 	}
 	v := doc.Components.Schemas["Verdict"].Value
 	var statuses []string
-	for _, s := range harness.Statuses {
+	for _, s := range eval.Statuses {
 		statuses = append(statuses, string(s))
 	}
 	if got := enum(v.Properties["status"].Value); !slices.Equal(got, statuses) {
 		t.Errorf("status enum %v, harness %v", got, statuses)
 	}
-	if got := enum(v.Properties["hack_flags"].Value.Items.Value); !slices.Equal(got, harness.HackFlags) {
-		t.Errorf("hack_flags enum %v, harness %v", got, harness.HackFlags)
+	if got := enum(v.Properties["hack_flags"].Value.Items.Value); !slices.Equal(got, eval.HackFlags) {
+		t.Errorf("hack_flags enum %v, harness %v", got, eval.HackFlags)
 	}
 }
 

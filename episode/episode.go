@@ -3,7 +3,7 @@ package episode
 import (
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Turn budget.
@@ -20,11 +20,11 @@ type Episode struct {
 	TaskHash string `json:"task_hash"`
 	// Reference is the task's source, kept so steps evaluate what the
 	// episode started with even if the registry changes.
-	Reference string          `json:"reference"`
-	Prompt    string          `json:"prompt"`
-	MaxTurns  int             `json:"max_turns"`
-	RewardFn  string          `json:"reward_fn"`
-	Options   harness.Options `json:"options"`
+	Reference string       `json:"reference"`
+	Prompt    string       `json:"prompt"`
+	MaxTurns  int          `json:"max_turns"`
+	RewardFn  string       `json:"reward_fn"`
+	Options   eval.Options `json:"options"`
 
 	Turn       int       `json:"turn"` // steps taken so far
 	Done       bool      `json:"done"`
@@ -35,25 +35,25 @@ type Episode struct {
 }
 
 // Harness is the episode's task as a harness job carries it.
-func (e Episode) Harness() harness.Task {
+func (e Episode) Harness() eval.Task {
 	path := "/inline/reference.py"
 	if e.TaskID != "" {
 		path = "/tasks/" + e.TaskID + ".py"
 	}
-	return harness.Task{Name: e.TaskName, Path: path, Source: e.Reference}
+	return eval.Task{Name: e.TaskName, Path: path, Source: e.Reference}
 }
 
 // Step is one turn (the value under key <episode_id>.<turn>).
 type Step struct {
-	Turn        int             `json:"turn"` // 1-based
-	Completion  string          `json:"completion"`
-	Observation string          `json:"observation"` // the feedback text shown to the policy
-	Verdict     harness.Verdict `json:"verdict"`
-	Reward      float64         `json:"reward"`
-	Done        bool            `json:"done"`
-	DoneReason  string          `json:"done_reason,omitempty"`
-	EvalID      string          `json:"eval_id"`
-	At          time.Time       `json:"at"`
+	Turn        int          `json:"turn"` // 1-based
+	Completion  string       `json:"completion"`
+	Observation string       `json:"observation"` // the feedback text shown to the policy
+	Verdict     eval.Verdict `json:"verdict"`
+	Reward      float64      `json:"reward"`
+	Done        bool         `json:"done"`
+	DoneReason  string       `json:"done_reason,omitempty"`
+	EvalID      string       `json:"eval_id"`
+	At          time.Time    `json:"at"`
 }
 
 // State is where an episode stands at some time.

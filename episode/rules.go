@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Why an episode ended (Episode.DoneReason).
@@ -18,11 +18,11 @@ const (
 // ends the episode, and why. Solved means correct and faster than the
 // reference; a correct kernel whose speed was not measured (CPU mode, or
 // timing off) counts as solved, since no later turn could show more.
-func Outcome(v harness.Verdict, turn, maxTurns int) (done bool, reason string) {
+func Outcome(v eval.Verdict, turn, maxTurns int) (done bool, reason string) {
 	switch {
 	case v.TaskError != "":
 		return true, DoneTaskError
-	case v.Status == harness.StatusCorrect && (v.Speedup == nil || *v.Speedup > 1):
+	case v.Status == eval.StatusCorrect && (v.Speedup == nil || *v.Speedup > 1):
 		return true, DoneSolved
 	case turn >= maxTurns:
 		return true, DoneMaxTurns
@@ -32,10 +32,10 @@ func Outcome(v harness.Verdict, turn, maxTurns int) (done bool, reason string) {
 
 // Observation is the text shown to the policy after a step: a status line,
 // the verdict's feedback, and what to do next.
-func Observation(v harness.Verdict, turn, maxTurns int, reason string) string {
+func Observation(v eval.Verdict, turn, maxTurns int, reason string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Turn %d of %d: %s.\n", turn, maxTurns, statusLine(v))
-	if fb := strings.TrimSpace(v.Feedback); fb != "" && v.Status != harness.StatusCorrect {
+	if fb := strings.TrimSpace(v.Feedback); fb != "" && v.Status != eval.StatusCorrect {
 		b.WriteString("\n" + fb + "\n")
 	}
 	switch reason {
@@ -54,9 +54,9 @@ func Observation(v harness.Verdict, turn, maxTurns int, reason string) string {
 }
 
 // statusLine says in a few words what the verdict means.
-func statusLine(v harness.Verdict) string {
+func statusLine(v eval.Verdict) string {
 	switch v.Status {
-	case harness.StatusCorrect:
+	case eval.StatusCorrect:
 		switch {
 		case v.Speedup == nil:
 			return fmt.Sprintf("correct (%s; speed not measured here)", trials(v))
@@ -65,23 +65,23 @@ func statusLine(v harness.Verdict) string {
 		default:
 			return fmt.Sprintf("correct but slower than the PyTorch reference (%.2fx)", *v.Speedup)
 		}
-	case harness.StatusIncorrect:
+	case eval.StatusIncorrect:
 		return fmt.Sprintf("incorrect: the output does not match the reference (%s)", trials(v))
-	case harness.StatusCompileError:
+	case eval.StatusCompileError:
 		return "compile_error: the code did not compile or import"
-	case harness.StatusRuntimeError:
+	case eval.StatusRuntimeError:
 		return "runtime_error: the code raised or crashed while running"
-	case harness.StatusTimeout:
+	case eval.StatusTimeout:
 		return "timeout: the evaluation ran out of time"
-	case harness.StatusCompileTimeout:
+	case eval.StatusCompileTimeout:
 		return "compile_timeout: loading and compiling the kernel took longer than its compile budget (fewer autotune configs compile faster)"
-	case harness.StatusResourceLimit:
+	case eval.StatusResourceLimit:
 		return "resource_limit: the code exceeded a memory, output or process limit"
-	case harness.StatusRewardHack:
+	case eval.StatusRewardHack:
 		return "reward_hack: the anti-cheating checks failed (" + strings.Join(v.HackFlags, ", ") + ")"
-	case harness.StatusInvalidSubmission:
+	case eval.StatusInvalidSubmission:
 		return "invalid_submission: no usable ModelNew code was found"
-	case harness.StatusHarnessError:
+	case eval.StatusHarnessError:
 		if v.TaskError != "" {
 			return "harness_error: the task failed: " + v.TaskError
 		}
@@ -90,15 +90,15 @@ func statusLine(v harness.Verdict) string {
 	return string(v.Status)
 }
 
-func trials(v harness.Verdict) string {
+func trials(v eval.Verdict) string {
 	return fmt.Sprintf("%d of %d trials passed", v.TrialsPassed, v.TrialsTotal)
 }
 
-func nextHint(v harness.Verdict) string {
+func nextHint(v eval.Verdict) string {
 	switch v.Status {
-	case harness.StatusCorrect:
+	case eval.StatusCorrect:
 		return "Make it faster while keeping it correct."
-	case harness.StatusHarnessError:
+	case eval.StatusHarnessError:
 		return "Try again."
 	}
 	return "Fix the problem above."

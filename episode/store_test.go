@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -27,7 +27,7 @@ func openStore(t *testing.T, dir string, c *kgtest.Clock) (*Store, *bus.Bus) {
 
 func newEpisode() Episode {
 	return Episode{TaskID: "ci/1_add", TaskName: "1_add", TaskHash: "sha256:x", Reference: "src",
-		Prompt: "p", MaxTurns: 2, RewardFn: "binary", Options: harness.DefaultOptions()}
+		Prompt: "p", MaxTurns: 2, RewardFn: "binary", Options: eval.DefaultOptions()}
 }
 
 func TestStoreLifecycle(t *testing.T) {

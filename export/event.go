@@ -3,7 +3,7 @@ package export
 import (
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // SchemaVersion is the version (MAJOR.MINOR) of the tables written here.
@@ -70,12 +70,12 @@ type EvaluationEvent struct {
 	// SourceEvalID: for a cached or shared answer, the evaluation that ran.
 	SourceEvalID string `json:"source_eval_id,omitempty"`
 	// Options are the harness options the verdict was made under.
-	Options *harness.Options `json:"options,omitempty"`
+	Options *eval.Options `json:"options,omitempty"`
 	// QueueWaitMS and ExecMS are the two deadlines' measures; nil when the
 	// answer came from the cache.
-	QueueWaitMS *float64        `json:"queue_wait_ms,omitempty"`
-	ExecMS      *float64        `json:"exec_ms,omitempty"`
-	Verdict     harness.Verdict `json:"verdict"`
+	QueueWaitMS *float64     `json:"queue_wait_ms,omitempty"`
+	ExecMS      *float64     `json:"exec_ms,omitempty"`
+	Verdict     eval.Verdict `json:"verdict"`
 }
 
 // EpisodeStepEvent is what the gateway publishes on events.episode_step,

@@ -13,26 +13,26 @@ import (
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 var testTime = time.Date(2026, 11, 29, 23, 59, 58, 123456789, time.UTC)
 
 // fullVerdict has every optional field set.
-func fullVerdict() harness.Verdict {
+func fullVerdict() eval.Verdict {
 	f := func(v float64) *float64 { return &v }
 	clk := 1980
-	rt := func(m float64) *harness.Runtime {
-		return &harness.Runtime{MedianMS: m, P10MS: m - 0.01, P90MS: m + 0.02, MinMS: m - 0.02, MaxMS: m + 0.2, MeanMS: m, Spread: 1.03, Iterations: 120}
+	rt := func(m float64) *eval.Runtime {
+		return &eval.Runtime{MedianMS: m, P10MS: m - 0.01, P90MS: m + 0.02, MinMS: m - 0.02, MaxMS: m + 0.2, MeanMS: m, Spread: 1.03, Iterations: 120}
 	}
-	return harness.Verdict{
-		SchemaVersion: harness.SchemaVersion, Status: harness.StatusCorrect, Compiled: true, Correct: true,
+	return eval.Verdict{
+		SchemaVersion: eval.SchemaVersion, Status: eval.StatusCorrect, Compiled: true, Correct: true,
 		Speedup: f(1.31), Runtime: rt(0.91), RefRuntime: rt(1.19), RefRuntimeBefore: rt(1.20), RefRuntimeAfter: rt(1.19),
-		TimingMode: harness.TimingGPU, MaxAbsError: f(3.1e-6), MaxRelError: f(2.2e-5),
-		Tolerance:    &harness.Tolerance{Atol: 1e-4, Rtol: 1e-4, DType: "float32", Source: "default"},
+		TimingMode: eval.TimingGPU, MaxAbsError: f(3.1e-6), MaxRelError: f(2.2e-5),
+		Tolerance:    &eval.Tolerance{Atol: 1e-4, Rtol: 1e-4, DType: "float32", Source: "default"},
 		TrialsPassed: 5, TrialsTotal: 5, HackFlags: []string{}, Warnings: []string{"static: uses torch.matmul"},
 		TritonLaunches: 10, Coverage: f(0.98), StageMS: map[string]float64{"fork": 3.1, "timing": 2400, "total": 3300},
-		Env: harness.Env{Device: "cuda:0", GPUName: "NVIDIA H200", GPUUUID: "GPU-1", SMClockMHzBefore: &clk, SMClockMHzAfter: &clk,
+		Env: eval.Env{Device: "cuda:0", GPUName: "NVIDIA H200", GPUUUID: "GPU-1", SMClockMHzBefore: &clk, SMClockMHzAfter: &clk,
 			Driver: "580.159.04", Python: "3.12.3", Torch: "2.11.0", Triton: "3.6.0", HarnessVersion: "0.1.0", Sandbox: "full"},
 		TaskName: "19_gemm_relu", TaskHash: "sha256:t", CodeHash: "sha256:c",
 	}

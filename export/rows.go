@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Evaluation is one row of the evaluations table: the event's ids and
@@ -187,7 +187,7 @@ func EpisodeStepRow(ev EpisodeStepEvent) EpisodeStep {
 // ptr returns a pointer to a copy of v, so rows never alias the verdict.
 func ptr[T any](v T) *T { return &v }
 
-func median(rt *harness.Runtime) *float64 {
+func median(rt *eval.Runtime) *float64 {
 	if rt == nil {
 		return nil
 	}
@@ -224,7 +224,7 @@ func stageTimes(m map[string]float64) []StageTime {
 	return out
 }
 
-// OptionsRow is harness.Options as a column group.
+// OptionsRow is eval.Options as a column group.
 type OptionsRow struct {
 	Seeds          int64    `parquet:"seeds"`
 	Seed           int64    `parquet:"seed"`
@@ -240,7 +240,7 @@ type OptionsRow struct {
 	CPUTiming      bool     `parquet:"cpu_timing"`
 }
 
-func optionsRow(o *harness.Options) *OptionsRow {
+func optionsRow(o *eval.Options) *OptionsRow {
 	if o == nil {
 		return nil
 	}

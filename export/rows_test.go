@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -30,7 +30,7 @@ func roundTrip[T any](t *testing.T, rows []T) []T {
 
 func TestEvaluationRoundTrip(t *testing.T) {
 	minimal := EvaluationEvent{EventID: "e2", Time: testTime, EvalID: "x", Code: "c",
-		Verdict: harness.Verdict{SchemaVersion: "1.0", Status: harness.StatusCompileError, TimingMode: harness.TimingCPUInterpreter,
+		Verdict: eval.Verdict{SchemaVersion: "1.0", Status: eval.StatusCompileError, TimingMode: eval.TimingCPUInterpreter,
 			Feedback: "SyntaxError", ErrorSignature: "SyntaxError: invalid syntax"}}
 	tests := []struct {
 		name string

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Subjects and table of the search's log (issue 5). The skills table is
@@ -28,34 +28,34 @@ type PromptMessage struct {
 // one per step (failed steps included). EventID is SearchStepID(search, seq),
 // so a step published again after a restart is written once.
 type SearchStepEvent struct {
-	EventID       string           `json:"event_id"`
-	Time          time.Time        `json:"ts"`
-	SearchID      string           `json:"search_id"`
-	Seq           int              `json:"seq"`
-	TaskID        string           `json:"task_id"`
-	Node          int              `json:"node"`
-	Parent        int              `json:"parent"`
-	Action        string           `json:"action"`
-	Policy        string           `json:"policy"`
-	Prompt        []PromptMessage  `json:"prompt"`
-	PromptVersion string           `json:"prompt_version"`
-	Completion    string           `json:"completion"`
-	Code          string           `json:"code"`
-	TokensIn      int              `json:"tokens_in"`
-	TokensOut     int              `json:"tokens_out"`
-	LatencyMS     float64          `json:"latency_ms"`
-	EvalMS        float64          `json:"eval_ms"`
-	StepMS        float64          `json:"step_ms"`
-	Model         string           `json:"model"`
-	EvalID        string           `json:"eval_id"`
-	Verdict       *harness.Verdict `json:"verdict,omitempty"`
-	Reward        float64          `json:"reward"`
-	BestSpeedup   *float64         `json:"best_speedup,omitempty"`
-	BestNode      int              `json:"best_node"`
-	SkillIDs      []string         `json:"skill_ids"`
-	SkillVersions []int            `json:"skill_versions,omitempty"`
-	Duplicate     bool             `json:"duplicate"`
-	Error         string           `json:"error"`
+	EventID       string          `json:"event_id"`
+	Time          time.Time       `json:"ts"`
+	SearchID      string          `json:"search_id"`
+	Seq           int             `json:"seq"`
+	TaskID        string          `json:"task_id"`
+	Node          int             `json:"node"`
+	Parent        int             `json:"parent"`
+	Action        string          `json:"action"`
+	Policy        string          `json:"policy"`
+	Prompt        []PromptMessage `json:"prompt"`
+	PromptVersion string          `json:"prompt_version"`
+	Completion    string          `json:"completion"`
+	Code          string          `json:"code"`
+	TokensIn      int             `json:"tokens_in"`
+	TokensOut     int             `json:"tokens_out"`
+	LatencyMS     float64         `json:"latency_ms"`
+	EvalMS        float64         `json:"eval_ms"`
+	StepMS        float64         `json:"step_ms"`
+	Model         string          `json:"model"`
+	EvalID        string          `json:"eval_id"`
+	Verdict       *eval.Verdict   `json:"verdict,omitempty"`
+	Reward        float64         `json:"reward"`
+	BestSpeedup   *float64        `json:"best_speedup,omitempty"`
+	BestNode      int             `json:"best_node"`
+	SkillIDs      []string        `json:"skill_ids"`
+	SkillVersions []int           `json:"skill_versions,omitempty"`
+	Duplicate     bool            `json:"duplicate"`
+	Error         string          `json:"error"`
 }
 
 // SearchStepID is a step's event id.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -117,7 +117,7 @@ func TestSearchesSchemaGolden(t *testing.T) {
 func TestSearchRowNullsWhatIsNotKnown(t *testing.T) {
 	node, speedup := 3, 1.5
 	done := SearchRow(SearchEvent{EventID: "s_1.done.4", Time: testTime, SearchID: "s_1", State: "done", Steps: 4,
-		StepsBudget: 4, BestNode: &node, BestEvalID: "s_1-3", BestSpeedup: &speedup, Options: harness.DefaultOptions()})
+		StepsBudget: 4, BestNode: &node, BestEvalID: "s_1-3", BestSpeedup: &speedup, Options: eval.DefaultOptions()})
 	running := SearchRow(SearchEvent{EventID: "s_1.running.0", Time: testTime, SearchID: "s_1", State: "running"})
 	if *done.BestNode != 3 || *done.BestEvalID != "s_1-3" || done.Error != nil || done.TokenBudget != nil || done.Options.Seeds == 0 {
 		t.Errorf("done row %+v", done)

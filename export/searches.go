@@ -3,7 +3,7 @@ package export
 import (
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // The searches table: one row per search and state change (started, then
@@ -27,18 +27,18 @@ type SearchEvent struct {
 	Model    string    `json:"model"`
 	Seed     int64     `json:"seed"`
 	// The budget and the search's constants (rollout.Config).
-	StepsBudget    int             `json:"steps_budget"`
-	TokenBudget    int             `json:"token_budget"`
-	C              float64         `json:"c"`
-	ExpandRatio    float64         `json:"expand_ratio"`
-	Alpha          float64         `json:"alpha"`
-	PLarge         float64         `json:"p_large"`
-	SmallStepLimit int             `json:"small_step_limit"`
-	Pool           int             `json:"pool"`
-	ContextRounds  int             `json:"context_rounds"`
-	SkillK         int             `json:"skill_k"`
-	SkillOmitRate  float64         `json:"skill_omit_rate"`
-	Options        harness.Options `json:"options"`
+	StepsBudget    int          `json:"steps_budget"`
+	TokenBudget    int          `json:"token_budget"`
+	C              float64      `json:"c"`
+	ExpandRatio    float64      `json:"expand_ratio"`
+	Alpha          float64      `json:"alpha"`
+	PLarge         float64      `json:"p_large"`
+	SmallStepLimit int          `json:"small_step_limit"`
+	Pool           int          `json:"pool"`
+	ContextRounds  int          `json:"context_rounds"`
+	SkillK         int          `json:"skill_k"`
+	SkillOmitRate  float64      `json:"skill_omit_rate"`
+	Options        eval.Options `json:"options"`
 	// Where it stands.
 	Steps       int       `json:"steps"`
 	TokensIn    int       `json:"tokens_in"`

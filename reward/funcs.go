@@ -3,7 +3,7 @@ package reward
 import (
 	"math"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // AdaExplore is the reward of DESIGN.md's AdaExplore search (the released
@@ -16,7 +16,7 @@ import (
 // A correct kernel scores between 0.4 (s ≤ 0.1) and 1.6 (s ≥ 10); 1.0x scores
 // 0.4 + 1.2·0.9/9.9 ≈ 0.509. "Compiled" is the verdict's compiled field, so a
 // kernel that compiled and then crashed, timed out or hit a limit earns 0.05.
-func AdaExplore(v harness.Verdict) Result {
+func AdaExplore(v eval.Verdict) Result {
 	j := judge(v)
 	switch j.out {
 	case outExcluded:
@@ -40,7 +40,7 @@ func AdaExplore(v harness.Verdict) Result {
 // reward-hacking checks). The speedup is not capped, as in the paper. The
 // paper's multi-turn discounting (R_t = Σ γ^(i−t)·S_i, γ = 0.4) is a property
 // of an episode, not of one verdict; the trainer applies it.
-func Kevin(v harness.Verdict) Result {
+func Kevin(v eval.Verdict) Result {
 	j := judge(v)
 	switch j.out {
 	case outExcluded:
@@ -66,7 +66,7 @@ func Kevin(v harness.Verdict) Result {
 //	correct, 1.5 ≤ s < 2.0                                 0.6
 //	correct, 2.0 ≤ s < 3.0                                 0.8
 //	correct, s ≥ 3.0                                       1.0
-func KernelGymTiered(v harness.Verdict) Result {
+func KernelGymTiered(v eval.Verdict) Result {
 	j := judge(v)
 	switch {
 	case j.out == outExcluded:
@@ -108,7 +108,7 @@ func KernelGymTiered(v harness.Verdict) Result {
 //	correct                         1 + 0.5·clip(log10 s, −1, 1)   (0.5 … 1.5; 1.0x → 1)
 //
 // The clip range 0.1x … 10x is AdaExplore's.
-func LogSpeedup(v harness.Verdict) Result {
+func LogSpeedup(v eval.Verdict) Result {
 	j := judge(v)
 	switch j.out {
 	case outExcluded:
@@ -126,7 +126,7 @@ func LogSpeedup(v harness.Verdict) Result {
 
 // Binary is 1 for a correct kernel and 0 for anything else; it ignores speed,
 // so a correct verdict with a null speedup needs no note.
-func Binary(v harness.Verdict) Result {
+func Binary(v eval.Verdict) Result {
 	j := judge(v)
 	switch j.out {
 	case outExcluded:

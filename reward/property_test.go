@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // speedups is a sorted mix of edges and random values over 1e-4 … 1e4.
@@ -23,11 +23,11 @@ func speedups() []float64 {
 
 // hackVerdicts are cheats in every disguise: any status, compiled or not,
 // with a large speedup attached.
-func hackVerdicts() []harness.Verdict {
-	var out []harness.Verdict
-	for _, st := range harness.Statuses {
-		for _, flags := range [][]string{nil, {harness.FlagTooFast}, harness.HackFlags} {
-			if st != harness.StatusRewardHack && flags == nil {
+func hackVerdicts() []eval.Verdict {
+	var out []eval.Verdict
+	for _, st := range eval.Statuses {
+		for _, flags := range [][]string{nil, {eval.FlagTooFast}, eval.HackFlags} {
+			if st != eval.StatusRewardHack && flags == nil {
 				continue
 			}
 			for _, s := range []float64{0.5, 1, 1000} {
@@ -69,7 +69,7 @@ func TestHackNeverPays(t *testing.T) {
 		for _, s := range speedups() {
 			minCorrect = min(minCorrect, f(correct(s)).Reward)
 		}
-		noCompile := f(failed(harness.StatusCompileError, false)).Reward
+		noCompile := f(failed(eval.StatusCompileError, false)).Reward
 		for _, v := range hackVerdicts() {
 			got := f(v)
 			if !got.Valid {
@@ -88,10 +88,10 @@ func TestHackNeverPays(t *testing.T) {
 // TestCorrectBeatsIncorrect: under every function, every correct kernel,
 // however slow, scores strictly more than every kernel that failed.
 func TestCorrectBeatsIncorrect(t *testing.T) {
-	wrong := []harness.Verdict{
-		failed(harness.StatusIncorrect, true), failed(harness.StatusRuntimeError, true),
-		failed(harness.StatusResourceLimit, true), failed(harness.StatusTimeout, true),
-		failed(harness.StatusCompileError, false), failed(harness.StatusInvalidSubmission, false),
+	wrong := []eval.Verdict{
+		failed(eval.StatusIncorrect, true), failed(eval.StatusRuntimeError, true),
+		failed(eval.StatusResourceLimit, true), failed(eval.StatusTimeout, true),
+		failed(eval.StatusCompileError, false), failed(eval.StatusInvalidSubmission, false),
 	}
 	for _, name := range Names() {
 		f, _ := Lookup(name)

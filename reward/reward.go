@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Result is what a reward function makes of one verdict.
@@ -26,7 +26,7 @@ type Result struct {
 }
 
 // Func maps a verdict to a reward. Funcs are pure and safe for concurrent use.
-type Func func(v harness.Verdict) Result
+type Func func(v eval.Verdict) Result
 
 // Default is the reward function used when a request names none: the one the
 // AdaExplore search uses (DESIGN.md).
@@ -89,8 +89,8 @@ type judged struct {
 
 // judge classifies v. The order matters: hack flags win over every status,
 // because a candidate caught cheating is never excused by a later failure.
-func judge(v harness.Verdict) judged {
-	if v.Status == harness.StatusRewardHack || len(v.HackFlags) > 0 {
+func judge(v eval.Verdict) judged {
+	if v.Status == eval.StatusRewardHack || len(v.HackFlags) > 0 {
 		note := "reward_hack: no speed reward"
 		if len(v.HackFlags) > 0 {
 			note = fmt.Sprintf("reward_hack (%s): no speed reward", strings.Join(v.HackFlags, ", "))
@@ -101,24 +101,24 @@ func judge(v harness.Verdict) judged {
 		return judged{out: outExcluded, note: "task error (not the candidate's): exclude this sample"}
 	}
 	switch v.Status {
-	case harness.StatusHarnessError:
+	case eval.StatusHarnessError:
 		return judged{out: outExcluded, note: "harness error: exclude this sample"}
-	case harness.StatusCompileError, harness.StatusInvalidSubmission:
+	case eval.StatusCompileError, eval.StatusInvalidSubmission:
 		return judged{out: outNoCompile}
-	case harness.StatusIncorrect, harness.StatusRuntimeError, harness.StatusResourceLimit, harness.StatusTimeout,
-		harness.StatusCompileTimeout:
-		j := judged{out: outWrong, timeout: v.Status == harness.StatusTimeout || v.Status == harness.StatusCompileTimeout}
+	case eval.StatusIncorrect, eval.StatusRuntimeError, eval.StatusResourceLimit, eval.StatusTimeout,
+		eval.StatusCompileTimeout:
+		j := judged{out: outWrong, timeout: v.Status == eval.StatusTimeout || v.Status == eval.StatusCompileTimeout}
 		if !v.Compiled {
 			j.out = outNoCompile
 		}
 		return j
-	case harness.StatusCorrect:
+	case eval.StatusCorrect:
 		return judgeCorrect(v)
 	}
 	return judged{out: outExcluded, note: fmt.Sprintf("malformed verdict: unknown status %q: exclude this sample", v.Status)}
 }
 
-func judgeCorrect(v harness.Verdict) judged {
+func judgeCorrect(v eval.Verdict) judged {
 	if !v.Correct {
 		return judged{out: outExcluded, note: "malformed verdict: status correct but correct=false: exclude this sample"}
 	}
@@ -128,7 +128,7 @@ func judgeCorrect(v harness.Verdict) judged {
 			mode = "not timed"
 		}
 		what := "not measured"
-		if mode == harness.TimingCPUInterpreter {
+		if mode == eval.TimingCPUInterpreter {
 			what = "not comparable"
 		}
 		return judged{out: outCorrect, speedup: 1, note: fmt.Sprintf("speedup %s (%s): scored as 1.0x", what, mode)}

@@ -7,19 +7,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 func ptr(f float64) *float64 { return &f }
 
 // correct is a GPU-timed correct verdict with speedup s.
-func correct(s float64) harness.Verdict {
-	return harness.Verdict{Status: harness.StatusCorrect, Compiled: true, Correct: true,
-		Speedup: ptr(s), TimingMode: harness.TimingGPU}
+func correct(s float64) eval.Verdict {
+	return eval.Verdict{Status: eval.StatusCorrect, Compiled: true, Correct: true,
+		Speedup: ptr(s), TimingMode: eval.TimingGPU}
 }
 
-func failed(st harness.Status, compiled bool) harness.Verdict {
-	return harness.Verdict{Status: st, Compiled: compiled, TimingMode: harness.TimingGPU}
+func failed(st eval.Status, compiled bool) eval.Verdict {
+	return eval.Verdict{Status: st, Compiled: compiled, TimingMode: eval.TimingGPU}
 }
 
 // ada is AdaExplore's correct branch, written out independently.
@@ -28,22 +28,22 @@ func ada(s float64) float64 { return 0.4 + 1.2*(s-0.1)/9.9 }
 type want struct{ ada, kevin, gym, log, bin float64 }
 
 func TestRewards(t *testing.T) {
-	cpu := harness.Verdict{Status: harness.StatusCorrect, Compiled: true, Correct: true,
-		TimingMode: harness.TimingCPUInterpreter}
+	cpu := eval.Verdict{Status: eval.StatusCorrect, Compiled: true, Correct: true,
+		TimingMode: eval.TimingCPUInterpreter}
 	untimed := cpu
-	untimed.TimingMode = harness.TimingGPU
-	hack := failed(harness.StatusRewardHack, true)
-	hack.HackFlags = []string{harness.FlagSideStream}
+	untimed.TimingMode = eval.TimingGPU
+	hack := failed(eval.StatusRewardHack, true)
+	hack.HackFlags = []string{eval.FlagSideStream}
 	flaggedCorrect := correct(5) // inconsistent, but flags must still win
-	flaggedCorrect.HackFlags = []string{harness.FlagDecoy, harness.FlagTooFast}
-	hackNoFlags := failed(harness.StatusRewardHack, true)
+	flaggedCorrect.HackFlags = []string{eval.FlagDecoy, eval.FlagTooFast}
+	hackNoFlags := failed(eval.StatusRewardHack, true)
 	hackNoFlags.Speedup = ptr(9)
-	compileHack := failed(harness.StatusCompileError, false)
-	compileHack.HackFlags = []string{harness.FlagEscape}
+	compileHack := failed(eval.StatusCompileError, false)
+	compileHack.HackFlags = []string{eval.FlagEscape}
 
 	tests := []struct {
 		name string
-		v    harness.Verdict
+		v    eval.Verdict
 		w    want
 		note string // substring every speed-based function's Note must contain
 	}{
@@ -61,16 +61,16 @@ func TestRewards(t *testing.T) {
 		{"correct 50x", correct(50), want{1.6, 50.3, 1, 1.5, 1}, ""},
 		{"correct, cpu interpreter", cpu, want{ada(1), 1.3, 0.2, 1, 1}, "speedup not comparable (cpu_interpreter): scored as 1.0x"},
 		{"correct, gpu untimed", untimed, want{ada(1), 1.3, 0.2, 1, 1}, "speedup not measured (gpu): scored as 1.0x"},
-		{"incorrect", failed(harness.StatusIncorrect, true), want{0.05, 0, -0.3, 0, 0}, ""},
-		{"runtime error after compile", failed(harness.StatusRuntimeError, true), want{0.05, 0, -0.3, 0, 0}, ""},
-		{"runtime error at import", failed(harness.StatusRuntimeError, false), want{0, 0, -0.5, -0.5, 0}, ""},
-		{"resource limit", failed(harness.StatusResourceLimit, true), want{0.05, 0, -0.3, 0, 0}, ""},
-		{"timeout after compile", failed(harness.StatusTimeout, true), want{0.05, 0, -1, 0, 0}, ""},
-		{"timeout before compile", failed(harness.StatusTimeout, false), want{0, 0, -1, -0.5, 0}, ""},
-		{"compile budget ran out", failed(harness.StatusCompileTimeout, false), want{0, 0, -1, -0.5, 0}, ""},
-		{"compile error", failed(harness.StatusCompileError, false), want{0, 0, -0.5, -0.5, 0}, ""},
-		{"compile error, compiled set", failed(harness.StatusCompileError, true), want{0, 0, -0.5, -0.5, 0}, ""},
-		{"invalid submission", failed(harness.StatusInvalidSubmission, false), want{0, 0, -0.5, -0.5, 0}, ""},
+		{"incorrect", failed(eval.StatusIncorrect, true), want{0.05, 0, -0.3, 0, 0}, ""},
+		{"runtime error after compile", failed(eval.StatusRuntimeError, true), want{0.05, 0, -0.3, 0, 0}, ""},
+		{"runtime error at import", failed(eval.StatusRuntimeError, false), want{0, 0, -0.5, -0.5, 0}, ""},
+		{"resource limit", failed(eval.StatusResourceLimit, true), want{0.05, 0, -0.3, 0, 0}, ""},
+		{"timeout after compile", failed(eval.StatusTimeout, true), want{0.05, 0, -1, 0, 0}, ""},
+		{"timeout before compile", failed(eval.StatusTimeout, false), want{0, 0, -1, -0.5, 0}, ""},
+		{"compile budget ran out", failed(eval.StatusCompileTimeout, false), want{0, 0, -1, -0.5, 0}, ""},
+		{"compile error", failed(eval.StatusCompileError, false), want{0, 0, -0.5, -0.5, 0}, ""},
+		{"compile error, compiled set", failed(eval.StatusCompileError, true), want{0, 0, -0.5, -0.5, 0}, ""},
+		{"invalid submission", failed(eval.StatusInvalidSubmission, false), want{0, 0, -0.5, -0.5, 0}, ""},
 		{"reward hack", hack, want{0, 0, -1, -1, 0}, "reward_hack (side_stream)"},
 		{"reward hack without flags", hackNoFlags, want{0, 0, -1, -1, 0}, "reward_hack"},
 		{"flags on a correct status", flaggedCorrect, want{0, 0, -1, -1, 0}, "reward_hack (decoy, too_fast)"},
@@ -121,18 +121,18 @@ func TestClipNotes(t *testing.T) {
 
 // TestExcluded: verdicts that say nothing about the candidate are masked.
 func TestExcluded(t *testing.T) {
-	taskErr := failed(harness.StatusHarnessError, false)
+	taskErr := failed(eval.StatusHarnessError, false)
 	taskErr.TaskError = "reference raises ValueError"
 	notCorrect := correct(2)
 	notCorrect.Correct = false
 	tests := []struct {
 		name, note string
-		v          harness.Verdict
+		v          eval.Verdict
 	}{
-		{"harness error", "harness error: exclude this sample", failed(harness.StatusHarnessError, false)},
+		{"harness error", "harness error: exclude this sample", failed(eval.StatusHarnessError, false)},
 		{"task error", "task error", taskErr},
 		{"unknown status", "unknown status", failed("exploded", true)},
-		{"empty status", "unknown status", harness.Verdict{}},
+		{"empty status", "unknown status", eval.Verdict{}},
 		{"correct but correct=false", "correct=false", notCorrect},
 		{"speedup NaN", "speedup NaN", correct(math.NaN())},
 		{"speedup +Inf", "speedup +Inf", correct(math.Inf(1))},
@@ -157,8 +157,8 @@ func TestExcluded(t *testing.T) {
 }
 
 func TestBinaryIgnoresNullSpeedup(t *testing.T) {
-	v := harness.Verdict{Status: harness.StatusCorrect, Compiled: true, Correct: true,
-		TimingMode: harness.TimingCPUInterpreter}
+	v := eval.Verdict{Status: eval.StatusCorrect, Compiled: true, Correct: true,
+		TimingMode: eval.TimingCPUInterpreter}
 	if got := Binary(v); got != (Result{Reward: 1, Valid: true}) {
 		t.Errorf("Binary = %+v", got)
 	}

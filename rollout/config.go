@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Policies: the search itself and the two baselines the AdaExplore paper
@@ -38,7 +38,7 @@ type Config struct {
 	// SkillOmitRate (the on/off comparison of rollout/skills).
 	SkillK        int
 	SkillOmitRate float64
-	Options       harness.Options
+	Options       eval.Options
 	// Resume holds the steps of an earlier run of this search, in order: the
 	// tree is rebuilt from them without calling the LLM or the evaluator.
 	Resume []Step
@@ -58,7 +58,7 @@ func DefaultConfig() Config {
 		ContextRounds:  5,
 		SkillK:         5,
 		SkillOmitRate:  0.1,
-		Options:        harness.DefaultOptions(),
+		Options:        eval.DefaultOptions(),
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Message is one chat message (role "system", "user" or "assistant").
@@ -43,7 +43,7 @@ type LLM interface {
 // Evaluator judges a kernel: harness.Supervisor in the CLI, the job queue in
 // the gateway.
 type Evaluator interface {
-	Evaluate(ctx context.Context, job harness.Job) (harness.Verdict, error)
+	Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error)
 }
 
 // Skill is one validity rule as a prompt sees it.
@@ -61,7 +61,7 @@ type Observation struct {
 	TaskID   string
 	EvalID   string
 	Code     string
-	Verdict  harness.Verdict
+	Verdict  eval.Verdict
 	// Used are the skills that were in the prompt that produced Code;
 	// Omitted those deliberately left out of it (the on/off comparison).
 	Used    []string

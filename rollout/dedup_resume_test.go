@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 func TestExecSignature(t *testing.T) {
-	timed := func(ms float64, code string) harness.Verdict {
+	timed := func(ms float64, code string) eval.Verdict {
 		e := 1.234e-6
-		return harness.Verdict{Status: harness.StatusCorrect, Compiled: true, TritonLaunches: 2,
-			Runtime: &harness.Runtime{MedianMS: ms}, MaxAbsError: &e, CodeHash: harness.HashSource(code)}
+		return eval.Verdict{Status: eval.StatusCorrect, Compiled: true, TritonLaunches: 2,
+			Runtime: &eval.Runtime{MedianMS: ms}, MaxAbsError: &e, CodeHash: eval.HashSource(code)}
 	}
 	if a, b := execSignature(timed(1.234, "a")), execSignature(timed(1.2449, "b")); a != b {
 		t.Errorf("runtimes equal to 2 significant digits differ: %s vs %s", a, b)
@@ -19,8 +19,8 @@ func TestExecSignature(t *testing.T) {
 	if a, b := execSignature(timed(1.23, "a")), execSignature(timed(1.33, "a")); a == b {
 		t.Errorf("different runtimes share a signature %s", a)
 	}
-	broken := func(code string) harness.Verdict {
-		return harness.Verdict{Status: harness.StatusCompileError, CodeHash: harness.HashSource(code)}
+	broken := func(code string) eval.Verdict {
+		return eval.Verdict{Status: eval.StatusCompileError, CodeHash: eval.HashSource(code)}
 	}
 	if execSignature(broken("a")) == execSignature(broken("b")) {
 		t.Error("two different broken kernels are duplicates: only identical code should be")
@@ -68,7 +68,7 @@ type identity struct {
 	Action, Code, EvalID, By string
 	Reward                   float64
 	Duplicate                bool
-	Status                   harness.Status
+	Status                   eval.Status
 }
 
 func identities(nodes []Node) []identity {
@@ -137,7 +137,7 @@ func TestResume(t *testing.T) {
 
 func TestResumeRejectsBadLog(t *testing.T) {
 	cfg := testConfig(PolicyAdaExplore, 3)
-	cfg.Resume = []Step{{Node: 2, Parent: 0, Verdict: &harness.Verdict{}}}
+	cfg.Resume = []Step{{Node: 2, Parent: 0, Verdict: &eval.Verdict{}}}
 	if _, err := Run(t.Context(), cfg, Deps{LLM: &fakeLLM{}, Eval: &fakeEval{}, Extract: fakeExtract{}}); err == nil {
 		t.Error("a log whose first node is 2 was accepted")
 	}

@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/reward"
 )
 
@@ -140,8 +140,8 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 	}
 	id := len(s.tree.nodes)
 	st.EvalID = fmt.Sprintf("%s-%d", s.cfg.SearchID, id)
-	job := harness.Job{
-		Task:    harness.Task{Name: s.cfg.TaskID, Path: "/tasks/" + s.cfg.TaskID + ".py", Source: s.cfg.TaskSource},
+	job := eval.Job{
+		Task:    eval.Task{Name: s.cfg.TaskID, Path: "/tasks/" + s.cfg.TaskID + ".py", Source: s.cfg.TaskSource},
 		Code:    p.code,
 		Options: s.cfg.Options,
 	}
@@ -157,7 +157,7 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 		return
 	}
 	if v.CodeHash == "" {
-		v.CodeHash = harness.HashSource(p.code) // the duplicate check needs it
+		v.CodeHash = eval.HashSource(p.code) // the duplicate check needs it
 	}
 	// reward.AdaExplore is DESIGN.md's reward. On the CPU interpreter (no
 	// timing) a correct kernel has no speedup; it is scored as 1.0x.

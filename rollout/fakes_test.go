@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // fakeLLM answers each call with respond(req, n), n counting the calls of
@@ -64,7 +64,7 @@ func (f *fakeLLM) purposes() []string {
 // CPU interpreter).
 type fakeEval struct {
 	mu   sync.Mutex
-	jobs []harness.Job
+	jobs []eval.Job
 }
 
 var (
@@ -72,26 +72,26 @@ var (
 	blockRE   = regexp.MustCompile(`BLOCK_SIZE = (\d+)`)
 )
 
-func (f *fakeEval) Evaluate(ctx context.Context, job harness.Job) (harness.Verdict, error) {
+func (f *fakeEval) Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error) {
 	f.mu.Lock()
 	f.jobs = append(f.jobs, job)
 	f.mu.Unlock()
 	if err := ctx.Err(); err != nil {
-		return harness.Verdict{}, err
+		return eval.Verdict{}, err
 	}
 	code := job.Code
-	v := harness.Verdict{SchemaVersion: harness.SchemaVersion, TaskName: job.Task.Name, CodeHash: harness.HashSource(code)}
+	v := eval.Verdict{SchemaVersion: eval.SchemaVersion, TaskName: job.Task.Name, CodeHash: eval.HashSource(code)}
 	switch {
 	case strings.Contains(code, "BROKEN"):
-		v.Status = harness.StatusCompileError
+		v.Status = eval.StatusCompileError
 		v.ErrorSignature = "NameError: name 'tl' is not defined"
 		v.Feedback = "NameError: name 'tl' is not defined\n  at line 3"
 	case strings.Contains(code, "WRONG"):
-		v.Status, v.Compiled = harness.StatusIncorrect, true
+		v.Status, v.Compiled = eval.StatusIncorrect, true
 		v.Feedback = "output mismatch: max abs error 0.5"
 		v.ErrorSignature = "mismatch"
 	default:
-		v.Status, v.Compiled, v.Correct, v.TritonLaunches = harness.StatusCorrect, true, true, 1
+		v.Status, v.Compiled, v.Correct, v.TritonLaunches = eval.StatusCorrect, true, true, 1
 		zero := 0.0
 		v.MaxAbsError = &zero
 		if m := speedupRE.FindStringSubmatch(code); m != nil {
@@ -101,7 +101,7 @@ func (f *fakeEval) Evaluate(ctx context.Context, job harness.Job) (harness.Verdi
 				s *= 1 + 0.1*math.Log2(float64(n)/128)
 			}
 			v.Speedup = &s
-			v.Runtime = &harness.Runtime{MedianMS: 10 / s}
+			v.Runtime = &eval.Runtime{MedianMS: 10 / s}
 		}
 	}
 	return v, nil

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // The prompt templates live in prompts/*.tmpl, one per call, plus
@@ -99,7 +99,7 @@ func itemOf(n *Node) chainItem {
 			lines = append(lines[:feedbackLines], "...")
 		}
 		it.Feedback = strings.Join(lines, "\n")
-		if v.Status == harness.StatusCorrect {
+		if v.Status == eval.StatusCorrect {
 			it.Speedup = "not measured"
 			if v.Speedup != nil {
 				it.Speedup = fmt.Sprintf("%.2fx", *v.Speedup)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
@@ -73,9 +73,9 @@ func TestPromptsCarryVersionsAndContext(t *testing.T) {
 		}
 	}
 	speed := 2.5
-	good := &Node{ID: 4, Action: ActionSmall, Code: "CODE_GOOD\n", Verdict: &harness.Verdict{Status: harness.StatusCorrect, Correct: true, Speedup: &speed}}
-	bad := &Node{ID: 2, Action: ActionLarge, Code: "CODE_BAD", Verdict: &harness.Verdict{
-		Status: harness.StatusCompileError, ErrorSignature: "NameError: x", Feedback: strings.Repeat("line\n", 30)}}
+	good := &Node{ID: 4, Action: ActionSmall, Code: "CODE_GOOD\n", Verdict: &eval.Verdict{Status: eval.StatusCorrect, Correct: true, Speedup: &speed}}
+	bad := &Node{ID: 2, Action: ActionLarge, Code: "CODE_BAD", Verdict: &eval.Verdict{
+		Status: eval.StatusCompileError, ErrorSignature: "NameError: x", Feedback: strings.Repeat("line\n", 30)}}
 	d := promptData{Task: "TASK_TEXT", TaskBody: "TASK_TEXT", GPU: "NVIDIA H200", Skills: []string{"You cannot do X."},
 		Pool: []chainItem{itemOf(good)}, Chain: []chainItem{itemOf(bad), itemOf(good)}, Code: "PARENT_CODE", Guidance: "GUIDE"}
 	for name, want := range map[string][]string{
@@ -113,7 +113,7 @@ func TestTaskBody(t *testing.T) {
 
 func TestStagnation(t *testing.T) {
 	tr := newTree()
-	ok := harness.Verdict{Status: harness.StatusCorrect, Compiled: true, Correct: true}
+	ok := eval.Verdict{Status: eval.StatusCorrect, Compiled: true, Correct: true}
 	tr.add(0, ActionLarge, "a", "m", "e1", ok, 0.5)  // 1
 	tr.add(1, ActionSmall, "b", "m", "e2", ok, 0.4)  // 2
 	tr.add(2, ActionSmall, "c", "m", "e3", ok, 0.45) // 3: two small steps, neither beat 0.5

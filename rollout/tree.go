@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Node is one candidate of the tree. Node 0 is the virtual root: the task
@@ -13,7 +13,7 @@ type Node struct {
 	ID, Parent    int
 	Action        string
 	Code          string
-	Verdict       *harness.Verdict
+	Verdict       *eval.Verdict
 	EvalID        string
 	Reward        float64
 	Visits        int
@@ -43,7 +43,7 @@ func (t *tree) root() *Node { return t.nodes[0] }
 
 // add creates a node under parent, marks it duplicate if its execution
 // signature was seen, backs its reward up to the root and updates the best.
-func (t *tree) add(parent int, action, code, createdBy, evalID string, v harness.Verdict, r float64) *Node {
+func (t *tree) add(parent int, action, code, createdBy, evalID string, v eval.Verdict, r float64) *Node {
 	p := t.nodes[parent]
 	n := &Node{
 		ID: len(t.nodes), Parent: parent, Action: action, Code: code,
@@ -85,7 +85,7 @@ func (n *Node) value(alpha float64) float64 {
 // interpreter does not time) counts as 1.0x, as the reward does.
 func rank(n *Node) (compiled, correct bool, speedup float64) {
 	v := n.Verdict
-	if v == nil || v.Status == harness.StatusRewardHack || len(v.HackFlags) > 0 {
+	if v == nil || v.Status == eval.StatusRewardHack || len(v.HackFlags) > 0 {
 		return false, false, 0
 	}
 	speedup = 1
@@ -116,7 +116,7 @@ func better(a, b *Node) bool {
 // Without a runtime (not compiled, or the CPU interpreter, which does not
 // time) nearly every candidate would share one signature, so the code's hash
 // stands in for the runtime: only identical code is then a duplicate.
-func execSignature(v harness.Verdict) string {
+func execSignature(v eval.Verdict) string {
 	if !v.Compiled || v.Runtime == nil {
 		return fmt.Sprintf("%s|code:%s", v.Status, v.CodeHash)
 	}

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Errors of the registry.
@@ -63,7 +63,7 @@ func NewRegistry(suite []Task, store Store) (*Registry, error) {
 // (one task, one group in every export). Suite tasks first, then API tasks
 // (the smallest id when several match); ok false when none does.
 func (r *Registry) BySource(ctx context.Context, source string) (t Task, ok bool, err error) {
-	hash := harness.HashSource(source)
+	hash := eval.HashSource(source)
 	if t, ok := r.byHash[hash]; ok {
 		return t, true, nil
 	}

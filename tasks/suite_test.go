@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 func TestLoadSuites(t *testing.T) {
@@ -29,7 +29,7 @@ func TestLoadSuites(t *testing.T) {
 		t.Fatalf("no ci/1_add_relu in %v", ts)
 	}
 	src, _ := os.ReadFile("../datasets/ci/1_add_relu.py")
-	if add.Name != "1_add_relu" || add.Source != string(src) || add.TaskHash != harness.HashSource(string(src)) ||
+	if add.Name != "1_add_relu" || add.Source != string(src) || add.TaskHash != eval.HashSource(string(src)) ||
 		add.Origin != OriginSuite || add.CreatedAt.IsZero() {
 		t.Errorf("ci/1_add_relu = %+v", add)
 	}

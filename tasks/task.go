@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Origin says where a task came from.
@@ -24,15 +24,15 @@ type Task struct {
 	Name      string    `json:"name"` // the id's last segment
 	Origin    Origin    `json:"origin"`
 	Source    string    `json:"source"`
-	TaskHash  string    `json:"task_hash"` // harness.HashSource(Source), as verdicts carry it
+	TaskHash  string    `json:"task_hash"` // eval.HashSource(Source), as verdicts carry it
 	CreatedAt time.Time `json:"created_at"`
 }
 
 // Harness is the task as a harness job carries it. The path is a label
 // (it names the task in task_error feedback), not a file on this host: no
 // server path reaches an LLM prompt.
-func (t Task) Harness() harness.Task {
-	return harness.Task{Name: t.Name, Path: "/tasks/" + t.ID + ".py", Source: t.Source}
+func (t Task) Harness() eval.Task {
+	return eval.Task{Name: t.Name, Path: "/tasks/" + t.ID + ".py", Source: t.Source}
 }
 
 // Prompt is the task's prompt text (see Prompt).
@@ -65,7 +65,7 @@ func ValidID(id string) error {
 // DefaultID is the id of an API task registered without one: content
 // addressed, so registering the same source twice names the same task.
 func DefaultID(source string) string {
-	h := strings.TrimPrefix(harness.HashSource(source), "sha256:")
+	h := strings.TrimPrefix(eval.HashSource(source), "sha256:")
 	return "api/" + h[:16]
 }
 
@@ -78,6 +78,6 @@ func nameOf(id string) string {
 func New(id, source string, origin Origin, created time.Time) Task {
 	return Task{
 		ID: id, Name: nameOf(id), Origin: origin, Source: source,
-		TaskHash: harness.HashSource(source), CreatedAt: created.UTC(),
+		TaskHash: eval.HashSource(source), CreatedAt: created.UTC(),
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 func TestValidID(t *testing.T) {
@@ -47,7 +47,7 @@ func TestNewAndDefaultID(t *testing.T) {
 		t.Error("DefaultID is not a function of the source")
 	}
 	tk := New("ci/1_add", src, OriginSuite, time.Unix(10, 0))
-	if tk.Name != "1_add" || tk.TaskHash != harness.HashSource(src) || tk.CreatedAt.Location() != time.UTC {
+	if tk.Name != "1_add" || tk.TaskHash != eval.HashSource(src) || tk.CreatedAt.Location() != time.UTC {
 		t.Errorf("New = %+v", tk)
 	}
 	h := tk.Harness()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/gpu"
 )
@@ -38,7 +39,7 @@ type Env struct {
 }
 
 // EnvOf is the environment v was made in, as v records it.
-func EnvOf(v harness.Verdict) Env {
+func EnvOf(v eval.Verdict) Env {
 	return Env{HarnessVersion: v.Env.HarnessVersion, Torch: release(v.Env.Torch), Triton: release(v.Env.Triton), GPU: v.Env.GPUName}
 }
 
@@ -62,7 +63,7 @@ func WorkKey(job Job) (string, error) {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "kernelgate-work-%s\n%s\n%s\n%s", cacheKeyVersion,
-		harness.HashSource(job.Task.Source), harness.HashSource(job.Code), opts)
+		eval.HashSource(job.Task.Source), eval.HashSource(job.Code), opts)
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
@@ -103,13 +104,13 @@ func CacheKey(job Job, env Env) (string, error) {
 // the machine's load and harness errors on the harness, so they are run
 // again; so is a verdict whose reference failed (task_error). The list is of
 // what may be cached, so a status added later is not cached until decided.
-func Cacheable(v harness.Verdict) bool {
+func Cacheable(v eval.Verdict) bool {
 	if v.TaskError != "" {
 		return false
 	}
 	switch v.Status {
-	case harness.StatusCorrect, harness.StatusIncorrect, harness.StatusCompileError,
-		harness.StatusRuntimeError, harness.StatusRewardHack, harness.StatusInvalidSubmission:
+	case eval.StatusCorrect, eval.StatusIncorrect, eval.StatusCompileError,
+		eval.StatusRuntimeError, eval.StatusRewardHack, eval.StatusInvalidSubmission:
 		return true
 	}
 	return false
@@ -161,7 +162,7 @@ func PoolEnvs(p Pool) []Env {
 // CacheValue is what the result cache holds for v: its JSON with, beside the
 // verdict's fields, source_eval_id, the evaluation that made it, so a row
 // answered from the cache points to the row that ran.
-func CacheValue(v harness.Verdict, evalID string) ([]byte, error) {
+func CacheValue(v eval.Verdict, evalID string) ([]byte, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("worker.CacheValue: %w", err)
@@ -178,8 +179,8 @@ func CacheValue(v harness.Verdict, evalID string) ([]byte, error) {
 
 // CacheEntry reads a result-cache value: the verdict and the evaluation that
 // made it ("" in entries written before it was kept).
-func CacheEntry(data []byte) (harness.Verdict, string, error) {
-	var v harness.Verdict
+func CacheEntry(data []byte) (eval.Verdict, string, error) {
+	var v eval.Verdict
 	if err := json.Unmarshal(data, &v); err != nil {
 		return v, "", fmt.Errorf("worker.CacheEntry: %w", err)
 	}

@@ -6,13 +6,14 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/gpu"
 )
 
 func TestCacheKey(t *testing.T) {
-	base := Job{ID: "b1-00000", BatchID: "b1", Task: harness.Task{Name: "t", Path: "/p", Source: "src"},
-		Code: "code", Options: harness.DefaultOptions(), RewardFn: "binary"}
+	base := Job{ID: "b1-00000", BatchID: "b1", Task: eval.Task{Name: "t", Path: "/p", Source: "src"},
+		Code: "code", Options: eval.DefaultOptions(), RewardFn: "binary"}
 	h200 := Env{HarnessVersion: "0.2.0", Torch: "2.11.0", Triton: "3.6.0", GPU: "NVIDIA H200"}
 	keys := func(t *testing.T, j Job, e Env) (work, cache string) {
 		t.Helper()
@@ -86,7 +87,7 @@ func TestCacheKey(t *testing.T) {
 
 // EnvOf reads what the key covers out of a verdict's env, and nothing else.
 func TestEnvOf(t *testing.T) {
-	v := harness.Verdict{Env: harness.Env{Device: "cuda:0", GPUName: "NVIDIA H200", GPUUUID: "GPU-1", Driver: "580",
+	v := eval.Verdict{Env: eval.Env{Device: "cuda:0", GPUName: "NVIDIA H200", GPUUUID: "GPU-1", Driver: "580",
 		Python: "3.12", Torch: "2.11.0", Triton: "3.6.0", HarnessVersion: "0.2.0", Sandbox: "full"}}
 	want := Env{HarnessVersion: "0.2.0", Torch: "2.11.0", Triton: "3.6.0", GPU: "NVIDIA H200"}
 	if got := EnvOf(v); got != want {
@@ -149,21 +150,21 @@ func TestPoolEnvs(t *testing.T) {
 }
 
 func TestCacheable(t *testing.T) {
-	want := map[harness.Status]bool{
-		harness.StatusCorrect: true, harness.StatusIncorrect: true, harness.StatusCompileError: true,
-		harness.StatusRuntimeError: true, harness.StatusRewardHack: true, harness.StatusInvalidSubmission: true,
-		harness.StatusTimeout: false, harness.StatusCompileTimeout: false, harness.StatusResourceLimit: false, harness.StatusHarnessError: false,
+	want := map[eval.Status]bool{
+		eval.StatusCorrect: true, eval.StatusIncorrect: true, eval.StatusCompileError: true,
+		eval.StatusRuntimeError: true, eval.StatusRewardHack: true, eval.StatusInvalidSubmission: true,
+		eval.StatusTimeout: false, eval.StatusCompileTimeout: false, eval.StatusResourceLimit: false, eval.StatusHarnessError: false,
 	}
-	for _, s := range harness.Statuses {
+	for _, s := range eval.Statuses {
 		w, ok := want[s]
 		if !ok {
 			t.Errorf("status %s: decide whether it is cacheable and add it here", s)
 		}
-		if got := Cacheable(harness.Verdict{Status: s}); got != w {
+		if got := Cacheable(eval.Verdict{Status: s}); got != w {
 			t.Errorf("Cacheable(%s) = %v, want %v", s, got, w)
 		}
 	}
-	if Cacheable(harness.Verdict{Status: harness.StatusRuntimeError, TaskError: "reference raised"}) {
+	if Cacheable(eval.Verdict{Status: eval.StatusRuntimeError, TaskError: "reference raised"}) {
 		t.Error("a verdict whose reference failed is cacheable")
 	}
 }

@@ -8,19 +8,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 )
 
 // stallingEvaluator runs until its context ends, as a slow kernel would.
 type stallingEvaluator struct{ calls atomic.Int32 }
 
-func (s *stallingEvaluator) Evaluate(ctx context.Context, _ harness.Job) (harness.Verdict, error) {
+func (s *stallingEvaluator) Evaluate(ctx context.Context, _ eval.Job) (eval.Verdict, error) {
 	s.calls.Add(1)
 	<-ctx.Done()
-	return harness.Verdict{}, ctx.Err()
+	return eval.Verdict{}, ctx.Err()
 }
 func (s *stallingEvaluator) Stats() []harness.ZygoteStats { return nil }
-func (s *stallingEvaluator) Mode() string                 { return harness.TimingCPUInterpreter }
+func (s *stallingEvaluator) Mode() string                 { return eval.TimingCPUInterpreter }
 
 // An item its request's deadline leaves behind is stopped and answered
 // harness_error with retry "deadline", masked (valid false); one whose
@@ -42,15 +43,15 @@ func TestDeadline(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sub.Unsubscribe()
-			job := Job{ID: "b1-00000", BatchID: "b1", Task: harness.Task{Name: "t", Source: "src"}, Code: "code",
-				Options: harness.DefaultOptions(), RewardFn: "binary", EnqueuedAt: time.Now(), Deadline: time.Now().Add(tt.deadline)}
+			job := Job{ID: "b1-00000", BatchID: "b1", Task: eval.Task{Name: "t", Source: "src"}, Code: "code",
+				Options: eval.DefaultOptions(), RewardFn: "binary", EnqueuedAt: time.Now(), Deadline: time.Now().Add(tt.deadline)}
 			data, _ := json.Marshal(job)
 			t0 := time.Now()
-			if err := b.PublishJob(t.Context(), Subject(harness.TimingCPUInterpreter), job.ID, data); err != nil {
+			if err := b.PublishJob(t.Context(), Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
 				t.Fatal(err)
 			}
 			r := next(t, sub)
-			if r.Verdict.Status != harness.StatusHarnessError || r.Verdict.Retry != "deadline" || r.Valid {
+			if r.Verdict.Status != eval.StatusHarnessError || r.Verdict.Retry != "deadline" || r.Valid {
 				t.Fatalf("result %+v", r)
 			}
 			if took := time.Since(t0); took > 5*time.Second {
@@ -66,7 +67,7 @@ func TestDeadline(t *testing.T) {
 // Items with a deadline share only with items of the same deadline; the
 // cache key ignores it (a cached verdict answers any request).
 func TestShareKeyHoldsTheDeadline(t *testing.T) {
-	j := Job{Task: harness.Task{Source: "src"}, Code: "code", Options: harness.DefaultOptions()}
+	j := Job{Task: eval.Task{Source: "src"}, Code: "code", Options: eval.DefaultOptions()}
 	d := j
 	d.Deadline = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	wk, _ := WorkKey(j)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/submission"
 )
 
@@ -13,17 +13,17 @@ import (
 func TestCompileErrorHintForUnfencedCompletions(t *testing.T) {
 	unfenced := "Here you go:\nimport torch\nclass ModelNew(torch.nn.Module) pass"
 	fenced := "Here you go:\n```python\nimport torch\nclass ModelNew(torch.nn.Module) pass\n```"
-	v := harness.Verdict{Status: harness.StatusCompileError, Feedback: "SyntaxError: expected ':' (candidate.py, line 2)"}
+	v := eval.Verdict{Status: eval.StatusCompileError, Feedback: "SyntaxError: expected ':' (candidate.py, line 2)"}
 	for _, tt := range []struct {
 		name       string
 		completion *string
-		status     harness.Status
+		status     eval.Status
 		want       bool
 	}{
-		{"unfenced completion", &unfenced, harness.StatusCompileError, true},
-		{"fenced completion", &fenced, harness.StatusCompileError, false},
-		{"code, not a completion", nil, harness.StatusCompileError, false},
-		{"unfenced, but not a compile error", &unfenced, harness.StatusIncorrect, false},
+		{"unfenced completion", &unfenced, eval.StatusCompileError, true},
+		{"fenced completion", &fenced, eval.StatusCompileError, false},
+		{"code, not a completion", nil, eval.StatusCompileError, false},
+		{"unfenced, but not a compile error", &unfenced, eval.StatusIncorrect, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			in := v

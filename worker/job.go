@@ -3,8 +3,8 @@ package worker
 import (
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 )
 
 // Subject is where evaluation jobs for workers of a timing mode are queued,
@@ -27,7 +27,7 @@ func InteractiveSubject(mode string) string { return "jobs.interactive." + modeC
 func InteractiveDurable(mode string) string { return "interactive-workers-" + modeClass(mode) }
 
 func modeClass(mode string) string {
-	if mode == harness.TimingCPUInterpreter {
+	if mode == eval.TimingCPUInterpreter {
 		return "cpu"
 	}
 	return "gpu"
@@ -39,15 +39,15 @@ func ResultsSubject(batchID string) string { return "results." + batchID }
 
 // Job is one queued evaluation (the JSON body of a jobs.eval.<mode> message).
 type Job struct {
-	ID         string       `json:"id"` // also the bus message id and the event id
-	BatchID    string       `json:"batch_id"`
-	Index      int          `json:"index"` // position in the request
-	Task       harness.Task `json:"task"`
-	Code       string       `json:"code"`
-	Completion *string      `json:"completion,omitempty"` // raw text the code was extracted from
+	ID         string    `json:"id"` // also the bus message id and the event id
+	BatchID    string    `json:"batch_id"`
+	Index      int       `json:"index"` // position in the request
+	Task       eval.Task `json:"task"`
+	Code       string    `json:"code"`
+	Completion *string   `json:"completion,omitempty"` // raw text the code was extracted from
 	// Prompt is what the model was asked, when the caller said; logged, not hashed.
 	Prompt     []export.PromptMessage `json:"prompt,omitempty"`
-	Options    harness.Options        `json:"options"`
+	Options    eval.Options           `json:"options"`
 	RewardFn   string                 `json:"reward_fn,omitempty"`
 	EnqueuedAt time.Time              `json:"enqueued_at"`
 	// Who asked (logged with the verdict): the HTTP request and the API key name.
@@ -56,7 +56,7 @@ type Job struct {
 	// TaskID is the registry id of Task ("" for an inline reference); it
 	// goes into the evaluation's event.
 	TaskID string `json:"task_id,omitempty"`
-	// TaskCheck asks for a task check (harness.Job.TaskCheck) instead of an
+	// TaskCheck asks for a task check (eval.Job.TaskCheck) instead of an
 	// evaluation of Code; its verdict is announced but not logged as an
 	// evaluation (no candidate was evaluated).
 	TaskCheck bool `json:"task_check,omitempty"`
@@ -77,13 +77,13 @@ type Job struct {
 // Result is stored in the bus's batches bucket and then published on
 // ResultsSubject(BatchID), once a job's verdict is logged.
 type Result struct {
-	Index   int             `json:"index"`
-	ID      string          `json:"id"`
-	Reward  float64         `json:"reward"`
-	Valid   bool            `json:"valid"`
-	Note    string          `json:"note,omitempty"`
-	Verdict harness.Verdict `json:"verdict"`
-	Cached  bool            `json:"cached"` // answered from the result cache, not run
+	Index   int          `json:"index"`
+	ID      string       `json:"id"`
+	Reward  float64      `json:"reward"`
+	Valid   bool         `json:"valid"`
+	Note    string       `json:"note,omitempty"`
+	Verdict eval.Verdict `json:"verdict"`
+	Cached  bool         `json:"cached"` // answered from the result cache, not run
 	// Shared: not run either, but answered with the verdict of an identical
 	// evaluation in flight when it came (one of its own batch, or another
 	// request's); such a verdict may be one the cache would not keep.

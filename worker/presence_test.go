@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 )
 
 // presentPool is a pool whose one zygote is up (or not) on an H200.
 type presentPool struct{ fakePool }
 
-func (p presentPool) Evaluate(context.Context, harness.Job) (harness.Verdict, error) {
-	return harness.Verdict{}, nil
+func (p presentPool) Evaluate(context.Context, eval.Job) (eval.Verdict, error) {
+	return eval.Verdict{}, nil
 }
-func (p presentPool) Mode() string { return harness.TimingGPU }
+func (p presentPool) Mode() string { return eval.TimingGPU }
 
 func TestAnnouncedWorkersMakeARemoteGatewayReady(t *testing.T) {
 	b, err := bus.Open(t.Context(), bus.Options{DataDir: t.TempDir()}, testLogger())
@@ -55,14 +56,14 @@ func TestAnnouncedWorkersMakeARemoteGatewayReady(t *testing.T) {
 		t.Fatalf("Present = %+v, %v", list, err)
 	}
 	a := list[0]
-	if a.ID != "host-b-1" || a.Host != "host-b" || a.Mode != harness.TimingGPU || a.Slots != 16 || !a.Up {
+	if a.ID != "host-b-1" || a.Host != "host-b" || a.Mode != eval.TimingGPU || a.Slots != 16 || !a.Up {
 		t.Fatalf("announcement %+v", a)
 	}
 	want := Env{HarnessVersion: "0.2.0", Torch: "2.11.0", Triton: "3.6.0", GPU: "NVIDIA H200"}
 	if envs := roster.Envs(); len(envs) != 1 || envs[0] != want {
 		t.Fatalf("Envs = %+v, want [%+v]", envs, want)
 	}
-	if roster.Mode() != harness.TimingGPU {
+	if roster.Mode() != eval.TimingGPU {
 		t.Fatalf("Mode = %q", roster.Mode())
 	}
 	// What GET /v1/gpus and the worker metrics show of them.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Queue evaluates jobs through the bus's job queue, on whichever worker
@@ -31,9 +31,9 @@ type Queue struct {
 // Evaluate queues job and waits for its verdict. When ctx ends first the
 // job is not taken back (a worker may be running it) but stops at ctx's
 // deadline, if it has one.
-func (q *Queue) Evaluate(ctx context.Context, hj harness.Job) (harness.Verdict, error) {
+func (q *Queue) Evaluate(ctx context.Context, hj eval.Job) (eval.Verdict, error) {
 	if hj.Check != nil {
-		return harness.Verdict{}, errors.New("worker.Queue: a task check's options do not travel in a job")
+		return eval.Verdict{}, errors.New("worker.Queue: a task check's options do not travel in a job")
 	}
 	batch := "q_" + rand.Text()
 	job := Job{
@@ -45,16 +45,16 @@ func (q *Queue) Evaluate(ctx context.Context, hj harness.Job) (harness.Verdict, 
 	}
 	data, err := json.Marshal(job)
 	if err != nil {
-		return harness.Verdict{}, fmt.Errorf("worker.Queue: %w", err)
+		return eval.Verdict{}, fmt.Errorf("worker.Queue: %w", err)
 	}
 	// Subscribe first: a result announced before we listen would be missed.
 	sub, err := q.Bus.Subscribe(ctx, ResultsSubject(batch))
 	if err != nil {
-		return harness.Verdict{}, fmt.Errorf("worker.Queue: %w", err)
+		return eval.Verdict{}, fmt.Errorf("worker.Queue: %w", err)
 	}
 	defer sub.Unsubscribe()
 	if err := q.Bus.PublishJob(ctx, JobSubject(q.Mode(), job.Options, true), job.ID, data); err != nil {
-		return harness.Verdict{}, fmt.Errorf("worker.Queue: %w", err)
+		return eval.Verdict{}, fmt.Errorf("worker.Queue: %w", err)
 	}
 	poll := q.Poll
 	if poll <= 0 {
@@ -67,7 +67,7 @@ func (q *Queue) Evaluate(ctx context.Context, hj harness.Job) (harness.Verdict, 
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
-			return harness.Verdict{}, ctx.Err()
+			return eval.Verdict{}, ctx.Err()
 		case errors.Is(err, context.DeadlineExceeded):
 			stored, _, ok, rerr := q.Bus.Result(ctx, batch, 0)
 			if rerr != nil || !ok {
@@ -75,11 +75,11 @@ func (q *Queue) Evaluate(ctx context.Context, hj harness.Job) (harness.Verdict, 
 			}
 			data = stored
 		default:
-			return harness.Verdict{}, fmt.Errorf("worker.Queue %s: %w", job.ID, err)
+			return eval.Verdict{}, fmt.Errorf("worker.Queue %s: %w", job.ID, err)
 		}
 		var r Result
 		if err := json.Unmarshal(data, &r); err != nil {
-			return harness.Verdict{}, fmt.Errorf("worker.Queue %s: decoding its result: %w", job.ID, err)
+			return eval.Verdict{}, fmt.Errorf("worker.Queue %s: decoding its result: %w", job.ID, err)
 		}
 		return r.Verdict, nil
 	}

@@ -6,21 +6,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
-func cpuMode() string { return harness.TimingCPUInterpreter }
+func cpuMode() string { return eval.TimingCPUInterpreter }
 
 // A search's evaluation goes through the queue to a worker and back; the
 // worker logs nothing for it (the search logs it under its step's id).
 func TestQueueEvaluatesOnAWorkerAndLeavesTheLogToItsCaller(t *testing.T) {
-	ev := &scriptedEvaluator{status: harness.StatusCorrect}
+	ev := &scriptedEvaluator{status: eval.StatusCorrect}
 	b := startRun(t, ev)
 	q := &Queue{Bus: b, Mode: cpuMode, Poll: 200 * time.Millisecond}
-	job := harness.Job{Task: harness.Task{Name: "t", Source: "src"}, Code: "code", Options: harness.DefaultOptions()}
+	job := eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: "code", Options: eval.DefaultOptions()}
 	for i := range 2 {
 		v, err := q.Evaluate(t.Context(), job)
-		if err != nil || v.Status != harness.StatusCorrect || v.Feedback != "scripted" {
+		if err != nil || v.Status != eval.StatusCorrect || v.Feedback != "scripted" {
 			t.Fatalf("evaluation %d: %+v %v", i, v, err)
 		}
 	}
@@ -42,8 +42,8 @@ func TestQueueStopsWaitingWithItsCaller(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	t0 := time.Now()
-	v, err := q.Evaluate(ctx, harness.Job{Task: harness.Task{Name: "t", Source: "src"}, Code: "code",
-		Options: harness.DefaultOptions()})
+	v, err := q.Evaluate(ctx, eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: "code",
+		Options: eval.DefaultOptions()})
 	stopped := errors.Is(err, context.DeadlineExceeded) || (err == nil && v.Retry == "deadline")
 	if !stopped || time.Since(t0) > 5*time.Second {
 		t.Fatalf("%+v, err %v after %s", v, err, time.Since(t0))

@@ -8,25 +8,26 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 )
 
 // scriptedEvaluator answers every job with a verdict of one status.
 type scriptedEvaluator struct {
-	status harness.Status
+	status eval.Status
 	calls  atomic.Int32
 }
 
-func (s *scriptedEvaluator) Evaluate(_ context.Context, j harness.Job) (harness.Verdict, error) {
+func (s *scriptedEvaluator) Evaluate(_ context.Context, j eval.Job) (eval.Verdict, error) {
 	s.calls.Add(1)
-	return Verdict(harness.TimingCPUInterpreter, Job{Task: j.Task, Code: j.Code}, s.status, "scripted", ""), nil
+	return Verdict(eval.TimingCPUInterpreter, Job{Task: j.Task, Code: j.Code}, s.status, "scripted", ""), nil
 }
 
 func (s *scriptedEvaluator) Stats() []harness.ZygoteStats {
 	return []harness.ZygoteStats{{Label: "cpu", Up: true, Concurrency: 1}}
 }
 
-func (s *scriptedEvaluator) Mode() string { return harness.TimingCPUInterpreter }
+func (s *scriptedEvaluator) Mode() string { return eval.TimingCPUInterpreter }
 
 func nextRaw(t *testing.T, sub *bus.Subscription) []byte {
 	t.Helper()
@@ -43,13 +44,13 @@ func nextRaw(t *testing.T, sub *bus.Subscription) []byte {
 // it can read it back), and a deterministic verdict is in the cache.
 func TestResultStoredBeforeNotify(t *testing.T) {
 	for _, tt := range []struct {
-		status harness.Status
+		status eval.Status
 		cached bool
 	}{
-		{harness.StatusCorrect, true},
-		{harness.StatusCompileError, true},
-		{harness.StatusTimeout, false},
-		{harness.StatusResourceLimit, false},
+		{eval.StatusCorrect, true},
+		{eval.StatusCompileError, true},
+		{eval.StatusTimeout, false},
+		{eval.StatusResourceLimit, false},
 	} {
 		t.Run(string(tt.status), func(t *testing.T) {
 			b := startRun(t, &scriptedEvaluator{status: tt.status})
@@ -59,10 +60,10 @@ func TestResultStoredBeforeNotify(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sub.Unsubscribe()
-			job := Job{ID: "b1-00002", BatchID: "b1", Index: 2, Task: harness.Task{Name: "t", Source: "src"},
-				Code: "code", Options: harness.DefaultOptions(), RewardFn: "binary", EnqueuedAt: time.Now()}
+			job := Job{ID: "b1-00002", BatchID: "b1", Index: 2, Task: eval.Task{Name: "t", Source: "src"},
+				Code: "code", Options: eval.DefaultOptions(), RewardFn: "binary", EnqueuedAt: time.Now()}
 			data, _ := json.Marshal(job)
-			if err := b.PublishJob(ctx, Subject(harness.TimingCPUInterpreter), job.ID, data); err != nil {
+			if err := b.PublishJob(ctx, Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
 				t.Fatal(err)
 			}
 			note := nextRaw(t, sub)
@@ -83,7 +84,7 @@ func TestResultStoredBeforeNotify(t *testing.T) {
 				t.Fatalf("cache entry present %v (%v), want %v", ok, err, tt.cached)
 			}
 			if ok {
-				var cv harness.Verdict
+				var cv eval.Verdict
 				if err := json.Unmarshal(v, &cv); err != nil || cv.Status != tt.status {
 					t.Errorf("cached verdict %s (%v)", v, err)
 				}
@@ -106,9 +107,9 @@ func TestPublishResultFirstWins(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	job := Job{ID: "b1-00000", BatchID: "b1", Task: harness.Task{Source: "src"}, Code: "c"}
+	job := Job{ID: "b1-00000", BatchID: "b1", Task: eval.Task{Source: "src"}, Code: "c"}
 	for _, rew := range []float64{1, 0} {
-		r := Result{ID: job.ID, Reward: rew, Verdict: Verdict("", job, harness.StatusCorrect, "", "")}
+		r := Result{ID: job.ID, Reward: rew, Verdict: Verdict("", job, eval.StatusCorrect, "", "")}
 		if err := PublishResult(ctx, b, job, r); err != nil {
 			t.Fatal(err)
 		}

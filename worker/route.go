@@ -5,10 +5,10 @@ import (
 	"strings"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
-// A job whose options require an environment (harness.Requires) is queued
+// A job whose options require an environment (eval.Requires) is queued
 // on a subject that names it, jobs.eval.<mode>.<gpu>.<torch>.<triton> ("_"
 // for a part it leaves open), and a worker pulls only the subjects its own
 // environments satisfy: a worker that cannot run a job is never delivered
@@ -19,7 +19,7 @@ import (
 
 // JobSubject is where a job with opts is queued: Subject or
 // InteractiveSubject, plus its requirement.
-func JobSubject(mode string, opts harness.Options, interactive bool) string {
+func JobSubject(mode string, opts eval.Options, interactive bool) string {
 	base := Subject(mode)
 	if interactive {
 		base = InteractiveSubject(mode)
@@ -28,13 +28,13 @@ func JobSubject(mode string, opts harness.Options, interactive bool) string {
 }
 
 // Satisfies reports whether any of envs can run a job that requires r.
-func Satisfies(envs []Env, r *harness.Requires) bool {
-	if r == nil || *r == (harness.Requires{}) {
+func Satisfies(envs []Env, r *eval.Requires) bool {
+	if r == nil || *r == (eval.Requires{}) {
 		return true // asks nothing: whoever comes
 	}
 	want := parts(*r)
 	for _, e := range envs {
-		have := parts(harness.Requires{GPU: e.GPU, Torch: e.Torch, Triton: e.Triton})
+		have := parts(eval.Requires{GPU: e.GPU, Torch: e.Torch, Triton: e.Triton})
 		ok := true
 		for i := range want {
 			ok = ok && (want[i] == "" || want[i] == have[i])
@@ -54,7 +54,7 @@ func Queues(mode string, envs []Env) []bus.Queue {
 	for _, interactive := range []bool{true, false} {
 		subjects := []string{""}
 		for _, e := range envs {
-			have := parts(harness.Requires{GPU: e.GPU, Torch: e.Torch, Triton: e.Triton})
+			have := parts(eval.Requires{GPU: e.GPU, Torch: e.Torch, Triton: e.Triton})
 			for mask := 1; mask < 8; mask++ { // each non-empty subset of the three parts
 				r := [3]string{}
 				for i := range r {
@@ -91,7 +91,7 @@ func hasGap(r [3]string, mask int) bool {
 	return false
 }
 
-func suffix(r *harness.Requires) string {
+func suffix(r *eval.Requires) string {
 	if r == nil {
 		return ""
 	}
@@ -115,7 +115,7 @@ func joinParts(p [3]string) string {
 // parts are r's GPU model, torch and triton as subject tokens: lower case,
 // every run of other characters one "-" (so "NVIDIA H200" is "nvidia-h200"
 // and "2.11.0+cu130" is "2-11-0": a version's local tag is dropped first).
-func parts(r harness.Requires) [3]string {
+func parts(r eval.Requires) [3]string {
 	return [3]string{token(r.GPU), token(release(r.Torch)), token(release(r.Triton))}
 }
 

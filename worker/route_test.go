@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/gpu"
 )
@@ -18,30 +19,30 @@ var (
 	h100 = Env{Torch: "2.11.0", Triton: "3.6.0", GPU: "NVIDIA H100 80GB HBM3"}
 )
 
-func requiring(r harness.Requires) harness.Options {
-	o := harness.DefaultOptions()
+func requiring(r eval.Requires) eval.Options {
+	o := eval.DefaultOptions()
 	o.Requires = &r
 	return o
 }
 
 func TestJobSubjectsNameTheirRequirement(t *testing.T) {
 	for _, tt := range []struct {
-		r    *harness.Requires
+		r    *eval.Requires
 		want string
 	}{
 		{nil, "jobs.eval.gpu"},
-		{&harness.Requires{}, "jobs.eval.gpu"},
-		{&harness.Requires{GPU: "NVIDIA H200"}, "jobs.eval.gpu.nvidia-h200._._"},
-		{&harness.Requires{GPU: "nvidia-h200", Torch: "2.11.0+cu130"}, "jobs.eval.gpu.nvidia-h200.2-11-0._"},
-		{&harness.Requires{Triton: "3.6.0"}, "jobs.eval.gpu._._.3-6-0"},
+		{&eval.Requires{}, "jobs.eval.gpu"},
+		{&eval.Requires{GPU: "NVIDIA H200"}, "jobs.eval.gpu.nvidia-h200._._"},
+		{&eval.Requires{GPU: "nvidia-h200", Torch: "2.11.0+cu130"}, "jobs.eval.gpu.nvidia-h200.2-11-0._"},
+		{&eval.Requires{Triton: "3.6.0"}, "jobs.eval.gpu._._.3-6-0"},
 	} {
-		o := harness.DefaultOptions()
+		o := eval.DefaultOptions()
 		o.Requires = tt.r
-		if got := JobSubject(harness.TimingGPU, o, false); got != tt.want {
+		if got := JobSubject(eval.TimingGPU, o, false); got != tt.want {
 			t.Errorf("%+v: %s, want %s", tt.r, got, tt.want)
 		}
 	}
-	if got := JobSubject(harness.TimingGPU, requiring(harness.Requires{GPU: "H200"}), true); got != "jobs.interactive.gpu.h200._._" {
+	if got := JobSubject(eval.TimingGPU, requiring(eval.Requires{GPU: "H200"}), true); got != "jobs.interactive.gpu.h200._._" {
 		t.Errorf("interactive: %s", got)
 	}
 }
@@ -51,7 +52,7 @@ func TestJobSubjectsNameTheirRequirement(t *testing.T) {
 func TestQueuesAreWhatTheEnvironmentsSatisfy(t *testing.T) {
 	filters := func(envs ...Env) []string {
 		var out []string
-		for _, q := range Queues(harness.TimingGPU, envs) {
+		for _, q := range Queues(eval.TimingGPU, envs) {
 			out = append(out, q.Filter)
 		}
 		return out
@@ -60,14 +61,14 @@ func TestQueuesAreWhatTheEnvironmentsSatisfy(t *testing.T) {
 	if len(h200Only) != 16 || h200Only[0] != "jobs.interactive.gpu" || h200Only[8] != "jobs.eval.gpu" {
 		t.Fatalf("queues %v", h200Only)
 	}
-	reqs := []harness.Requires{
+	reqs := []eval.Requires{
 		{GPU: "NVIDIA H200"}, {Torch: "2.11.0"}, {Triton: "3.6.0"}, {GPU: "nvidia h200", Torch: "2.11.0"},
 		{GPU: "NVIDIA H200", Triton: "3.6.0+git"}, {Torch: "2.11.0", Triton: "3.6.0"},
 		{GPU: "NVIDIA H200", Torch: "2.11.0", Triton: "3.6.0"},
 	}
 	for _, r := range reqs {
 		for _, interactive := range []bool{true, false} {
-			if s := JobSubject(harness.TimingGPU, requiring(r), interactive); !slices.Contains(h200Only, s) {
+			if s := JobSubject(eval.TimingGPU, requiring(r), interactive); !slices.Contains(h200Only, s) {
 				t.Errorf("an H200 worker does not pull %s (%+v)", s, r)
 			}
 		}
@@ -75,8 +76,8 @@ func TestQueuesAreWhatTheEnvironmentsSatisfy(t *testing.T) {
 			t.Errorf("%+v not satisfied by %+v", r, h200)
 		}
 	}
-	for _, r := range []harness.Requires{{GPU: "NVIDIA H100 80GB HBM3"}, {Torch: "2.10.0"}, {GPU: "NVIDIA H200", Triton: "3.5.0"}} {
-		if s := JobSubject(harness.TimingGPU, requiring(r), false); slices.Contains(h200Only, s) {
+	for _, r := range []eval.Requires{{GPU: "NVIDIA H100 80GB HBM3"}, {Torch: "2.10.0"}, {GPU: "NVIDIA H200", Triton: "3.5.0"}} {
+		if s := JobSubject(eval.TimingGPU, requiring(r), false); slices.Contains(h200Only, s) {
 			t.Errorf("an H200 worker pulls %s (%+v)", s, r)
 		}
 		if Satisfies([]Env{h200}, &r) {
@@ -91,7 +92,7 @@ func TestQueuesAreWhatTheEnvironmentsSatisfy(t *testing.T) {
 		t.Fatalf("a CPU worker (no GPU model) pulls %v", cpu)
 	}
 	seen := map[string]bool{}
-	for _, q := range Queues(harness.TimingGPU, []Env{h200, h100}) {
+	for _, q := range Queues(eval.TimingGPU, []Env{h200, h100}) {
 		if seen[q.Durable] {
 			t.Fatalf("durable %s twice", q.Durable)
 		}
@@ -106,13 +107,15 @@ type routedPool struct{ model string }
 func (p routedPool) Hello() (harness.Hello, bool) {
 	return harness.Hello{HarnessVersion: "0.2.0", Torch: "2.11.0", Triton: "3.6.0"}, true
 }
-func (p routedPool) GPUs() gpu.Info { return gpu.Info{Devices: []gpu.Device{{Index: 0, Name: p.model}}} }
+func (p routedPool) GPUs() gpu.Info {
+	return gpu.Info{Devices: []gpu.Device{{Index: 0, Name: p.model}}}
+}
 func (p routedPool) Stats() []harness.ZygoteStats {
 	return []harness.ZygoteStats{{Label: "gpu0", Up: true, Concurrency: 1}}
 }
-func (p routedPool) Mode() string { return harness.TimingGPU }
-func (p routedPool) Evaluate(_ context.Context, j harness.Job) (harness.Verdict, error) {
-	return Verdict(harness.TimingGPU, Job{Task: j.Task, Code: j.Code}, harness.StatusCorrect, p.model, ""), nil
+func (p routedPool) Mode() string { return eval.TimingGPU }
+func (p routedPool) Evaluate(_ context.Context, j eval.Job) (eval.Verdict, error) {
+	return Verdict(eval.TimingGPU, Job{Task: j.Task, Code: j.Code}, eval.StatusCorrect, p.model, ""), nil
 }
 
 func TestWorkersTakeOnlyTheJobsTheyCanRun(t *testing.T) {
@@ -139,18 +142,18 @@ func TestWorkersTakeOnlyTheJobsTheyCanRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	publish := func(i int, r harness.Requires) {
-		job := Job{ID: fmt.Sprintf("b1-%05d", i), BatchID: "b1", Index: i, Task: harness.Task{Name: "t", Source: "src"},
+	publish := func(i int, r eval.Requires) {
+		job := Job{ID: fmt.Sprintf("b1-%05d", i), BatchID: "b1", Index: i, Task: eval.Task{Name: "t", Source: "src"},
 			Code: fmt.Sprint("code ", i), Options: requiring(r), EnqueuedAt: time.Now()}
 		data, _ := json.Marshal(job)
-		if err := b.PublishJob(t.Context(), JobSubject(harness.TimingGPU, job.Options, false), job.ID, data); err != nil {
+		if err := b.PublishJob(t.Context(), JobSubject(eval.TimingGPU, job.Options, false), job.ID, data); err != nil {
 			t.Fatal(err)
 		}
 	}
-	publish(0, harness.Requires{GPU: "NVIDIA A100"}) // nobody's: it waits
+	publish(0, eval.Requires{GPU: "NVIDIA A100"}) // nobody's: it waits
 	for i := 1; i <= 6; i++ {
 		model := []string{h200.GPU, h100.GPU}[i%2]
-		publish(i, harness.Requires{GPU: model, Torch: "2.11.0"})
+		publish(i, eval.Requires{GPU: model, Torch: "2.11.0"})
 	}
 	for range 6 {
 		r := next(t, sub)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/submission"
 	"github.com/kernelgate/kernelgate/reward"
 )
@@ -220,7 +220,7 @@ func Shared(r Result, job Job) Result {
 // Scored is job's result for a verdict it did not run for itself (shared,
 // cached, or made without a run): scored with job's reward function, no
 // queue wait or run time.
-func Scored(job Job, v harness.Verdict) Result {
+func Scored(job Job, v eval.Verdict) Result {
 	v = hinted(job, v)
 	r := Result{Index: job.Index, ID: job.ID, Verdict: v}
 	if f, err := reward.Lookup(job.RewardFn); err == nil {
@@ -235,16 +235,16 @@ func Scored(job Job, v harness.Verdict) Result {
 // with no code at all (sent to the harness as empty code, so that an inline
 // reference is checked first) gets the extraction's reason. Per job, after
 // caching: the cache answers code, which another request may have sent fenced.
-func hinted(job Job, v harness.Verdict) harness.Verdict {
+func hinted(job Job, v eval.Verdict) eval.Verdict {
 	// Every result passes here: extract again only for the two statuses it words.
-	if job.Completion == nil || (v.Status != harness.StatusCompileError && v.Status != harness.StatusInvalidSubmission) {
+	if job.Completion == nil || (v.Status != eval.StatusCompileError && v.Status != eval.StatusInvalidSubmission) {
 		return v
 	}
 	_, how, err := submission.Extract(*job.Completion)
 	switch {
-	case v.Status == harness.StatusCompileError && err == nil:
+	case v.Status == eval.StatusCompileError && err == nil:
 		v.Feedback = submission.WithTextHint(v.Feedback, how)
-	case v.Status == harness.StatusInvalidSubmission && job.Code == "" && err != nil:
+	case v.Status == eval.StatusInvalidSubmission && job.Code == "" && err != nil:
 		v.Feedback, v.ErrorSignature = submission.NoCodeFeedback(err), "no_code"
 	}
 	return v

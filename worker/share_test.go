@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // The sharing protocol step by step, over a real bus: who runs, who waits,
@@ -19,8 +19,8 @@ func TestShare(t *testing.T) {
 	t.Cleanup(b.Close)
 	ctx := t.Context()
 	job := func(batch, fn string) Job {
-		return Job{ID: batch + "-00000", BatchID: batch, Task: harness.Task{Name: "task " + batch, Source: "src"},
-			Code: "code", Options: harness.DefaultOptions(), RewardFn: fn, Share: true}
+		return Job{ID: batch + "-00000", BatchID: batch, Task: eval.Task{Name: "task " + batch, Source: "src"},
+			Code: "code", Options: eval.DefaultOptions(), RewardFn: fn, Share: true}
 	}
 	wk, err := WorkKey(job("a", ""))
 	if err != nil {
@@ -69,7 +69,7 @@ func TestShare(t *testing.T) {
 	early := time.Now()
 
 	// a finishes: its worker stores its result, then answers the waiters.
-	v := Verdict(harness.TimingCPUInterpreter, a, harness.StatusTimeout, "timed out", "")
+	v := Verdict(eval.TimingCPUInterpreter, a, eval.StatusTimeout, "timed out", "")
 	wait, run := 5.0, 100.0
 	v.QueueWaitMS, v.ExecMS = &wait, &run
 	ra := Result{ID: a.ID, Verdict: v, Reward: 0, Valid: true, QueueWaitMS: wait, ExecMS: run}
@@ -81,7 +81,7 @@ func TestShare(t *testing.T) {
 	}
 	for _, w := range []Job{bj, c} {
 		r, ok := result(w)
-		if !ok || !r.Shared || r.Cached || r.ID != w.ID || r.Verdict.Status != harness.StatusTimeout ||
+		if !ok || !r.Shared || r.Cached || r.ID != w.ID || r.Verdict.Status != eval.StatusTimeout ||
 			r.Verdict.TaskName != w.Task.Name || r.Verdict.ExecMS != nil || r.ExecMS != 0 {
 			t.Errorf("%s: answered %v with %+v", w.ID, ok, r)
 		}
@@ -91,7 +91,7 @@ func TestShare(t *testing.T) {
 	if err := join(ctx, b, wk, owner{ID: a.ID, Batch: a.BatchID, Index: a.Index}, []Job{late}); err != nil {
 		t.Fatal(err)
 	}
-	if r, ok := result(late); !ok || !r.Shared || r.Verdict.Status != harness.StatusTimeout {
+	if r, ok := result(late); !ok || !r.Shared || r.Verdict.Status != eval.StatusTimeout {
 		t.Errorf("late: answered %v, %+v", ok, r)
 	}
 	if n := waiting(); n != 0 {
@@ -118,21 +118,21 @@ func TestShare(t *testing.T) {
 	if err := Wait(ctx, b, wk, []Job{g}); err != nil {
 		t.Fatal(err)
 	}
-	vf := Verdict("", f, harness.StatusCorrect, "", "")
+	vf := Verdict("", f, eval.StatusCorrect, "", "")
 	vf.Compiled, vf.Correct = true, true
 	if err := PublishResult(ctx, b, f, Result{ID: f.ID, Verdict: vf, Reward: 1, Valid: true}); err != nil {
 		t.Fatal(err)
 	}
 	wantClaim(f, time.Now(), false)
-	if r, ok := result(g); !ok || !r.Shared || r.Verdict.Status != harness.StatusCorrect || r.Reward != 1 {
+	if r, ok := result(g); !ok || !r.Shared || r.Verdict.Status != eval.StatusCorrect || r.Reward != 1 {
 		t.Errorf("g: answered %v, %+v", ok, r)
 	}
 }
 
 // A shared answer names the job whose evaluation ran, however it got there.
 func TestSharedNamesItsSource(t *testing.T) {
-	owner := Result{Index: 0, ID: "b_A-00000", Verdict: harness.Verdict{Status: harness.StatusCorrect}}
-	job := Job{ID: "b_B-00002", Index: 2, Task: harness.Task{Name: "mine"}, RewardFn: "binary"}
+	owner := Result{Index: 0, ID: "b_A-00000", Verdict: eval.Verdict{Status: eval.StatusCorrect}}
+	job := Job{ID: "b_B-00002", Index: 2, Task: eval.Task{Name: "mine"}, RewardFn: "binary"}
 	if r := Shared(owner, job); !r.Shared || r.Source != "b_A-00000" || r.ID != job.ID || r.Index != 2 {
 		t.Errorf("shared %+v", r)
 	}
@@ -140,7 +140,7 @@ func TestSharedNamesItsSource(t *testing.T) {
 	if r := Shared(owner, job); r.Source != "b_Z-00001" {
 		t.Errorf("source %q, want the run's b_Z-00001", r.Source)
 	}
-	v := harness.Verdict{Status: harness.StatusCorrect, TaskName: "x"}
+	v := eval.Verdict{Status: eval.StatusCorrect, TaskName: "x"}
 	data, err := CacheValue(v, "b_A-00000")
 	if err != nil {
 		t.Fatal(err)

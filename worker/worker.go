@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/reward"
@@ -16,7 +17,7 @@ import (
 
 // Evaluator is what a worker needs of the harness; *harness.Supervisor is one.
 type Evaluator interface {
-	Evaluate(ctx context.Context, job harness.Job) (harness.Verdict, error)
+	Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error)
 	Stats() []harness.ZygoteStats
 	Mode() string
 }
@@ -88,7 +89,7 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 	}
 	start := w.now()
 	fn, ferr := reward.Lookup(job.RewardFn)
-	var v harness.Verdict
+	var v eval.Verdict
 	err := ferr
 	evalCtx, ran := ctx, false
 	if !job.Deadline.IsZero() {
@@ -98,7 +99,7 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 	}
 	if err == nil && evalCtx.Err() == nil {
 		log.Debug("evaluating")
-		v, err = w.ev.Evaluate(evalCtx, harness.Job{Task: job.Task, Code: job.Code, Options: job.Options, TaskCheck: job.TaskCheck})
+		v, err = w.ev.Evaluate(evalCtx, eval.Job{Task: job.Task, Code: job.Code, Options: job.Options, TaskCheck: job.TaskCheck})
 		ran = true
 	}
 	// Late: the deadline, not a shutdown, stopped it (or kept it from running);
@@ -115,7 +116,7 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 		log.Error("evaluation failed on its last delivery; answering harness_error", "err", err)
 		v = HarnessError(w.ev.Mode(), job, err)
 		if fn == nil {
-			fn = func(harness.Verdict) reward.Result {
+			fn = func(eval.Verdict) reward.Result {
 				return reward.Result{Note: "unknown reward function: exclude this sample"}
 			}
 		}
@@ -165,7 +166,7 @@ func (w *runner) claim(ctx context.Context, log *slog.Logger, job Job, queued ti
 // cache stores a deterministic verdict in the result cache, before the
 // result is announced, so a client that repeats the request on hearing of it
 // is answered from the cache. A failed store costs a rerun, not the job.
-func (w *runner) cache(ctx context.Context, log *slog.Logger, job Job, v harness.Verdict) {
+func (w *runner) cache(ctx context.Context, log *slog.Logger, job Job, v eval.Verdict) {
 	if job.TaskCheck || !Cacheable(v) { // a task check has no code: its verdict is no answer to one
 		return
 	}
@@ -231,28 +232,28 @@ func rewardName(n string) string {
 }
 
 // HarnessError is the verdict for a job the harness could not evaluate.
-func HarnessError(mode string, job Job, err error) harness.Verdict {
-	return Verdict(mode, job, harness.StatusHarnessError, err.Error(), "harness_error")
+func HarnessError(mode string, job Job, err error) eval.Verdict {
+	return Verdict(mode, job, eval.StatusHarnessError, err.Error(), "harness_error")
 }
 
 // Verdict is a verdict made outside the harness (no child ran), shaped like
 // a child's: empty lists rather than null, the hashes filled.
-func Verdict(mode string, job Job, status harness.Status, feedback, signature string) harness.Verdict {
+func Verdict(mode string, job Job, status eval.Status, feedback, signature string) eval.Verdict {
 	if mode == "" {
-		mode = harness.TimingCPUInterpreter
+		mode = eval.TimingCPUInterpreter
 	}
-	return harness.Verdict{
-		SchemaVersion: harness.SchemaVersion, Status: status, TimingMode: mode,
+	return eval.Verdict{
+		SchemaVersion: eval.SchemaVersion, Status: status, TimingMode: mode,
 		HackFlags: []string{}, Warnings: []string{}, StageMS: map[string]float64{},
 		Feedback: feedback, ErrorSignature: signature, TaskName: job.Task.Name,
-		TaskHash: harness.HashSource(job.Task.Source), CodeHash: harness.HashSource(job.Code),
+		TaskHash: eval.HashSource(job.Task.Source), CodeHash: eval.HashSource(job.Code),
 	}
 }
 
 // DeadlineVerdict answers an item its request's deadline_s left behind: not
 // the candidate's doing (harness_error, valid false), never cached.
-func DeadlineVerdict(mode string, job Job) harness.Verdict {
-	v := Verdict(mode, job, harness.StatusHarnessError,
+func DeadlineVerdict(mode string, job Job) eval.Verdict {
+	v := Verdict(mode, job, eval.StatusHarnessError,
 		"the request's deadline (deadline_s) passed before this item's evaluation finished; it was stopped: "+
 			"not the candidate's doing, drop the sample", "")
 	v.Retry = "deadline"

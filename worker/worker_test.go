@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
 )
@@ -20,14 +21,14 @@ import (
 // is exercised end to end in gateway's TestEndToEndRewards.
 type failingEvaluator struct{ calls atomic.Int32 }
 
-func (f *failingEvaluator) Evaluate(context.Context, harness.Job) (harness.Verdict, error) {
+func (f *failingEvaluator) Evaluate(context.Context, eval.Job) (eval.Verdict, error) {
 	f.calls.Add(1)
-	return harness.Verdict{}, errors.New("no zygote")
+	return eval.Verdict{}, errors.New("no zygote")
 }
 func (f *failingEvaluator) Stats() []harness.ZygoteStats {
 	return []harness.ZygoteStats{{Label: "cpu", Up: true, Concurrency: 2}}
 }
-func (f *failingEvaluator) Mode() string { return harness.TimingCPUInterpreter }
+func (f *failingEvaluator) Mode() string { return eval.TimingCPUInterpreter }
 
 func testLogger() *slog.Logger {
 	if testing.Verbose() {
@@ -88,17 +89,17 @@ func TestFinalDeliveryAnswersHarnessError(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sub.Unsubscribe()
-			job := Job{ID: "b1-0003", BatchID: "b1", Index: 3, Task: harness.Task{Name: "t", Source: "src"},
-				Code: "code", Options: harness.DefaultOptions(), RewardFn: tt.rewardFn, EnqueuedAt: time.Now()}
+			job := Job{ID: "b1-0003", BatchID: "b1", Index: 3, Task: eval.Task{Name: "t", Source: "src"},
+				Code: "code", Options: eval.DefaultOptions(), RewardFn: tt.rewardFn, EnqueuedAt: time.Now()}
 			data, _ := json.Marshal(job)
-			if err := b.PublishJob(t.Context(), Subject(harness.TimingCPUInterpreter), job.ID, data); err != nil {
+			if err := b.PublishJob(t.Context(), Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
 				t.Fatal(err)
 			}
 			r := next(t, sub)
-			if r.Index != 3 || r.ID != job.ID || r.Valid || r.Reward != 0 || r.Verdict.Status != harness.StatusHarnessError {
+			if r.Index != 3 || r.ID != job.ID || r.Valid || r.Reward != 0 || r.Verdict.Status != eval.StatusHarnessError {
 				t.Errorf("result %+v", r)
 			}
-			if r.Verdict.TaskHash != harness.HashSource("src") || r.Verdict.HackFlags == nil {
+			if r.Verdict.TaskHash != eval.HashSource("src") || r.Verdict.HackFlags == nil {
 				t.Errorf("verdict not filled: %+v", r.Verdict)
 			}
 			if got := ev.calls.Load(); got != tt.wantCalls {
@@ -123,7 +124,7 @@ func TestFinalDeliveryAnswersHarnessError(t *testing.T) {
 				if err := json.Unmarshal(e.Data, &ee); err != nil {
 					t.Fatal(err)
 				}
-				if e.Subject != export.SubjectEvaluation || e.ID != job.ID || ee.BatchID != "b1" || ee.Verdict.Status != harness.StatusHarnessError {
+				if e.Subject != export.SubjectEvaluation || e.ID != job.ID || ee.BatchID != "b1" || ee.Verdict.Status != eval.StatusHarnessError {
 					t.Errorf("event %s %s %+v", e.Subject, e.ID, ee)
 				}
 			case <-ctx.Done():
@@ -146,22 +147,22 @@ func TestFinalDeliveryAnswersHarnessError(t *testing.T) {
 
 // recordingEvaluator answers correct and remembers the jobs it got.
 type recordingEvaluator struct {
-	jobs chan harness.Job
+	jobs chan eval.Job
 }
 
-func (r *recordingEvaluator) Evaluate(_ context.Context, j harness.Job) (harness.Verdict, error) {
+func (r *recordingEvaluator) Evaluate(_ context.Context, j eval.Job) (eval.Verdict, error) {
 	r.jobs <- j
-	return harness.Verdict{Status: harness.StatusCorrect, Correct: true}, nil
+	return eval.Verdict{Status: eval.StatusCorrect, Correct: true}, nil
 }
 func (r *recordingEvaluator) Stats() []harness.ZygoteStats {
 	return []harness.ZygoteStats{{Label: "cpu", Up: true, Concurrency: 1}}
 }
-func (r *recordingEvaluator) Mode() string { return harness.TimingCPUInterpreter }
+func (r *recordingEvaluator) Mode() string { return eval.TimingCPUInterpreter }
 
 // A task check reaches the harness as one, is announced to its waiter, and
 // is not logged as an evaluation; a task id is logged with its evaluation.
 func TestTaskCheckIsAnnouncedNotLogged(t *testing.T) {
-	ev := &recordingEvaluator{jobs: make(chan harness.Job, 2)}
+	ev := &recordingEvaluator{jobs: make(chan eval.Job, 2)}
 	b := startRun(t, ev)
 	sub, err := b.Subscribe(t.Context(), ResultsSubject("b2"))
 	if err != nil {
@@ -169,15 +170,15 @@ func TestTaskCheckIsAnnouncedNotLogged(t *testing.T) {
 	}
 	defer sub.Unsubscribe()
 	for i, job := range []Job{
-		{ID: "b2-00000", BatchID: "b2", Index: 0, Task: harness.Task{Name: "t", Source: "src"}, TaskCheck: true},
-		{ID: "b2-00001", BatchID: "b2", Index: 1, Task: harness.Task{Name: "t", Source: "src"}, Code: "code", TaskID: "ci/t"},
+		{ID: "b2-00000", BatchID: "b2", Index: 0, Task: eval.Task{Name: "t", Source: "src"}, TaskCheck: true},
+		{ID: "b2-00001", BatchID: "b2", Index: 1, Task: eval.Task{Name: "t", Source: "src"}, Code: "code", TaskID: "ci/t"},
 	} {
-		job.Options, job.EnqueuedAt = harness.DefaultOptions(), time.Now()
+		job.Options, job.EnqueuedAt = eval.DefaultOptions(), time.Now()
 		data, _ := json.Marshal(job)
-		if err := b.PublishJob(t.Context(), Subject(harness.TimingCPUInterpreter), job.ID, data); err != nil {
+		if err := b.PublishJob(t.Context(), Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
 			t.Fatal(err)
 		}
-		if r := next(t, sub); r.Index != i || r.Verdict.Status != harness.StatusCorrect {
+		if r := next(t, sub); r.Index != i || r.Verdict.Status != eval.StatusCorrect {
 			t.Fatalf("result %d: %+v", i, r)
 		}
 		if got := <-ev.jobs; got.TaskCheck != job.TaskCheck {
@@ -212,17 +213,17 @@ func TestTaskCheckIsAnnouncedNotLogged(t *testing.T) {
 // A worker takes only its own mode's jobs: a CPU worker leaves a job queued
 // for GPUs alone (it would answer it without a speedup).
 func TestAWorkerTakesOnlyItsModesJobs(t *testing.T) {
-	ev := &recordingEvaluator{jobs: make(chan harness.Job, 2)}
+	ev := &recordingEvaluator{jobs: make(chan eval.Job, 2)}
 	b := startRun(t, ev)
-	for _, mode := range []string{harness.TimingGPU, harness.TimingCPUInterpreter} {
-		job := Job{ID: "b3-" + mode, BatchID: "b3", Task: harness.Task{Name: "t", Source: "src"}, Code: mode,
-			Options: harness.DefaultOptions(), EnqueuedAt: time.Now()}
+	for _, mode := range []string{eval.TimingGPU, eval.TimingCPUInterpreter} {
+		job := Job{ID: "b3-" + mode, BatchID: "b3", Task: eval.Task{Name: "t", Source: "src"}, Code: mode,
+			Options: eval.DefaultOptions(), EnqueuedAt: time.Now()}
 		data, _ := json.Marshal(job)
 		if err := b.PublishJob(t.Context(), Subject(mode), job.ID, data); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := <-ev.jobs; got.Code != harness.TimingCPUInterpreter {
+	if got := <-ev.jobs; got.Code != eval.TimingCPUInterpreter {
 		t.Fatalf("the CPU worker took the %s job", got.Code)
 	}
 	select {
@@ -233,7 +234,7 @@ func TestAWorkerTakesOnlyItsModesJobs(t *testing.T) {
 	if n, err := b.QueueDepth(t.Context()); err != nil || n != 1 {
 		t.Fatalf("queue depth %d (%v), want the GPU job still queued", n, err)
 	}
-	if Subject("") != Subject(harness.TimingGPU) || Durable(harness.TimingCPUInterpreter) == Durable(harness.TimingGPU) {
+	if Subject("") != Subject(eval.TimingGPU) || Durable(eval.TimingCPUInterpreter) == Durable(eval.TimingGPU) {
 		t.Fatal("an unknown mode queues for GPUs; the two modes have their own consumers")
 	}
 }

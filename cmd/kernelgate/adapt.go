@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/rollout"
 	"github.com/kernelgate/kernelgate/rollout/runner"
 	"github.com/kernelgate/kernelgate/rollout/skills"
@@ -71,7 +71,7 @@ func newAdaptCmd(g *globals) *cobra.Command {
 				return err
 			}
 			skip := map[string]bool{}
-			if s.sup.Mode() == harness.TimingCPUInterpreter && !force {
+			if s.sup.Mode() == eval.TimingCPUInterpreter && !force {
 				if skip, err = fitAdaptCPU(cmd.Context(), g.stdout, s.sup, evalSlots(s.sup), suite, dir); err != nil {
 					return err
 				}

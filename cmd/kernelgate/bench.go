@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/kernelgate/kernelgate/datasets"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/batch"
 	"github.com/spf13/cobra"
 )
@@ -58,7 +58,7 @@ task's meta-device pass.`,
 				if bo.Concurrency == 0 {
 					bo.Concurrency = evalSlots(sup) // fill every zygote slot
 				}
-				if sup.Mode() == harness.TimingCPUInterpreter && !force {
+				if sup.Mode() == eval.TimingCPUInterpreter && !force {
 					if items, skipped = fitBenchCPU(ctx, g.stderr, sup, items, bo); len(items) == 0 && ctx.Err() == nil {
 						return fmt.Errorf("every task is too large for CPU mode (%d skipped); run them on a GPU, raise --timeout, or pass --force", len(skipped))
 					}
@@ -107,8 +107,8 @@ task's meta-device pass.`,
 // started: batch.Run feeds it nothing, and the report is partial and empty.
 type interruptedEval struct{}
 
-func (interruptedEval) Evaluate(ctx context.Context, _ harness.Job) (harness.Verdict, error) {
-	return harness.Verdict{}, ctx.Err()
+func (interruptedEval) Evaluate(ctx context.Context, _ eval.Job) (eval.Verdict, error) {
+	return eval.Verdict{}, ctx.Err()
 }
 
 // fitBenchCPU drops the items whose task the interpreter cannot evaluate
@@ -202,7 +202,7 @@ func benchItems(tasksDir, kernelsDir string) ([]batch.Item, datasets.Matching, e
 		}
 		t := p.Task
 		items = append(items, batch.Item{
-			Task: harness.Task{Name: t.Name, Path: t.Path, Source: t.Source}, KernelFile: p.Kernel, Code: string(code),
+			Task: eval.Task{Name: t.Name, Path: t.Path, Source: t.Source}, KernelFile: p.Kernel, Code: string(code),
 		})
 	}
 	return items, m, nil

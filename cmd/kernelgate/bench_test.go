@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -134,16 +134,16 @@ func TestBenchFidelityNeedsPairs(t *testing.T) {
 type gatedEval struct{ next chan gated }
 
 type gated struct {
-	v   harness.Verdict
+	v   eval.Verdict
 	err error
 }
 
-func (g gatedEval) Evaluate(ctx context.Context, _ harness.Job) (harness.Verdict, error) {
+func (g gatedEval) Evaluate(ctx context.Context, _ eval.Job) (eval.Verdict, error) {
 	select {
 	case r := <-g.next:
 		return r.v, r.err
 	case <-ctx.Done():
-		return harness.Verdict{}, ctx.Err()
+		return eval.Verdict{}, ctx.Err()
 	}
 }
 
@@ -159,7 +159,7 @@ func TestLineProgress(t *testing.T) {
 	wg.Go(func() { lp.heartbeat(ctx, 40*time.Millisecond) })
 	defer wg.Wait()
 	defer stop()
-	job := func(name string) harness.Job { return harness.Job{Task: harness.Task{Name: name}} }
+	job := func(name string) eval.Job { return eval.Job{Task: eval.Task{Name: name}} }
 	has := func(s string) {
 		t.Helper()
 		kgtest.CheckFor(t, 5*time.Second, 5*time.Millisecond, func() error {
@@ -188,7 +188,7 @@ func TestLineProgress(t *testing.T) {
 	})
 	clock.Advance(100 * time.Second)
 	has("bench: 0/3 done at 1m40s, 1 running\n")
-	ev.next <- gated{v: harness.Verdict{Status: harness.StatusCorrect}}
+	ev.next <- gated{v: eval.Verdict{Status: eval.StatusCorrect}}
 	<-done
 	has("bench: 1/3 done at 1m40s: 1_add correct (100.0 s)\n")
 

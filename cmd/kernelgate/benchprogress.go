@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 )
 
@@ -48,7 +49,7 @@ func startLineProgress(ctx context.Context, ev evaluator, w io.Writer, total int
 
 // Evaluate runs job and reports it, unless ctx cut it short (batch.Run
 // drops those from the report too).
-func (p *lineProgress) Evaluate(ctx context.Context, job harness.Job) (harness.Verdict, error) {
+func (p *lineProgress) Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error) {
 	p.mu.Lock()
 	p.running++
 	p.mu.Unlock()

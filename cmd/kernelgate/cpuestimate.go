@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/kernelgate/kernelgate/datasets"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // CPU mode runs a candidate through Triton's interpreter, which executes
@@ -68,7 +68,7 @@ const forceHelp = "CPU mode: run tasks whose estimated time in Triton's interpre
 // fitsCPU is eval's gate in CPU mode: the refusal, as an error, when the
 // interpreter cannot finish t within o's timeout and force is off. It says
 // on w what it expects when the estimate is long, or when it has none.
-func fitsCPU(ctx context.Context, w io.Writer, ev evaluator, t workTarget, o harness.Options, force bool) error {
+func fitsCPU(ctx context.Context, w io.Writer, ev evaluator, t workTarget, o eval.Options, force bool) error {
 	wk, err := newSizer(ev, o).work(ctx, t)
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -104,7 +104,7 @@ type cpuEstimate struct {
 	TimeoutS int
 }
 
-func estimateCPU(task string, w taskWork, o harness.Options) cpuEstimate {
+func estimateCPU(task string, w taskWork, o eval.Options) cpuEstimate {
 	calls := interpCalls(o.Seeds)
 	s := float64(calls) * (w.MiB/interpMiBPerS + w.GFLOP/interpGFLOPPerS)
 	return cpuEstimate{Task: task, Work: w, Calls: calls, Seconds: s, TimeoutS: o.TimeoutS}
@@ -127,7 +127,7 @@ func (e cpuEstimate) Refusal() string {
 
 // workTarget is a task whose size is wanted.
 type workTarget struct {
-	Task harness.Task
+	Task eval.Task
 	// Manifest is the manifest.json that may describe it, ID its id there.
 	Manifest, ID string
 }
@@ -135,7 +135,7 @@ type workTarget struct {
 // fileTarget is the target for a task file of a suite directory: the
 // manifest next to the suite (datasets/manifest.json for datasets/level1),
 // the id <suite>/<stem>.
-func fileTarget(t harness.Task) workTarget {
+func fileTarget(t eval.Task) workTarget {
 	suite := filepath.Dir(t.Path)
 	return workTarget{Task: t, Manifest: filepath.Join(filepath.Dir(suite), "manifest.json"), ID: filepath.Base(suite) + "/" + t.Name}
 }
@@ -145,16 +145,16 @@ func fileTarget(t harness.Task) workTarget {
 // shapes: one forward call on torch's meta device, milliseconds).
 type sizer struct {
 	ev        evaluator
-	opts      harness.Options
+	opts      eval.Options
 	manifests map[string]datasets.Manifest
 }
 
 // evaluator is what the meta pass needs of a harness.Supervisor.
 type evaluator interface {
-	Evaluate(ctx context.Context, job harness.Job) (harness.Verdict, error)
+	Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error)
 }
 
-func newSizer(ev evaluator, opts harness.Options) *sizer {
+func newSizer(ev evaluator, opts eval.Options) *sizer {
 	return &sizer{ev: ev, opts: opts, manifests: map[string]datasets.Manifest{}}
 }
 
@@ -164,8 +164,8 @@ func (s *sizer) work(ctx context.Context, t workTarget) (taskWork, error) {
 	if w, ok := s.fromManifest(t); ok {
 		return w, nil
 	}
-	v, err := s.ev.Evaluate(ctx, harness.Job{Task: t.Task, Options: s.opts, TaskCheck: true,
-		Check: &harness.CheckOptions{Depth: "shapes"}})
+	v, err := s.ev.Evaluate(ctx, eval.Job{Task: t.Task, Options: s.opts, TaskCheck: true,
+		Check: &eval.CheckOptions{Depth: "shapes"}})
 	if err != nil {
 		return taskWork{}, err
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/datasets"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/llmtest"
 	"github.com/kernelgate/kernelgate/tasks"
 )
@@ -44,27 +44,27 @@ func i64(n int64) *int64 { return &n }
 // fakeMeta answers task checks as the harness's meta pass does, and counts them.
 type fakeMeta struct {
 	mu   sync.Mutex
-	jobs []harness.Job
-	info map[string]*harness.TaskInfo // by task name; missing: a harness error
+	jobs []eval.Job
+	info map[string]*eval.TaskInfo // by task name; missing: a harness error
 }
 
-func (f *fakeMeta) Evaluate(_ context.Context, job harness.Job) (harness.Verdict, error) {
+func (f *fakeMeta) Evaluate(_ context.Context, job eval.Job) (eval.Verdict, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.jobs = append(f.jobs, job)
 	info, ok := f.info[job.Task.Name]
 	if !ok {
-		return harness.Verdict{}, errors.New("zygote gone")
+		return eval.Verdict{}, errors.New("zygote gone")
 	}
-	return harness.Verdict{Status: harness.StatusCorrect, TaskInfo: info}, nil
+	return eval.Verdict{Status: eval.StatusCorrect, TaskInfo: info}, nil
 }
 
-func metaInfo(bytes, flops int64) *harness.TaskInfo {
-	return &harness.TaskInfo{InputBytes: i64(bytes / 2), ParamBytes: i64(0), OutputBytes: i64(bytes / 2), FLOPs: i64(flops), Depth: "shapes"}
+func metaInfo(bytes, flops int64) *eval.TaskInfo {
+	return &eval.TaskInfo{InputBytes: i64(bytes / 2), ParamBytes: i64(0), OutputBytes: i64(bytes / 2), FLOPs: i64(flops), Depth: "shapes"}
 }
 
 func TestEstimateCPU(t *testing.T) {
-	d := harness.DefaultOptions() // 5 seeds, 120 s
+	d := eval.DefaultOptions() // 5 seeds, 120 s
 	tests := []struct {
 		name   string
 		work   taskWork
@@ -104,12 +104,12 @@ func TestSizer(t *testing.T) {
 	if err := os.MkdirAll(suite, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	write := func(name, src string) harness.Task {
+	write := func(name, src string) eval.Task {
 		p := filepath.Join(suite, name+".py")
 		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return harness.Task{Name: name, Path: p, Source: src}
+		return eval.Task{Name: name, Path: p, Source: src}
 	}
 	listed := write("1_big", bigTask)
 	edited := write("2_edited", `"""Another docstring than the manifest's."""`+bigTask[strings.Index(bigTask, "\n"):])
@@ -123,11 +123,11 @@ func TestSizer(t *testing.T) {
 	if err := m.Write(filepath.Join(dir, "manifest.json")); err != nil {
 		t.Fatal(err)
 	}
-	ev := &fakeMeta{info: map[string]*harness.TaskInfo{
+	ev := &fakeMeta{info: map[string]*eval.TaskInfo{
 		"2_edited": metaInfo(64<<20, 3e9),
 		"3_new":    metaInfo(1<<30, 0),
 	}}
-	s := newSizer(ev, harness.DefaultOptions())
+	s := newSizer(ev, eval.DefaultOptions())
 	got, err := s.estimateAll(context.Background(), []workTarget{fileTarget(listed), fileTarget(edited), fileTarget(unlisted), fileTarget(broken)}, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -159,9 +159,9 @@ func TestSizer(t *testing.T) {
 // eval's gate: the refusal names the figures and the way out; --force runs
 // with a warning; a long but feasible estimate is said; no estimate is said.
 func TestFitsCPU(t *testing.T) {
-	ev := &fakeMeta{info: map[string]*harness.TaskInfo{"big": metaInfo(2<<30, 0), "mid": metaInfo(64<<20, 0), "tiny": metaInfo(1<<10, 0)}}
-	o := harness.DefaultOptions()
-	target := func(name string) workTarget { return workTarget{Task: harness.Task{Name: name}} }
+	ev := &fakeMeta{info: map[string]*eval.TaskInfo{"big": metaInfo(2<<30, 0), "mid": metaInfo(64<<20, 0), "tiny": metaInfo(1<<10, 0)}}
+	o := eval.DefaultOptions()
+	target := func(name string) workTarget { return workTarget{Task: eval.Task{Name: name}} }
 	tests := []struct {
 		name, task string
 		force      bool
@@ -201,7 +201,7 @@ func TestFitAdaptCPU(t *testing.T) {
 		tasks.New("mix/1_big", bigTask, tasks.OriginSuite, time.Time{}),
 		tasks.New("mix/2_small", bigTask, tasks.OriginSuite, time.Time{}),
 	}
-	ev := &fakeMeta{info: map[string]*harness.TaskInfo{"1_big": metaInfo(2<<30, 0), "2_small": metaInfo(1<<20, 0)}}
+	ev := &fakeMeta{info: map[string]*eval.TaskInfo{"1_big": metaInfo(2<<30, 0), "2_small": metaInfo(1<<20, 0)}}
 	var w bytes.Buffer
 	skip, err := fitAdaptCPU(context.Background(), &w, ev, 1, suite, dir)
 	if err != nil {
@@ -211,7 +211,7 @@ func TestFitAdaptCPU(t *testing.T) {
 		strings.Count(w.String(), "\n") != 1 {
 		t.Errorf("skip %v, out %q", skip, w.String())
 	}
-	if len(ev.jobs) != 2 || ev.jobs[0].Options.TimeoutS != harness.DefaultOptions().TimeoutS {
+	if len(ev.jobs) != 2 || ev.jobs[0].Options.TimeoutS != eval.DefaultOptions().TimeoutS {
 		t.Errorf("jobs %+v", ev.jobs)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/gpu"
@@ -43,7 +44,7 @@ func newDoctorCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep := doctorReport{ProtocolGo: harness.ProtocolVersion, SchemaGo: harness.SchemaVersion}
+			rep := doctorReport{ProtocolGo: harness.ProtocolVersion, SchemaGo: eval.SchemaVersion}
 			rep.Python, err = harness.ResolvePython(cfg.Python)
 			if err != nil {
 				return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kernelgate/kernelgate/datasets"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/submission"
 	"github.com/spf13/cobra"
@@ -27,7 +28,7 @@ type jobFlags struct {
 }
 
 func (f *jobFlags) register(cmd *cobra.Command) {
-	d := harness.DefaultOptions()
+	d := eval.DefaultOptions()
 	cmd.Flags().IntVar(&f.seeds, "seeds", d.Seeds, "correctness trials (1..100)")
 	cmd.Flags().Float64Var(&f.atol, "atol", 0, "absolute tolerance (default: by the reference output dtype)")
 	cmd.Flags().Float64Var(&f.rtol, "rtol", 0, "relative tolerance (default: by the reference output dtype)")
@@ -35,14 +36,14 @@ func (f *jobFlags) register(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.compileS, "compile-timeout", 0, "budget in seconds for the kernel's load and first call: import, Triton JIT, autotune (0: 90 on a GPU, none on a CPU)")
 	cmd.Flags().IntVar(&f.budgetMS, "timing-budget-ms", d.TimingBudgetMS, "wall time per timed model on the GPU (1..60000)")
 	cmd.Flags().IntVar(&f.memoryMB, "memory-limit-mb", 0, fmt.Sprintf("host RSS limit per evaluation in MiB (default: the host's memory over the evaluation slots, at least %d, at most %d)",
-		harness.MinHostMemoryMB, harness.DefaultMemoryLimitMB))
+		eval.MinHostMemoryMB, eval.DefaultMemoryLimitMB))
 	cmd.Flags().BoolVar(&f.requireTriton, "require-triton", true, "flag a kernel that launches none of its own Triton kernels (no_triton); false judges and times pure-PyTorch code too")
 	cmd.Flags().StringVar(&f.device, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $"+harness.EnvDevice+")")
 	f.cmd = cmd
 }
 
-func (f *jobFlags) options(cmd *cobra.Command) (harness.Options, error) {
-	o := harness.DefaultOptions()
+func (f *jobFlags) options(cmd *cobra.Command) (eval.Options, error) {
+	o := eval.DefaultOptions()
 	o.Seeds, o.TimeoutS, o.TimingBudgetMS, o.CompileTimeoutS = f.seeds, f.timeout, f.budgetMS, f.compileS
 	if cmd.Flags().Changed("atol") {
 		o.Atol = &f.atol
@@ -65,7 +66,7 @@ func (f *jobFlags) options(cmd *cobra.Command) (harness.Options, error) {
 // fitHost gives o the host's memory_limit_mb unless --memory-limit-mb was
 // given: min(32768, the host's memory over the slots evaluations run in at
 // once, evalSlots), as serve's default for a request.
-func (f *jobFlags) fitHost(o harness.Options, slots int) harness.Options {
+func (f *jobFlags) fitHost(o eval.Options, slots int) eval.Options {
 	if f.cmd.Flags().Changed("memory-limit-mb") {
 		return o
 	}
@@ -110,18 +111,18 @@ func newEvalCmd(g *globals) *cobra.Command {
 			defer sup.Close()
 			opts = jf.fitHost(opts, evalSlots(sup))
 			t := tasks[0]
-			if sup.Mode() == harness.TimingCPUInterpreter {
-				if err := fitsCPU(cmd.Context(), g.stderr, sup, fileTarget(harness.Task{Name: t.Name, Path: t.Path, Source: t.Source}), opts, force); err != nil {
+			if sup.Mode() == eval.TimingCPUInterpreter {
+				if err := fitsCPU(cmd.Context(), g.stderr, sup, fileTarget(eval.Task{Name: t.Name, Path: t.Path, Source: t.Source}), opts, force); err != nil {
 					return err
 				}
 			}
-			v, err := sup.Evaluate(cmd.Context(), harness.Job{
-				Task: harness.Task{Name: t.Name, Path: t.Path, Source: t.Source}, Code: code, Options: opts,
+			v, err := sup.Evaluate(cmd.Context(), eval.Job{
+				Task: eval.Task{Name: t.Name, Path: t.Path, Source: t.Source}, Code: code, Options: opts,
 			})
 			if err != nil {
 				return err
 			}
-			if v.Status == harness.StatusCompileError && how == submission.HowTextInProse {
+			if v.Status == eval.StatusCompileError && how == submission.HowTextInProse {
 				v.Feedback = submission.WithTextHint(v.Feedback, how)
 			}
 			if err := printVerdict(g.stdout, v, asJSON); err != nil {
@@ -143,7 +144,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func printVerdict(w io.Writer, v harness.Verdict, asJSON bool) error {
+func printVerdict(w io.Writer, v eval.Verdict, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -154,7 +155,7 @@ func printVerdict(w io.Writer, v harness.Verdict, asJSON bool) error {
 	case v.Speedup != nil && v.Runtime != nil && v.RefRuntime != nil:
 		fmt.Fprintf(w, "speedup:  %.3fx (kernel %.4f ms, reference %.4f ms, spread %.3f)\n",
 			*v.Speedup, v.Runtime.MedianMS, v.RefRuntime.MedianMS, v.Runtime.Spread)
-	case v.TimingMode != harness.TimingGPU:
+	case v.TimingMode != eval.TimingGPU:
 		fmt.Fprintf(w, "timing:   not comparable (%s)\n", v.TimingMode)
 	}
 	if v.MaxAbsError != nil && v.Tolerance != nil {

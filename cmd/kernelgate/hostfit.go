@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/hostmem"
 )
@@ -18,12 +19,12 @@ func evalSlots(sup *harness.Supervisor) int {
 }
 
 // hostMemoryMB is each of slots' share of the host's memory
-// (harness.HostMemoryMB), and the host figures it came from for the log. A
-// host whose memory cannot be read gets harness.DefaultMemoryLimitMB and the error.
+// (eval.HostMemoryMB), and the host figures it came from for the log. A
+// host whose memory cannot be read gets eval.DefaultMemoryLimitMB and the error.
 func hostMemoryMB(slots int) (int, hostmem.Memory, error) {
 	m, err := readHostMemory()
 	if err != nil {
-		return harness.DefaultMemoryLimitMB, m, err
+		return eval.DefaultMemoryLimitMB, m, err
 	}
-	return harness.HostMemoryMB(m.Bytes, slots), m, nil
+	return eval.HostMemoryMB(m.Bytes, slots), m, nil
 }

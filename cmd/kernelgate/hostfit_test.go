@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/hostmem"
 )
 
@@ -49,10 +49,10 @@ func TestJobFlagsFitHost(t *testing.T) {
 	}{
 		{"this 24 GiB host, 2 slots", nil, 24 * gib, nil, 2, 12288, ""},
 		{"one slot: the host, at most 32768", nil, 24 * gib, nil, 1, 24576, ""},
-		{"a large host: 32768", nil, 512 * gib, nil, 8, harness.DefaultMemoryLimitMB, ""},
-		{"a small host: the floor", nil, 8 * gib, nil, 16, harness.MinHostMemoryMB, ""},
+		{"a large host: 32768", nil, 512 * gib, nil, 8, eval.DefaultMemoryLimitMB, ""},
+		{"a small host: the floor", nil, 8 * gib, nil, 16, eval.MinHostMemoryMB, ""},
 		{"given: kept, even above the host", []string{"--memory-limit-mb", "65536"}, 24 * gib, nil, 2, 65536, ""},
-		{"host unknown: the harness default, said", nil, 0, errors.New("no /proc"), 2, harness.DefaultMemoryLimitMB, "host memory unknown (no /proc)"},
+		{"host unknown: the harness default, said", nil, 0, errors.New("no /proc"), 2, eval.DefaultMemoryLimitMB, "host memory unknown (no /proc)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kernelgate/kernelgate/datasets"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/rollout"
 	"github.com/kernelgate/kernelgate/rollout/runner"
 	"github.com/kernelgate/kernelgate/tasks"
@@ -71,7 +71,7 @@ func newSearchCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer s.close()
-			if resume == "" && s.sup.Mode() == harness.TimingCPUInterpreter {
+			if resume == "" && s.sup.Mode() == eval.TimingCPUInterpreter {
 				if err := fitSearchCPU(cmd.Context(), g.stderr, s.sup, taskFile, force); err != nil {
 					return err
 				}
@@ -344,5 +344,5 @@ func fitSearchCPU(ctx context.Context, w io.Writer, ev evaluator, taskFile strin
 		return nil // the search reports what is wrong with the file
 	}
 	t := found[0]
-	return fitsCPU(ctx, w, ev, fileTarget(harness.Task{Name: t.Name, Path: t.Path, Source: t.Source}), harness.DefaultOptions(), force)
+	return fitsCPU(ctx, w, ev, fileTarget(eval.Task{Name: t.Name, Path: t.Path, Source: t.Source}), eval.DefaultOptions(), force)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/rollout"
@@ -112,7 +113,7 @@ func (g *globals) openSearchStack(ctx context.Context, dataDir, device string, l
 // newRunner is the search runner `search`, `adapt` and `serve` share: the
 // LLM client, the skill memory (dataDir/skills.json, its changes logged on
 // the bus) and the Manager.
-func newRunner(ctx context.Context, lc llm.Config, dataDir string, b *bus.Bus, eval rollout.Evaluator, gpu string,
+func newRunner(ctx context.Context, lc llm.Config, dataDir string, b *bus.Bus, ev rollout.Evaluator, gpu string,
 	reg runner.Tasks, log *slog.Logger) (*runner.Manager, *skills.Memory, error) {
 	client, err := llm.New(lc, log)
 	if err != nil {
@@ -123,13 +124,13 @@ func newRunner(ctx context.Context, lc llm.Config, dataDir string, b *bus.Bus, e
 	if err := mem.Load(ctx); err != nil {
 		return nil, nil, err
 	}
-	mgr, err := runner.NewManager(ctx, runner.Deps{Bus: b, Eval: eval, Skills: mem, Tasks: reg,
+	mgr, err := runner.NewManager(ctx, runner.Deps{Bus: b, Eval: ev, Skills: mem, Tasks: reg,
 		LLM: lc, GPUName: gpu, Log: log})
 	return mgr, mem, err
 }
 
 func gpuName(sup *harness.Supervisor) string {
-	if d := sup.GPUs().Devices; len(d) > 0 && sup.Mode() != harness.TimingCPUInterpreter {
+	if d := sup.GPUs().Devices; len(d) > 0 && sup.Mode() != eval.TimingCPUInterpreter {
 		return d[0].Name
 	}
 	return ""
@@ -212,7 +213,7 @@ func (p *progressState) add(ev runner.Event) bool {
 		}
 		if ev.Node > 0 && ev.Node == ev.BestNode {
 			p.bestStatus = string(v.Status)
-			if v.Correct && v.TimingMode == harness.TimingCPUInterpreter {
+			if v.Correct && v.TimingMode == eval.TimingCPUInterpreter {
 				p.bestStatus += " (no timing on CPU)"
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/spf13/cobra"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
@@ -318,13 +319,13 @@ func TestSearchResumeSteps(t *testing.T) {
 // else the best node's status; never "-" once a kernel was judged.
 func TestSearchProgressText(t *testing.T) {
 	sp := 1.5
-	cpu := func(node, best int, st harness.Status) runner.Event {
-		v := harness.Verdict{Status: st, Compiled: st != harness.StatusCompileError, Correct: st == harness.StatusCorrect,
-			TimingMode: harness.TimingCPUInterpreter}
+	cpu := func(node, best int, st eval.Status) runner.Event {
+		v := eval.Verdict{Status: st, Compiled: st != eval.StatusCompileError, Correct: st == eval.StatusCorrect,
+			TimingMode: eval.TimingCPUInterpreter}
 		return runner.Event{Seq: node, Step: rollout.Step{Node: node, BestNode: best, Verdict: &v, TokensIn: 10, TokensOut: 5}}
 	}
 	gpu := func(node int) runner.Event {
-		v := harness.Verdict{Status: harness.StatusCorrect, Compiled: true, Correct: true, Speedup: &sp}
+		v := eval.Verdict{Status: eval.StatusCorrect, Compiled: true, Correct: true, Speedup: &sp}
 		return runner.Event{Seq: node, Step: rollout.Step{Node: node, BestNode: node, Verdict: &v, BestSpeedup: &sp, TokensIn: 10, TokensOut: 5}}
 	}
 	failed := runner.Event{Seq: 1, Step: rollout.Step{Error: "no code in the answer", TokensIn: 10, TokensOut: 5}}
@@ -335,11 +336,11 @@ func TestSearchProgressText(t *testing.T) {
 	}{
 		{"nothing yet", nil, "best -, pass 0/0, 0 tokens"},
 		{"no node", []runner.Event{failed}, "best -, pass 0/0, 15 tokens"},
-		{"cpu, every step correct", []runner.Event{cpu(1, 1, harness.StatusCorrect), cpu(2, 1, harness.StatusCorrect)},
+		{"cpu, every step correct", []runner.Event{cpu(1, 1, eval.StatusCorrect), cpu(2, 1, eval.StatusCorrect)},
 			"best correct (no timing on CPU), pass 2/2, 30 tokens"},
-		{"cpu, none correct", []runner.Event{cpu(1, 1, harness.StatusCompileError), cpu(2, 2, harness.StatusIncorrect)},
+		{"cpu, none correct", []runner.Event{cpu(1, 1, eval.StatusCompileError), cpu(2, 2, eval.StatusIncorrect)},
 			"best incorrect, pass 0/2, 30 tokens"},
-		{"cpu, a worse node after the best", []runner.Event{cpu(1, 1, harness.StatusCorrect), cpu(2, 1, harness.StatusIncorrect)},
+		{"cpu, a worse node after the best", []runner.Event{cpu(1, 1, eval.StatusCorrect), cpu(2, 1, eval.StatusIncorrect)},
 			"best correct (no timing on CPU), pass 1/2, 30 tokens"},
 		{"gpu", []runner.Event{gpu(1)}, "best 1.50x, pass 1/1, 15 tokens"},
 	}
@@ -403,8 +404,8 @@ func firstPy(t *testing.T, dir string) string {
 // yet) and the command line that resumes the search, with this one's
 // flags less those the search keeps.
 func TestSearchInterruptReport(t *testing.T) {
-	correct := &harness.Verdict{Status: harness.StatusCorrect, Compiled: true, Correct: true}
-	wrong := &harness.Verdict{Status: harness.StatusIncorrect, Compiled: true}
+	correct := &eval.Verdict{Status: eval.StatusCorrect, Compiled: true, Correct: true}
+	wrong := &eval.Verdict{Status: eval.StatusIncorrect, Compiled: true}
 	out := filepath.Join(t.TempDir(), "my best.py")
 	tests := []struct {
 		name string

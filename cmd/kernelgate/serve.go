@@ -15,6 +15,7 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/episode"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/gateway"
 	"github.com/kernelgate/kernelgate/gateway/apikey"
@@ -193,7 +194,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().DurationVar(&gcfg.ShutdownTimeout, "shutdown-timeout", gateway.DefaultShutdownTimeout, "on SIGTERM, how long requests in flight get to finish")
 	cmd.Flags().IntVar(&gcfg.MaxTimeoutS, "max-timeout-s", gateway.DefaultMaxTimeoutS, "largest timeout_s a request may ask for (1..3600); above it 400 option_above_cap")
 	cmd.Flags().IntVar(&gcfg.MaxMemoryMB, "max-memory-mb", 0, fmt.Sprintf("largest memory_limit_mb a request may ask for; a request that gives none gets min(%d, this) (default: the host's memory, or its cgroup's limit, over the evaluation slots, at least %d)",
-		harness.DefaultMemoryLimitMB, harness.MinHostMemoryMB))
+		eval.DefaultMemoryLimitMB, eval.MinHostMemoryMB))
 	registerDoorFlags(cmd, &gcfg) // serve_doors.go
 	lf.register(cmd, "optional: without it /v1/searches and /v1/skills answer 503")
 	nf.register(cmd, true)

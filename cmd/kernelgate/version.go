@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/spf13/cobra"
 )
@@ -23,7 +24,7 @@ func newVersionCmd(g *globals) *cobra.Command {
 				v = bi.Main.Version
 			}
 			fmt.Fprintf(g.stdout, "kernelgate %s (protocol %s, verdict schema %s, %s)\n",
-				v, harness.ProtocolVersion, harness.SchemaVersion, runtime.Version())
+				v, harness.ProtocolVersion, eval.SchemaVersion, runtime.Version())
 		},
 	}
 }

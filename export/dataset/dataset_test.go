@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
 const (
-	ok   = harness.StatusCorrect
-	bad  = harness.StatusIncorrect
-	herr = harness.StatusHarnessError
+	ok   = eval.StatusCorrect
+	bad  = eval.StatusIncorrect
+	herr = eval.StatusHarnessError
 )
 
 func sampleLog(t *testing.T) string {
@@ -325,7 +325,7 @@ func TestOldLogFile(t *testing.T) {
 	dir := t.TempDir()
 	part := filepath.Join(dir, LogDir, "table=evaluations", "date=2026-11-29")
 	os.MkdirAll(part, 0o755)
-	rows := []oldRow{{EventID: "o1", TS: t0, EvalID: "o1", TaskID: "ci/a", TaskHash: harness.HashSource(srcA), CodeHash: "h", Code: "old", Status: "correct", Correct: true, Speedup: ptr(1.2)}}
+	rows := []oldRow{{EventID: "o1", TS: t0, EvalID: "o1", TaskID: "ci/a", TaskHash: eval.HashSource(srcA), CodeHash: "h", Code: "old", Status: "correct", Correct: true, Speedup: ptr(1.2)}}
 	if err := writeParquet(filepath.Join(part, "part-old-1-1.parquet"), rows, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 )
 
 // dpoRow is one preference pair in TRL's conversational layout: the
@@ -102,5 +102,5 @@ func (b *build) prefers(c, r export.Evaluation) bool {
 
 // sayNothing: harness and task errors tell nothing about the kernel.
 func sayNothing(r export.Evaluation) bool {
-	return r.Status == string(harness.StatusHarnessError) || r.TaskError != ""
+	return r.Status == string(eval.StatusHarnessError) || r.TaskError != ""
 }

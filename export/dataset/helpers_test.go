@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/tasks"
 )
@@ -30,7 +30,7 @@ var suite = []tasks.Task{
 // a speedup (0: null), logged at t0+min minutes.
 type ev struct {
 	id, task, code string
-	status         harness.Status
+	status         eval.Status
 	speedup        float64
 	min            int
 	cached         bool
@@ -45,8 +45,8 @@ func (e ev) event() export.EvaluationEvent {
 	if e.task == "level2/b" {
 		src = srcB
 	}
-	v := harness.Verdict{SchemaVersion: harness.SchemaVersion, Status: e.status, Correct: e.status == harness.StatusCorrect,
-		Compiled: true, TaskHash: harness.HashSource(src), CodeHash: harness.HashSource(e.code), TaskName: e.task}
+	v := eval.Verdict{SchemaVersion: eval.SchemaVersion, Status: e.status, Correct: e.status == eval.StatusCorrect,
+		Compiled: true, TaskHash: eval.HashSource(src), CodeHash: eval.HashSource(e.code), TaskName: e.task}
 	if e.speedup != 0 {
 		v.Speedup = ptr(e.speedup)
 	}

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
@@ -51,10 +51,10 @@ func (s sources) of(r export.Evaluation) (string, bool) {
 func promptKey(r export.Evaluation, source string, prompt []Message) string {
 	h := r.TaskHash
 	if h == "" {
-		h = harness.HashSource(source)
+		h = eval.HashSource(source)
 	}
 	p, _ := json.Marshal(prompt)
-	return r.TaskID + "\x00" + h + "\x00" + harness.HashSource(string(p))
+	return r.TaskID + "\x00" + h + "\x00" + eval.HashSource(string(p))
 }
 
 // loggedPrompt is the prompt a row logged, nil when it logged none.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 )
 
 // Format names an export layout.
@@ -178,10 +178,10 @@ func firstSet(pairs ...any) string {
 
 // knownStatuses are the verdict statuses and the skill statuses.
 var knownStatuses = []string{
-	string(harness.StatusCorrect), string(harness.StatusIncorrect), string(harness.StatusCompileError),
-	string(harness.StatusRuntimeError), string(harness.StatusTimeout), string(harness.StatusCompileTimeout),
-	string(harness.StatusResourceLimit),
-	string(harness.StatusRewardHack), string(harness.StatusInvalidSubmission), string(harness.StatusHarnessError),
+	string(eval.StatusCorrect), string(eval.StatusIncorrect), string(eval.StatusCompileError),
+	string(eval.StatusRuntimeError), string(eval.StatusTimeout), string(eval.StatusCompileTimeout),
+	string(eval.StatusResourceLimit),
+	string(eval.StatusRewardHack), string(eval.StatusInvalidSubmission), string(eval.StatusHarnessError),
 	export.SkillActive, export.SkillRetired,
 }
 

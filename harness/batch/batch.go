@@ -7,27 +7,28 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/schollz/progressbar/v3"
 )
 
 // Evaluator is what Run needs of a harness.Supervisor.
 type Evaluator interface {
-	Evaluate(ctx context.Context, job harness.Job) (harness.Verdict, error)
+	Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error)
 }
 
 // Item is one (task, kernel) pair to evaluate.
 type Item struct {
-	Task       harness.Task
+	Task       eval.Task
 	KernelFile string
 	Code       string
 }
 
 // Options control a run.
 type Options struct {
-	Concurrency int             // evaluations in flight; default 1
-	Repeat      int             // evaluations per item; default 1
-	Job         harness.Options // per-evaluation options; zero = defaults
+	Concurrency int          // evaluations in flight; default 1
+	Repeat      int          // evaluations per item; default 1
+	Job         eval.Options // per-evaluation options; zero = defaults
 	// Progress, when non-nil, receives a progress bar (the caller decides
 	// whether it is a terminal and whether --json asked for silence).
 	Progress io.Writer
@@ -43,7 +44,7 @@ type statser interface {
 type result struct {
 	item    int
 	repeat  int
-	verdict harness.Verdict
+	verdict eval.Verdict
 	err     error
 	latency time.Duration
 }
@@ -64,7 +65,7 @@ func Run(ctx context.Context, ev Evaluator, items []Item, opts Options) (*Report
 		wg.Go(func() {
 			for w := range queue {
 				it := items[w.item]
-				job := harness.Job{Task: it.Task, Code: it.Code, Options: opts.Job}
+				job := eval.Job{Task: it.Task, Code: it.Code, Options: opts.Job}
 				t0 := time.Now()
 				v, err := ev.Evaluate(ctx, job)
 				results <- result{item: w.item, repeat: w.repeat, verdict: v, err: err, latency: time.Since(t0)}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 )
 
@@ -21,7 +22,7 @@ type fakeEvaluator struct {
 	calls          int
 }
 
-func (f *fakeEvaluator) Evaluate(ctx context.Context, job harness.Job) (harness.Verdict, error) {
+func (f *fakeEvaluator) Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error) {
 	n := f.inFlight.Add(1)
 	defer f.inFlight.Add(-1)
 	for {
@@ -37,24 +38,24 @@ func (f *fakeEvaluator) Evaluate(ctx context.Context, job harness.Job) (harness.
 	sp := 1.0 + float64(call%3)/10
 	switch job.Code {
 	case "good":
-		return harness.Verdict{Status: harness.StatusCorrect, Speedup: &sp,
-			Runtime: &harness.Runtime{MedianMS: 1}, RefRuntime: &harness.Runtime{MedianMS: sp},
+		return eval.Verdict{Status: eval.StatusCorrect, Speedup: &sp,
+			Runtime: &eval.Runtime{MedianMS: 1}, RefRuntime: &eval.Runtime{MedianMS: sp},
 			StageMS: map[string]float64{"fork": 2, "total": 100}}, nil
 	case "wrong":
-		return harness.Verdict{Status: harness.StatusIncorrect, Feedback: "trial 0 mismatch\nmore", HackFlags: []string{"decoy"},
+		return eval.Verdict{Status: eval.StatusIncorrect, Feedback: "trial 0 mismatch\nmore", HackFlags: []string{"decoy"},
 			StageMS: map[string]float64{"fork": 4, "total": 300}}, nil
 	case "badtask":
-		return harness.Verdict{Status: harness.StatusHarnessError, TaskError: "SyntaxError: bad task"}, nil
+		return eval.Verdict{Status: eval.StatusHarnessError, TaskError: "SyntaxError: bad task"}, nil
 	}
-	return harness.Verdict{}, errors.New("no zygote is running")
+	return eval.Verdict{}, errors.New("no zygote is running")
 }
 
 func TestRun(t *testing.T) {
 	items := []Item{
-		{Task: harness.Task{Name: "1_add", Path: "/t/1_add.py"}, KernelFile: "/k/1_add.py", Code: "good"},
-		{Task: harness.Task{Name: "2_mul", Path: "/t/2_mul.py"}, KernelFile: "/k/2_mul.py", Code: "wrong"},
-		{Task: harness.Task{Name: "3_bad", Path: "/t/3_bad.py"}, KernelFile: "/k/3_bad.py", Code: "badtask"},
-		{Task: harness.Task{Name: "4_x", Path: "/t/4_x.py"}, KernelFile: "/k/4_x.py", Code: "broken"},
+		{Task: eval.Task{Name: "1_add", Path: "/t/1_add.py"}, KernelFile: "/k/1_add.py", Code: "good"},
+		{Task: eval.Task{Name: "2_mul", Path: "/t/2_mul.py"}, KernelFile: "/k/2_mul.py", Code: "wrong"},
+		{Task: eval.Task{Name: "3_bad", Path: "/t/3_bad.py"}, KernelFile: "/k/3_bad.py", Code: "badtask"},
+		{Task: eval.Task{Name: "4_x", Path: "/t/4_x.py"}, KernelFile: "/k/4_x.py", Code: "broken"},
 	}
 	ev := &fakeEvaluator{}
 	rep, err := Run(context.Background(), ev, items, Options{Concurrency: 2, Repeat: 3})
@@ -107,7 +108,7 @@ func TestRun(t *testing.T) {
 func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	items := []Item{{Task: harness.Task{Name: "a"}, Code: "good"}}
+	items := []Item{{Task: eval.Task{Name: "a"}, Code: "good"}}
 	rep, err := Run(ctx, &fakeEvaluator{}, items, Options{Repeat: 100})
 	if !errors.Is(err, context.Canceled) || rep == nil || rep.Evals > 1 || !rep.Partial {
 		t.Fatalf("got %v, %+v", err, rep)

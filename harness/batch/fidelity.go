@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Pass names in a Fidelity report.
@@ -215,9 +215,9 @@ func (m *measured) add(pass string, row Row) {
 	switch {
 	case row.Error != "":
 		m.reasons.add("did not run"+in+": "+firstLine(row.Error), row.Repeat)
-	case row.Status != string(harness.StatusCorrect):
+	case row.Status != string(eval.StatusCorrect):
 		m.reasons.add(row.Status+in, row.Repeat)
-	case row.Speedup == nil && row.TimingMode == harness.TimingCPUInterpreter:
+	case row.Speedup == nil && row.TimingMode == eval.TimingCPUInterpreter:
 		// The same in every row of a CPU run, so said once, without repeats.
 		m.reasons.add("timing not comparable on CPU (timing_mode cpu_interpreter, speedup null)", -1)
 	case row.Speedup == nil:

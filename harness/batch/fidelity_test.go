@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // The percentile used by every fidelity figure is nearest-rank: the
@@ -50,17 +50,17 @@ func sp(x float64) *float64 { return &x }
 
 // gpuRow is a correct GPU verdict's row; cpuRow a CPU one (speedup null).
 func gpuRow(task string, repeat int, speedup float64) Row {
-	return Row{Task: task, Kernel: "/k/" + task + ".py", Repeat: repeat, Status: "correct", Speedup: sp(speedup), TimingMode: harness.TimingGPU}
+	return Row{Task: task, Kernel: "/k/" + task + ".py", Repeat: repeat, Status: "correct", Speedup: sp(speedup), TimingMode: eval.TimingGPU}
 }
 
 func cpuRow(task string) Row {
-	return Row{Task: task, Kernel: "/k/" + task + ".py", Status: "correct", TimingMode: harness.TimingCPUInterpreter}
+	return Row{Task: task, Kernel: "/k/" + task + ".py", Status: "correct", TimingMode: eval.TimingCPUInterpreter}
 }
 
 func fidelityItems(names ...string) []Item {
 	var items []Item
 	for _, n := range names {
-		items = append(items, Item{Task: harness.Task{Name: n}, KernelFile: "/k/" + n + ".py"})
+		items = append(items, Item{Task: eval.Task{Name: n}, KernelFile: "/k/" + n + ".py"})
 	}
 	return items
 }
@@ -112,7 +112,7 @@ func TestFidelityCompare(t *testing.T) {
 			full: []Row{gpuRow("ok", 0, 1.5), gpuRow("ok", 1, 1.5),
 				gpuRow("wrong", 0, 1), gpuRow("wrong", 1, 1),
 				{Task: "err", Kernel: "/k/err.py", Error: "no zygote is running\ndetail"}, {Task: "err", Kernel: "/k/err.py", Repeat: 1, Error: "no zygote is running\ndetail"},
-				{Task: "nosp", Kernel: "/k/nosp.py", Status: "correct", TimingMode: harness.TimingGPU}, gpuRow("nosp", 1, 1)},
+				{Task: "nosp", Kernel: "/k/nosp.py", Status: "correct", TimingMode: eval.TimingGPU}, gpuRow("nosp", 1, 1)},
 			c1: []Row{gpuRow("ok", 0, 1.2), gpuRow("ok", 1, 1.2),
 				gpuRow("wrong", 0, 1), {Task: "wrong", Kernel: "/k/wrong.py", Repeat: 1, Status: "incorrect", Speedup: sp(3)},
 				gpuRow("err", 0, 1), gpuRow("err", 1, 1),
@@ -221,7 +221,7 @@ type phaseEvaluator struct {
 	seen        []int32 // in flight, per call in call order
 }
 
-func (p *phaseEvaluator) Evaluate(_ context.Context, job harness.Job) (harness.Verdict, error) {
+func (p *phaseEvaluator) Evaluate(_ context.Context, job eval.Job) (eval.Verdict, error) {
 	in := p.inFlight.Add(1)
 	defer p.inFlight.Add(-1)
 	p.mu.Lock()
@@ -235,7 +235,7 @@ func (p *phaseEvaluator) Evaluate(_ context.Context, job harness.Job) (harness.V
 	if call <= p.n {
 		x = 0.9
 	}
-	return harness.Verdict{Status: harness.StatusCorrect, Speedup: &x, TimingMode: harness.TimingGPU}, nil
+	return eval.Verdict{Status: eval.StatusCorrect, Speedup: &x, TimingMode: eval.TimingGPU}, nil
 }
 
 func TestRunFidelity(t *testing.T) {

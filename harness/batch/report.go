@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 )
 
@@ -59,8 +60,8 @@ type Row struct {
 	// StageMS is the verdict's stage breakdown: where this evaluation's time went.
 	StageMS map[string]float64 `json:"stage_ms,omitempty"`
 	// WallCheck is the judge's cross-check of the candidate's timer (GPU timing only).
-	WallCheck *harness.WallCheck `json:"wall_check,omitempty"`
-	Error     string             `json:"error,omitempty"` // the evaluation could not run
+	WallCheck *eval.WallCheck `json:"wall_check,omitempty"`
+	Error     string          `json:"error,omitempty"` // the evaluation could not run
 }
 
 // Spread is the speedup spread of one (task, kernel) pair over repeats.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/rollout"
 	"github.com/kernelgate/kernelgate/rollout/llm"
@@ -69,17 +69,17 @@ func newManager(t testing.TB, b *bus.Bus, eval rollout.Evaluator, mem rollout.Sk
 // story tests use the real harness.
 type fakeEval struct{ calls atomic.Int32 }
 
-func (f *fakeEval) Evaluate(ctx context.Context, job harness.Job) (harness.Verdict, error) {
+func (f *fakeEval) Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error) {
 	f.calls.Add(1)
-	v := harness.Verdict{SchemaVersion: harness.SchemaVersion, TimingMode: harness.TimingCPUInterpreter,
-		CodeHash: harness.HashSource(job.Code), TritonLaunches: 1, TrialsTotal: 1}
+	v := eval.Verdict{SchemaVersion: eval.SchemaVersion, TimingMode: eval.TimingCPUInterpreter,
+		CodeHash: eval.HashSource(job.Code), TritonLaunches: 1, TrialsTotal: 1}
 	switch {
 	case strings.Contains(job.Code, "# BROKEN"):
-		v.Status, v.ErrorSignature, v.Feedback = harness.StatusCompileError, "NameError: name 'tl_load' is not defined", "NameError"
+		v.Status, v.ErrorSignature, v.Feedback = eval.StatusCompileError, "NameError: name 'tl_load' is not defined", "NameError"
 	case strings.Contains(job.Code, "# WRONG"):
-		v.Status, v.Compiled = harness.StatusIncorrect, true
+		v.Status, v.Compiled = eval.StatusIncorrect, true
 	default:
-		v.Status, v.Compiled, v.Correct, v.TrialsPassed = harness.StatusCorrect, true, true, 1
+		v.Status, v.Compiled, v.Correct, v.TrialsPassed = eval.StatusCorrect, true, true, 1
 	}
 	return v, ctx.Err()
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/rollout"
 )
 
@@ -22,8 +22,8 @@ type Request struct {
 	Seed        int64  `json:"seed,omitempty"`
 	// LLM overrides the server's or CLI's defaults (flags); empty fields
 	// keep them. The key is never logged or echoed.
-	LLM     LLMSettings      `json:"llm,omitempty"`
-	Options *harness.Options `json:"options,omitempty"`
+	LLM     LLMSettings   `json:"llm,omitempty"`
+	Options *eval.Options `json:"options,omitempty"`
 }
 
 // LLMSettings select the OpenAI-compatible endpoint.
@@ -64,10 +64,10 @@ type Status struct {
 
 // Best is the best node so far, by (compiled, correct, speedup).
 type Best struct {
-	Node    int              `json:"node"`
-	Reward  float64          `json:"reward"`
-	Verdict *harness.Verdict `json:"verdict"`
-	Code    string           `json:"code"`
+	Node    int           `json:"node"`
+	Reward  float64       `json:"reward"`
+	Verdict *eval.Verdict `json:"verdict"`
+	Code    string        `json:"code"`
 }
 
 // NodeSummary is one node of the tree without its code.

@@ -13,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
@@ -135,7 +136,7 @@ func TestStoryOnRealHarness(t *testing.T) {
 			t.Errorf("no %s step; actions %v; tree:\n%s", a, st.Actions, tree)
 		}
 	}
-	if st.Best == nil || st.Best.Verdict.Status != harness.StatusCorrect || strings.Contains(st.Best.Code, "maximum_fast") {
+	if st.Best == nil || st.Best.Verdict.Status != eval.StatusCorrect || strings.Contains(st.Best.Code, "maximum_fast") {
 		t.Fatalf("best %+v; tree:\n%s", st.Best, tree)
 	}
 	t.Logf("tree:\n%s", tree)
@@ -172,9 +173,9 @@ func wantStatuses(t *testing.T, st Status, tree string) {
 			variants++ // a correct kernel -> a variant (tuned or edited)
 		}
 		switch n.Status {
-		case string(harness.StatusCorrect):
+		case string(eval.StatusCorrect):
 			correct++
-		case string(harness.StatusRuntimeError), string(harness.StatusCompileError):
+		case string(eval.StatusRuntimeError), string(eval.StatusCompileError):
 			failed++
 		}
 		if n.Action == "small" {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/rollout"
 )
 
@@ -93,9 +93,9 @@ func TestOnlyCandidateFailuresCount(t *testing.T) {
 	for i := range obs {
 		switch i {
 		case 0:
-			obs[i].Verdict.Status = harness.StatusHarnessError
+			obs[i].Verdict.Status = eval.StatusHarnessError
 		case 1:
-			obs[i].Verdict.Status = harness.StatusTimeout
+			obs[i].Verdict.Status = eval.StatusTimeout
 		case 2:
 			obs[i].Verdict.TaskError = "task has no Model"
 		}
@@ -108,7 +108,7 @@ func TestOnlyCandidateFailuresCount(t *testing.T) {
 	// Runtime errors count like compile errors.
 	rt := nameErrors(3)
 	for i := range rt {
-		rt[i].Verdict.Status = harness.StatusRuntimeError
+		rt[i].Verdict.Status = eval.StatusRuntimeError
 	}
 	f.observe(t, rt...)
 	if rs := f.rules(t); len(rs) != 1 {

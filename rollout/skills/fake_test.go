@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/rollout"
 )
@@ -111,13 +111,13 @@ func newFixture(t *testing.T, cfg Config) *fixture {
 	return f
 }
 
-var env = harness.Env{Device: "cuda:0", GPUName: "NVIDIA H200", Torch: "2.11.0", Triton: "3.6.0"}
+var env = eval.Env{Device: "cuda:0", GPUName: "NVIDIA H200", Torch: "2.11.0", Triton: "3.6.0"}
 
 // failure is a compile error observation with a raw (unnormalised) signature.
 func failure(evalID, task, sig, code string) rollout.Observation {
 	return rollout.Observation{
 		SearchID: "search-1", TaskID: task, EvalID: evalID, Code: code,
-		Verdict: harness.Verdict{Status: harness.StatusCompileError, ErrorSignature: sig,
+		Verdict: eval.Verdict{Status: eval.StatusCompileError, ErrorSignature: sig,
 			Feedback: "feedback for " + evalID, Env: env},
 	}
 }
@@ -126,7 +126,7 @@ func failure(evalID, task, sig, code string) rollout.Observation {
 func passed(evalID, code string, used, omitted []string) rollout.Observation {
 	return rollout.Observation{
 		SearchID: "search-1", TaskID: "t", EvalID: evalID, Code: code, Used: used, Omitted: omitted,
-		Verdict: harness.Verdict{Status: harness.StatusCorrect, Compiled: true, Correct: true, Env: env},
+		Verdict: eval.Verdict{Status: eval.StatusCorrect, Compiled: true, Correct: true, Env: env},
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/rollout"
 )
 
@@ -30,7 +30,7 @@ type pending struct {
 	inflight  bool     // an extraction call is out for this signature
 	firstSeen time.Time
 	searchID  string
-	env       harness.Env
+	env       eval.Env
 }
 
 // Observe takes one evaluated candidate: it feeds the on/off comparison,
@@ -46,16 +46,16 @@ func (m *Memory) Observe(ctx context.Context, o rollout.Observation) error {
 		if v.Env.Triton != "" {
 			m.triton = v.Env.Triton
 		}
-		if v.Status == harness.StatusHarnessError || v.TaskError != "" {
+		if v.Status == eval.StatusHarnessError || v.TaskError != "" {
 			return nil // not the candidate's doing: no evidence either way
 		}
 		if err := m.onOffLocked(ctx, o); err != nil {
 			return err
 		}
-		if v.Status == harness.StatusCorrect {
+		if v.Status == eval.StatusCorrect {
 			return m.passedLocked(ctx, o)
 		}
-		if (v.Status != harness.StatusCompileError && v.Status != harness.StatusRuntimeError) || v.ErrorSignature == "" {
+		if (v.Status != eval.StatusCompileError && v.Status != eval.StatusRuntimeError) || v.ErrorSignature == "" {
 			return nil
 		}
 		var err error
@@ -164,7 +164,7 @@ func (m *Memory) sortedIDs() []string {
 	return ids
 }
 
-func setEnv(r *Rule, env harness.Env) {
+func setEnv(r *Rule, env eval.Env) {
 	if env.Torch != "" || env.Triton != "" || env.GPUName != "" {
 		r.Torch, r.Triton, r.GPUArch = env.Torch, env.Triton, env.GPUName
 	}

@@ -4,14 +4,14 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/rollout"
 )
 
 // onOffLocked counts the observation in each listed rule's arms and retires
 // a rule once both arms are large enough and it clearly lowers the pass rate.
 func (m *Memory) onOffLocked(ctx context.Context, o rollout.Observation) error {
-	pass := o.Verdict.Status == harness.StatusCorrect
+	pass := o.Verdict.Status == eval.StatusCorrect
 	touched := map[string]bool{}
 	count := func(ids []string, used bool) {
 		for _, id := range ids {

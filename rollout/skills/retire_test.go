@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/rollout"
 )
 
@@ -53,7 +53,7 @@ func TestPassingKernelThatBreaksRuleRetiresIt(t *testing.T) {
 	// A correct kernel that does not break the rule changes nothing, nor
 	// does a wrong one that breaks it.
 	wrong := passed("p0", "y = tl.foo(x)", nil, nil)
-	wrong.Verdict.Status, wrong.Verdict.Correct = harness.StatusIncorrect, false
+	wrong.Verdict.Status, wrong.Verdict.Correct = eval.StatusIncorrect, false
 	f.observe(t, passed("p1", "y = tl.exp(x)", nil, nil), wrong)
 	if r := f.rules(t)[0]; !r.Active() || r.Version != 1 {
 		t.Fatalf("rule changed without a breaking pass: %+v", r)
@@ -74,7 +74,7 @@ func onOff(f *fixture, t *testing.T, id string, used bool, n, pass int) {
 	for i := range n {
 		o := passed(fmt.Sprintf("%s-%v-%d", id, used, i), "code", nil, nil)
 		if i >= pass {
-			o.Verdict.Status, o.Verdict.Correct = harness.StatusIncorrect, false
+			o.Verdict.Status, o.Verdict.Correct = eval.StatusIncorrect, false
 		}
 		if used {
 			o.Used = []string{id}
@@ -105,7 +105,7 @@ func TestOnOffRetiresHarmfulRule(t *testing.T) {
 	onOff(f, t, fine, false, 20, 11)
 	// Harness errors are not evidence.
 	he := passed("he", "code", nil, []string{harmful})
-	he.Verdict.Status = harness.StatusHarnessError
+	he.Verdict.Status = eval.StatusHarnessError
 	f.observe(t, he)
 	for _, r := range f.rules(t) {
 		if !r.Active() {

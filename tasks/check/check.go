@@ -11,13 +11,13 @@ import (
 	"sync"
 
 	"github.com/kernelgate/kernelgate/datasets"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/schollz/progressbar/v3"
 )
 
 // Evaluator is what Run needs of a harness.Supervisor.
 type Evaluator interface {
-	Evaluate(ctx context.Context, job harness.Job) (harness.Verdict, error)
+	Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error)
 }
 
 // Target is one task to check.
@@ -45,8 +45,8 @@ func Targets(suites []datasets.Suite) []Target {
 
 // Options control a run.
 type Options struct {
-	Depth       string // "auto", "full" or "shapes" (harness.CheckOptions.Depth)
-	Job         harness.Options
+	Depth       string // "auto", "full" or "shapes" (eval.CheckOptions.Depth)
+	Job         eval.Options
 	Concurrency int       // checks in flight; default 1
 	Solutions   bool      // also evaluate each task's solution
 	Progress    io.Writer // a progress bar, when non-nil
@@ -67,8 +67,8 @@ func (o Options) maxMB(t Target) float64 {
 // Result is one task's outcome.
 type Result struct {
 	Target
-	Verdict  harness.Verdict  // the task check's
-	Solution *harness.Verdict // the solution's evaluation; nil when not run
+	Verdict  eval.Verdict  // the task check's
+	Solution *eval.Verdict // the solution's evaluation; nil when not run
 	// SolutionNote says why a solution was not run.
 	SolutionNote string
 	Problems     []string // why the task is rejected; empty when it is valid
@@ -130,9 +130,9 @@ feed:
 // one checks a target; ok is false when ctx ended it (no result to report).
 func one(ctx context.Context, ev Evaluator, t Target, opts Options) (Result, bool) {
 	r := Result{Target: t}
-	task := harness.Task{Name: t.Task.Name, Path: t.Task.Path, Source: t.Task.Source}
-	v, err := ev.Evaluate(ctx, harness.Job{Task: task, Options: opts.Job, TaskCheck: true,
-		Check: &harness.CheckOptions{Depth: opts.Depth, MaxMB: opts.maxMB(t)}})
+	task := eval.Task{Name: t.Task.Name, Path: t.Task.Path, Source: t.Task.Source}
+	v, err := ev.Evaluate(ctx, eval.Job{Task: task, Options: opts.Job, TaskCheck: true,
+		Check: &eval.CheckOptions{Depth: opts.Depth, MaxMB: opts.maxMB(t)}})
 	if ctx.Err() != nil {
 		return r, false
 	}
@@ -141,7 +141,7 @@ func one(ctx context.Context, ev Evaluator, t Target, opts Options) (Result, boo
 		return r, true
 	}
 	r.Verdict = v
-	if v.Status != harness.StatusCorrect {
+	if v.Status != eval.StatusCorrect {
 		reason := v.TaskError
 		if reason == "" {
 			reason = fmt.Sprintf("%s: %s", v.Status, firstLine(v.Feedback))
@@ -164,7 +164,7 @@ func one(ctx context.Context, ev Evaluator, t Target, opts Options) (Result, boo
 		r.Problems = append(r.Problems, "solution: "+err.Error())
 		return r, true
 	}
-	sv, err := ev.Evaluate(ctx, harness.Job{Task: task, Code: string(code), Options: opts.Job})
+	sv, err := ev.Evaluate(ctx, eval.Job{Task: task, Code: string(code), Options: opts.Job})
 	if ctx.Err() != nil {
 		return r, false
 	}
@@ -173,7 +173,7 @@ func one(ctx context.Context, ev Evaluator, t Target, opts Options) (Result, boo
 		return r, true
 	}
 	r.Solution = &sv
-	if sv.Status != harness.StatusCorrect {
+	if sv.Status != eval.StatusCorrect {
 		r.Problems = append(r.Problems, fmt.Sprintf("solution %s is %s: %s", filepath.Base(t.Solution), sv.Status, firstLine(sv.Feedback)))
 	}
 	return r, true
@@ -190,16 +190,16 @@ func firstLine(s string) string {
 // MarshalJSON is `tasks check --json`'s record: the task's path, not its source.
 func (r Result) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		ID           string           `json:"id"`
-		Level        int              `json:"level"`
-		Path         string           `json:"path"`
-		Solution     string           `json:"solution,omitempty"`
-		OK           bool             `json:"ok"`
-		Problems     []string         `json:"problems"`
-		Warnings     []string         `json:"warnings"`
-		Verdict      harness.Verdict  `json:"verdict"`
-		Evaluation   *harness.Verdict `json:"solution_verdict,omitempty"`
-		SolutionNote string           `json:"solution_note,omitempty"`
+		ID           string        `json:"id"`
+		Level        int           `json:"level"`
+		Path         string        `json:"path"`
+		Solution     string        `json:"solution,omitempty"`
+		OK           bool          `json:"ok"`
+		Problems     []string      `json:"problems"`
+		Warnings     []string      `json:"warnings"`
+		Verdict      eval.Verdict  `json:"verdict"`
+		Evaluation   *eval.Verdict `json:"solution_verdict,omitempty"`
+		SolutionNote string        `json:"solution_note,omitempty"`
 	}{r.ID, r.Level, r.Task.Path, r.Target.Solution, r.OK(), nonNil(r.Problems), nonNil(r.Warnings),
 		r.Verdict, r.Solution, r.SolutionNote})
 }

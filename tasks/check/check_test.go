@@ -11,42 +11,42 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/datasets"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // scripted answers by task name: the task check's verdict, then the
 // solution's. It records the jobs it saw.
 type scripted struct {
 	mu   sync.Mutex
-	jobs []harness.Job
+	jobs []eval.Job
 }
 
-func (s *scripted) Evaluate(_ context.Context, job harness.Job) (harness.Verdict, error) {
+func (s *scripted) Evaluate(_ context.Context, job eval.Job) (eval.Verdict, error) {
 	s.mu.Lock()
 	s.jobs = append(s.jobs, job)
 	s.mu.Unlock()
 	i64 := func(n int64) *int64 { return &n }
-	info := &harness.TaskInfo{Name: "A task.", Tags: []string{"fp32"}, Depth: "full", FLOPs: i64(2e9),
+	info := &eval.TaskInfo{Name: "A task.", Tags: []string{"fp32"}, Depth: "full", FLOPs: i64(2e9),
 		InputBytes: i64(1 << 20), ParamBytes: i64(0), OutputBytes: i64(1 << 20),
-		Outputs: []harness.OutputSpec{{Shape: []int64{4, 4}, DType: "float32"}}}
-	gpu := harness.Verdict{Status: harness.StatusCorrect, TimingMode: harness.TimingGPU, TaskInfo: info,
-		RefRuntime: &harness.Runtime{MedianMS: 1.5, P10MS: 1.4, P90MS: 1.6}, Env: harness.Env{GPUName: "NVIDIA H200"}}
+		Outputs: []eval.OutputSpec{{Shape: []int64{4, 4}, DType: "float32"}}}
+	gpu := eval.Verdict{Status: eval.StatusCorrect, TimingMode: eval.TimingGPU, TaskInfo: info,
+		RefRuntime: &eval.Runtime{MedianMS: 1.5, P10MS: 1.4, P90MS: 1.6}, Env: eval.Env{GPUName: "NVIDIA H200"}}
 	switch name := job.Task.Name; {
 	case name == "broken":
-		return harness.Verdict{Status: harness.StatusHarnessError, TaskError: "broken.py: reference raised ValueError: x"}, nil
+		return eval.Verdict{Status: eval.StatusHarnessError, TaskError: "broken.py: reference raised ValueError: x"}, nil
 	case name == "unreachable":
-		return harness.Verdict{}, errors.New("zygote gone")
+		return eval.Verdict{}, errors.New("zygote gone")
 	case name == "untagged":
-		return harness.Verdict{Status: harness.StatusCorrect, TaskInfo: &harness.TaskInfo{Depth: "full"}}, nil
+		return eval.Verdict{Status: eval.StatusCorrect, TaskInfo: &eval.TaskInfo{Depth: "full"}}, nil
 	case name == "big":
-		return harness.Verdict{Status: harness.StatusCorrect, TaskInfo: &harness.TaskInfo{Name: "B.", Tags: []string{"x"}, Depth: "shapes"}}, nil
+		return eval.Verdict{Status: eval.StatusCorrect, TaskInfo: &eval.TaskInfo{Name: "B.", Tags: []string{"x"}, Depth: "shapes"}}, nil
 	case job.TaskCheck:
 		return gpu, nil
 	case strings.Contains(job.Code, "WRONG"):
-		return harness.Verdict{Status: harness.StatusIncorrect, Feedback: "output mismatch\nmore"}, nil
+		return eval.Verdict{Status: eval.StatusIncorrect, Feedback: "output mismatch\nmore"}, nil
 	default:
 		sp := 2.0
-		return harness.Verdict{Status: harness.StatusCorrect, Speedup: &sp, Runtime: &harness.Runtime{MedianMS: 0.75}}, nil
+		return eval.Verdict{Status: eval.StatusCorrect, Speedup: &sp, Runtime: &eval.Runtime{MedianMS: 0.75}}, nil
 	}
 }
 

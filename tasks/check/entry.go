@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/datasets"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Entry is r as a manifest entry, its solution path relative to the suites'
@@ -39,10 +39,10 @@ func Entry(r Result, now time.Time) datasets.Entry {
 		}
 	}
 	v := r.Verdict
-	if v.TimingMode == harness.TimingGPU && v.RefRuntime != nil {
+	if v.TimingMode == eval.TimingGPU && v.RefRuntime != nil {
 		e.GPU = &datasets.GPURun{Name: v.Env.GPUName, RefMS: v.RefRuntime.MedianMS,
 			RefP10MS: v.RefRuntime.P10MS, RefP90MS: v.RefRuntime.P90MS, MeasuredAt: now.UTC().Format(time.DateOnly)}
-		if s := r.Solution; s != nil && s.Status == harness.StatusCorrect && s.Speedup != nil && s.Runtime != nil {
+		if s := r.Solution; s != nil && s.Status == eval.StatusCorrect && s.Speedup != nil && s.Runtime != nil {
 			sp, ms := *s.Speedup, s.Runtime.MedianMS
 			e.GPU.SolutionSpeedup, e.GPU.SolutionMS = &sp, &ms
 		}
