@@ -45,13 +45,13 @@ func newBrowser(t *testing.T, base string) *browser {
 	if err := chromedp.Do(ctx); err != nil { // starts the browser
 		t.Fatalf("starting chromium: %v", err)
 	}
-	// Screenshots are the run's artifacts: KERNELGATE_SCREENSHOTS keeps them,
-	// else they go to the test's temp dir (kept when the test fails).
+	// Screenshots are the run's artifacts: in $KERNELGATE_SCREENSHOTS, else in
+	// a temp dir of the test's that CI (CI=true) and a failure keep.
 	dir := os.Getenv("KERNELGATE_SCREENSHOTS")
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), fmt.Sprintf("kernelgate-ui-%d", time.Now().UnixNano()))
 		t.Cleanup(func() {
-			if !t.Failed() {
+			if !t.Failed() && os.Getenv("CI") != "true" {
 				os.RemoveAll(dir)
 			}
 		})

@@ -113,6 +113,9 @@ func TestDashboardInChromium(t *testing.T) {
 		if n := b.count(t, `#tree circle[data-status="correct"]`); n == 0 {
 			t.Errorf("no correct node in the tree")
 		}
+		if l := b.text(t, "#treelegend"); !strings.Contains(l, "correct") || !strings.Contains(l, "runtime_error") {
+			t.Errorf("tree legend %q: want the correct and the broken kernels' statuses", l)
+		}
 		if c := b.count(t, "#curve polyline"); c != 1 {
 			t.Errorf("best-so-far curve: %d lines", c)
 		}

@@ -75,8 +75,8 @@ function overview() {
     set("#queue", fmt(s.queue_depth));
     const total = Object.values(s.verdicts).reduce((a, b) => a + b, 0);
     set("#total", fmt(total));
-    set("#exec", fmt(s.exec.p50) + " / " + fmt(s.exec.p99) + " s");
-    set("#wait", fmt(s.queue_wait.p50) + " / " + fmt(s.queue_wait.p99) + " s");
+    set("#exec", fmt(s.exec.p50, 2) + " / " + fmt(s.exec.p99, 2) + " s");
+    set("#wait", fmt(s.queue_wait.p50, 2) + " / " + fmt(s.queue_wait.p99, 2) + " s");
     if (prev) {
       const dt = (Date.parse(s.time) - Date.parse(prev.time)) / 1000;
       const d = {};
@@ -103,10 +103,22 @@ function fit(el) {
   return [W, H];
 }
 
+// legend lists the statuses seen, each with its colour.
+function legend(sel, statuses) {
+  $(sel).replaceChildren(...[...statuses].map((k) => {
+    const i = html("i");
+    i.style.background = colour(k);
+    return html("span", {}, i, k);
+  }));
+}
+
 function drawMix(hist, keep) {
   const el = $("#mix");
   el.replaceChildren();
-  const [W, H] = fit(el), bw = W / keep;
+  // Slots fill from the left: a page open for a minute shows a minute, not a
+  // sliver at the right of the full window.
+  const slots = Math.min(keep, Math.max(30, hist.length));
+  const [W, H] = fit(el), bw = W / slots;
   const max = Math.max(1, ...hist.map((d) => Object.values(d).reduce((a, b) => a + b, 0)));
   const seen = new Set();
   hist.forEach((d, i) => {
@@ -116,16 +128,12 @@ function drawMix(hist, keep) {
       seen.add(k);
       const h = (d[k] / max) * (H - 10);
       y -= h;
-      el.append(svg("rect", { x: (keep - hist.length + i) * bw, y, width: Math.max(1, bw - 1), height: h, fill: colour(k) }));
+      el.append(svg("rect", { x: i * bw, y, width: Math.max(1, bw - 1), height: h,
+        fill: colour(k) }));
     }
   });
   el.append(svg("text", { x: 4, y: 12 }, "max " + max + " per poll"));
-  const legend = $("#legend");
-  legend.replaceChildren(...[...seen].map((k) => {
-    const i = html("i");
-    i.style.background = colour(k);
-    return html("span", {}, i, k);
-  }));
+  legend("#legend", seen);
 }
 
 function verdictTable(v) {
@@ -248,7 +256,7 @@ function drawTree(nodes, selected, pick) {
   };
   place(0, 0);
   for (const n of nodes.values()) if (!pos.has(n.node)) place(n.node, 1); // a parent never seen: hang it under the task
-  const dx = 46, dy = 74, W = Math.max(600, leaf * dx + 40), H = Math.max(300, depthMax * dy + 60);
+  const dx = 64, dy = 80, W = Math.max(600, leaf * dx + 40), H = Math.max(300, depthMax * dy + 60);
   el.setAttribute("viewBox", `0 0 ${W} ${H}`);
   const xy = (id) => { const [x, d] = pos.get(id); return [20 + x * dx + dx / 2, 24 + d * dy]; };
   el.replaceChildren();
@@ -259,10 +267,10 @@ function drawTree(nodes, selected, pick) {
   }
   const [rx, ry] = xy(0);
   el.append(svg("rect", { x: rx - 18, y: ry - 10, width: 36, height: 20, rx: 4, fill: "#1d1f21" }));
-  el.append(svg("text", { x: rx - 12, y: ry + 4, fill: "#fff" }, "task"));
+  el.append(svg("text", { x: rx - 12, y: ry + 4, class: "light" }, "task"));
   for (const n of nodes.values()) {
     const [x, y] = xy(n.node);
-    const r = n.speedup > 0 ? 6 + 10 * Math.min(n.speedup, 4) / 4 : 5;
+    const r = n.speedup > 0 ? 7 + 11 * Math.min(n.speedup, 4) / 4 : 7; // speedup 4x and more: the largest
     const c = svg("circle", { class: "node" + (n.node === selected ? " sel" : ""), cx: x, cy: y, r, fill: colour(n.status),
       "data-node": n.node, "data-status": n.status });
     c.append(svg("title", {}, `node ${n.node}: ${n.status}` + (n.speedup != null ? `, speedup ${fmt(n.speedup)}` : "") +
@@ -271,6 +279,7 @@ function drawTree(nodes, selected, pick) {
     el.append(c);
     el.append(svg("text", { x: x + r + 2, y: y + 4 }, String(n.node)));
   }
+  legend("#treelegend", new Set([...nodes.values()].map((n) => n.status)));
 }
 
 function drawLine(sel, pts, label) {
