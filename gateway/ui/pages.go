@@ -7,33 +7,33 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/rollout/runner"
 	"github.com/kernelgate/kernelgate/rollout/skills"
 )
 
 // batchView is GET /v1/batches/{id} (schema Batch), the fields shown.
 type batchView struct {
-	BatchID    string             `json:"batch_id"`
-	Status     string             `json:"status"`
-	Done       int                `json:"done"`
-	Total      int                `json:"total"`
-	CreatedAt  time.Time          `json:"created_at"`
-	TaskName   string             `json:"task_name"`
-	RewardFn   string             `json:"reward_fn"`
-	Rewards    []*float64         `json:"rewards"`
-	Results    []*harness.Verdict `json:"results"`
-	Cached     []*bool            `json:"cached"`
-	Valid      []*bool            `json:"valid"`
-	Notes      []*string          `json:"notes"`
-	MakespanMS *float64           `json:"makespan_ms"`
+	BatchID    string          `json:"batch_id"`
+	Status     string          `json:"status"`
+	Done       int             `json:"done"`
+	Total      int             `json:"total"`
+	CreatedAt  time.Time       `json:"created_at"`
+	TaskName   string          `json:"task_name"`
+	RewardFn   string          `json:"reward_fn"`
+	Rewards    []*float64      `json:"rewards"`
+	Results    []*eval.Verdict `json:"results"`
+	Cached     []*bool         `json:"cached"`
+	Valid      []*bool         `json:"valid"`
+	Notes      []*string       `json:"notes"`
+	MakespanMS *float64        `json:"makespan_ms"`
 }
 
 // item is one row of a batch.
 type item struct {
 	Index   int
 	Reward  *float64
-	Verdict *harness.Verdict
+	Verdict *eval.Verdict
 	Cached  bool
 	Note    string
 }

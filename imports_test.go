@@ -1,0 +1,142 @@
+package kernelgate
+
+import (
+	"bytes"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/kernelgate/kernelgate"
+
+type listedPackage struct {
+	ImportPath string
+	Dir        string
+	GoFiles    []string
+	Imports    []string
+}
+
+// goList is `go list -json ./...`: every package of the module, as the
+// toolchain sees it.
+func goList(t *testing.T) []listedPackage {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []listedPackage
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+// selectors are the names a package's non-test files use from the package
+// imported as path.
+func selectors(t *testing.T, p listedPackage, path string) []string {
+	t.Helper()
+	var names []string
+	fset := token.NewFileSet()
+	for _, f := range p.GoFiles {
+		file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := ""
+		for _, imp := range file.Imports {
+			if v, _ := strconv.Unquote(imp.Path.Value); v == path {
+				local = filepath.Base(path)
+				if imp.Name != nil {
+					local = imp.Name.Name
+				}
+			}
+		}
+		if local == "" {
+			continue
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == local && !slices.Contains(names, sel.Sel.Name) {
+					names = append(names, sel.Sel.Name)
+				}
+			}
+			return true
+		})
+	}
+	slices.Sort(names)
+	return names
+}
+
+// The vocabulary of an evaluation lives in eval; harness runs evaluations. A
+// package that imports harness must use something of the running (the
+// supervisor, its config, a zygote's stats), not only names that are eval's
+// (harness re-exports them while importers move: harness/vocab.go).
+func TestNoPackageImportsHarnessForTypesAlone(t *testing.T) {
+	vocab := map[string]bool{}
+	fset := token.NewFileSet()
+	if f, err := parser.ParseFile(fset, filepath.Join("harness", "vocab.go"), nil, 0); err == nil {
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok {
+				for _, s := range g.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						vocab[s.Name.Name] = true
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							vocab[n.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	checked := 0
+	for _, p := range goList(t) {
+		if !slices.Contains(p.Imports, module+"/harness") || strings.HasPrefix(p.ImportPath, module+"/harness/") {
+			continue
+		}
+		checked++
+		used := selectors(t, p, module+"/harness")
+		if !slices.ContainsFunc(used, func(n string) bool { return !vocab[n] }) {
+			t.Errorf("%s imports harness only for %v: import eval", p.ImportPath, used)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no package imports harness: the test reads nothing")
+	}
+}
+
+// eval is a leaf: everyone may import it, so it imports nothing of the
+// module (an import back would be a cycle waiting to happen).
+func TestEvalIsALeaf(t *testing.T) {
+	for _, p := range goList(t) {
+		if p.ImportPath != module+"/eval" {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module) || strings.Contains(imp, ".") {
+				t.Errorf("eval imports %s", imp)
+			}
+		}
+		return
+	}
+	t.Fatal("no package eval")
+}
