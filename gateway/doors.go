@@ -60,6 +60,9 @@ func (d Doors) withDefaults() Doors {
 }
 
 func (d Doors) validate() error {
+	if d.AllowedHosts != nil && len(d.AllowedHosts) == 0 {
+		return fmt.Errorf("allowed hosts: an empty list would refuse every request on loopback; give names, or \"*\" for any")
+	}
 	for _, h := range d.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/ ") {
 			return fmt.Errorf("allowed host %q: want a host name or IP without scheme or path (\"*\" for any)", h)

@@ -97,6 +97,7 @@ func TestKeysCommandErrors(t *testing.T) {
 		{"serve bad rate", []string{"serve", "--rate-limit", "-1"}, exitUsage, "rate limit -1"},
 		{"serve --open beyond loopback", []string{"serve", "--addr", "0.0.0.0:0", "--open"}, exitUsage, "only a loopback --addr may do"},
 		{"serve bad allowed host", []string{"serve", "--allowed-hosts", "http://x"}, exitUsage, `allowed host "http://x"`},
+		{"serve no allowed host", []string{"serve", "--allowed-hosts", ""}, exitUsage, "an empty list would refuse every request"},
 		{"serve no auth failures", []string{"serve", "--auth-fail-limit", "0"}, exitUsage, "--auth-fail-limit 0"},
 		{"serve no exports", []string{"serve", "--exports-per-hour", "0"}, exitUsage, "--exports-per-hour 0"},
 	}
