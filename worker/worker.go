@@ -202,11 +202,7 @@ func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
 		if !r.Cached && !r.Shared { // a cached or shared answer waited in no queue and ran nothing
 			ev.QueueWaitMS, ev.ExecMS = &wait, &exec
 		}
-		data, err := json.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("worker.PublishResult: %w", err)
-		}
-		if err := b.PublishEvent(ctx, export.SubjectEvaluation, job.ID, data); err != nil {
+		if err := export.Publish(ctx, b, ev); err != nil {
 			return fmt.Errorf("worker.PublishResult: %w", err)
 		}
 	}

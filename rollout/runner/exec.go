@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -94,11 +93,7 @@ func (m *Manager) publishStep(ctx context.Context, cfg rollout.Config, ev Event)
 	for _, msg := range s.Prompt {
 		out.Prompt = append(out.Prompt, export.PromptMessage{Role: msg.Role, Content: msg.Content})
 	}
-	b, err := json.Marshal(out)
-	if err == nil {
-		err = m.deps.Bus.PublishEvent(ctx, export.SubjectSearchStep, out.EventID, b)
-	}
-	if err != nil {
+	if err := export.Publish(ctx, m.deps.Bus, out); err != nil {
 		m.log.Error("search step not logged", "search_id", s.SearchID, "seq", ev.Seq, "err", err)
 	}
 }
@@ -122,11 +117,7 @@ func (m *Manager) publishEvaluation(ctx context.Context, cfg rollout.Config, s r
 	for _, msg := range s.Prompt {
 		out.Prompt = append(out.Prompt, export.PromptMessage{Role: msg.Role, Content: msg.Content})
 	}
-	b, err := json.Marshal(out)
-	if err == nil {
-		err = m.deps.Bus.PublishEvent(ctx, export.SubjectEvaluation, out.EventID, b)
-	}
-	if err != nil {
+	if err := export.Publish(ctx, m.deps.Bus, out); err != nil {
 		m.log.Error("search evaluation not logged", "search_id", s.SearchID, "eval_id", s.EvalID, "err", err)
 	}
 }
@@ -152,11 +143,7 @@ func (m *Manager) publishSearch(ctx context.Context, r *run) {
 			out.BestSpeedup = b.Verdict.Speedup
 		}
 	}
-	data, err := json.Marshal(out)
-	if err == nil {
-		err = m.deps.Bus.PublishEvent(ctx, export.SubjectSearch, out.EventID, data)
-	}
-	if err != nil {
+	if err := export.Publish(ctx, m.deps.Bus, out); err != nil {
 		m.log.Error("search state not logged", "search_id", st.SearchID, "state", st.State, "err", err)
 	}
 }

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -49,11 +48,7 @@ func (l *loggedLLM) Complete(ctx context.Context, req rollout.Request) (rollout.
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
-	data, merr := json.Marshal(ev)
-	if merr == nil {
-		merr = l.bus.PublishEvent(wctx, export.SubjectLLMCall, id, data)
-	}
-	if merr != nil {
+	if merr := export.Publish(wctx, l.bus, ev); merr != nil {
 		l.log.Error("LLM call not logged", "search_id", l.searchID, "purpose", req.Purpose, "err", merr)
 	}
 	return c, err

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -24,13 +23,9 @@ func SkillEvents(b *bus.Bus, log *slog.Logger) func(skills.Rule, string) {
 		row := r.Row()
 		ev := export.SkillEvent{EventID: export.SkillEventID(row.SkillID, row.Version), Time: time.Now().UTC(),
 			Reason: reason, Skill: row}
-		data, err := json.Marshal(ev)
-		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-			defer cancel()
-			err = b.PublishEvent(ctx, export.SubjectSkill, ev.EventID, data)
-		}
-		if err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		defer cancel()
+		if err := export.Publish(ctx, b, ev); err != nil {
 			log.Error("skill version not logged", "skill", row.SkillID, "version", row.Version, "err", err)
 		}
 	}
