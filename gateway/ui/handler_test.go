@@ -132,7 +132,9 @@ func TestPassThroughReadsOnly(t *testing.T) {
 
 func TestLoginCookie(t *testing.T) {
 	h := ui.New(ui.Config{API: &fakeAPI{}})
-	for body, want := range map[string]int{`{"key":"kg_abc"}`: 204, `{"key":""}`: 400, `not json`: 400, `{"key":"a;b"}`: 400} {
+	key := "kg_" + strings.Repeat("a2", 26)
+	for body, want := range map[string]int{`{"key":"` + key + `"}`: 204, `{"key":""}`: 400, `not json`: 400, `{"key":"a;b"}`: 400,
+		`{"key":"` + key + `","x":1}`: 400, `{"key":"` + key + `"} {}`: 400, `null`: 400, `[]`: 400} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("POST", "/ui/login", strings.NewReader(body)))
 		if rec.Code != want {
@@ -142,7 +144,7 @@ func TestLoginCookie(t *testing.T) {
 			continue
 		}
 		c := rec.Result().Cookies()
-		if len(c) != 1 || c[0].Value != "kg_abc" || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode || c[0].Path != "/ui" {
+		if len(c) != 1 || c[0].Value != key || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode || c[0].Path != "/ui" {
 			t.Errorf("cookie %+v", c)
 		}
 	}

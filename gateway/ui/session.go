@@ -2,9 +2,11 @@ package ui
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
-	"strings"
+
+	"github.com/kernelgate/kernelgate/gateway/apikey"
 )
 
 // cookieName holds the caller's API key for the dashboard's reads. It is
@@ -22,26 +24,29 @@ func sessionKey(r *http.Request) string {
 }
 
 // login is POST /ui/login {"key": "kg_..."}: it keeps the key in the
-// cookie. It checks nothing: the next page's reads go through the API,
-// which refuses an unknown key and shows the form again.
+// cookie. It checks only the key's shape (as the API does first): the next
+// page's reads go through the API, which refuses an unknown key and shows
+// the form again.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Key string `json:"key"`
 	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, 4096))
-	if err == nil {
-		err = json.Unmarshal(data, &body)
+	dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&body)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value")
 	}
-	key := strings.TrimSpace(body.Key)
 	switch {
 	case err != nil:
-		writeJSONError(w, http.StatusBadRequest, "invalid_json", "send {\"key\": \"kg_...\"}: "+err.Error())
+		writeJSONError(w, http.StatusBadRequest, "invalid_request", `send {"key": "kg_..."}: `+err.Error())
 		return
-	case key == "" || strings.ContainsAny(key, " ;,\"\\\r\n\t"):
-		writeJSONError(w, http.StatusBadRequest, "invalid_request", "key must be an API key (kg_...)")
+	case !apikey.LooksLikeKey(body.Key):
+		writeJSONError(w, http.StatusBadRequest, "invalid_request",
+			"key must be a kernelgate API key: "+apikey.Prefix+" followed by 52 base32 characters (kernelgate keys create)")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: key, Path: "/ui", HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: body.Key, Path: "/ui", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	w.WriteHeader(http.StatusNoContent)
 }
