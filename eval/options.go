@@ -116,7 +116,7 @@ func (o Options) Validate() error {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("harness.Options: %w", err)
+		return fmt.Errorf("eval.Options: %w", err)
 	}
 	return nil
 }

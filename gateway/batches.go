@@ -12,7 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/worker"
 )
 
@@ -42,16 +42,16 @@ func batchLocation(id string) string { return "/v1/batches/" + id }
 // batchResponse is a batch's state (schema Batch): the body of GET
 // /v1/batches/{id} and the 200 of POST /v1/rewards.
 type batchResponse struct {
-	BatchID   string             `json:"batch_id"`
-	Status    string             `json:"status"`
-	Done      int                `json:"done"`
-	Total     int                `json:"total"`
-	CreatedAt time.Time          `json:"created_at"`
-	TaskName  string             `json:"task_name"`
-	RewardFn  string             `json:"reward_fn"`
-	Rewards   []*float64         `json:"rewards"`
-	Results   []*harness.Verdict `json:"results"`
-	Cached    []*bool            `json:"cached"`
+	BatchID   string          `json:"batch_id"`
+	Status    string          `json:"status"`
+	Done      int             `json:"done"`
+	Total     int             `json:"total"`
+	CreatedAt time.Time       `json:"created_at"`
+	TaskName  string          `json:"task_name"`
+	RewardFn  string          `json:"reward_fn"`
+	Rewards   []*float64      `json:"rewards"`
+	Results   []*eval.Verdict `json:"results"`
+	Cached    []*bool         `json:"cached"`
 	// Shared is true where the item ran nothing of its own: it got the
 	// verdict of an identical evaluation in flight (dedup.go).
 	Shared []*bool `json:"shared"`
@@ -75,7 +75,7 @@ func newBatchResponse(rec batchRecord) *batchResponse {
 	return &batchResponse{
 		BatchID: rec.ID, Status: statusRunning, Total: rec.Total, CreatedAt: rec.CreatedAt,
 		TaskName: rec.TaskName, RewardFn: rec.RewardFn,
-		Rewards: make([]*float64, rec.Total), Results: make([]*harness.Verdict, rec.Total),
+		Rewards: make([]*float64, rec.Total), Results: make([]*eval.Verdict, rec.Total),
 		Cached: make([]*bool, rec.Total), Shared: make([]*bool, rec.Total),
 		Valid: make([]*bool, rec.Total), Notes: make([]*string, rec.Total),
 		items: make([]*worker.Result, rec.Total),

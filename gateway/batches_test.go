@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/worker"
 )
@@ -35,7 +35,7 @@ func decodeRef(t *testing.T, rec *httptest.ResponseRecorder) batchRef {
 }
 
 // wantStatuses fails t unless b holds exactly these statuses, in order.
-func wantStatuses(t *testing.T, b batchResponse, want ...harness.Status) {
+func wantStatuses(t *testing.T, b batchResponse, want ...eval.Status) {
 	t.Helper()
 	if b.Status != "done" || b.Done != len(want) || b.Total != len(want) || len(b.Results) != len(want) {
 		t.Fatalf("batch %s: status %s, %d of %d done, %d results; want done with %d", b.BatchID, b.Status, b.Done, b.Total, len(b.Results), len(want))
@@ -79,7 +79,7 @@ func TestRewardsSyncInOrder(t *testing.T) {
 	}
 	checkSpec(t, http.MethodPost, "/v1/rewards", rec)
 	got := decodeBatch(t, rec)
-	wantStatuses(t, got, harness.StatusIncorrect, harness.StatusCorrect, harness.StatusTimeout, harness.StatusCorrect)
+	wantStatuses(t, got, eval.StatusIncorrect, eval.StatusCorrect, eval.StatusTimeout, eval.StatusCorrect)
 	if *got.Rewards[1] != 1 || *got.Rewards[0] != 0 || got.RewardFn != "binary" || got.TaskName != "inline" {
 		t.Errorf("batch %s", rec.Body)
 	}
@@ -99,7 +99,7 @@ func TestRewardsWaitZero(t *testing.T) {
 		t.Errorf("202 %+v", r)
 	}
 	got := getBatchUntilDone(t, srv.Handler(), r.BatchID)
-	wantStatuses(t, got, harness.StatusCorrect, harness.StatusIncorrect, harness.StatusCorrect)
+	wantStatuses(t, got, eval.StatusCorrect, eval.StatusIncorrect, eval.StatusCorrect)
 }
 
 // Past wait_s, a batch with a slow item answers 202; the finished items
@@ -128,7 +128,7 @@ func TestRewardsWaitRunsOut(t *testing.T) {
 		return nil
 	})
 	close(ev.release)
-	wantStatuses(t, getBatchUntilDone(t, srv.Handler(), r.BatchID), harness.StatusCorrect, harness.StatusCorrect)
+	wantStatuses(t, getBatchUntilDone(t, srv.Handler(), r.BatchID), eval.StatusCorrect, eval.StatusCorrect)
 }
 
 // Shutting down answers a waiting request 202 rather than holding the drain.

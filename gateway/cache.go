@@ -3,7 +3,7 @@ package gateway
 import (
 	"context"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/worker"
 )
 
@@ -12,17 +12,17 @@ import (
 // ok false. Workers file each verdict under the environment it records, so
 // one made under another harness, torch, triton or GPU model is never
 // served. A cache that fails costs an evaluation, never the request.
-func (s *Server) fromCache(ctx context.Context, job worker.Job) (harness.Verdict, string, bool) {
+func (s *Server) fromCache(ctx context.Context, job worker.Job) (eval.Verdict, string, bool) {
 	mode := s.deps.TimingMode()
 	for _, env := range s.deps.Envs() {
 		key, err := worker.CacheKey(job, env)
 		if err != nil {
-			return harness.Verdict{}, "", false
+			return eval.Verdict{}, "", false
 		}
 		data, ok, err := s.deps.Bus.CacheGet(ctx, key)
 		if err != nil {
 			s.log.Warn("result cache lookup failed; evaluating", "job", job.ID, "err", err)
-			return harness.Verdict{}, "", false
+			return eval.Verdict{}, "", false
 		}
 		if !ok {
 			continue
@@ -38,12 +38,12 @@ func (s *Server) fromCache(ctx context.Context, job worker.Job) (harness.Verdict
 			return v, source, true
 		}
 	}
-	return harness.Verdict{}, "", false
+	return eval.Verdict{}, "", false
 }
 
 // cachedResult is v from the cache as job's answer; source is the
 // evaluation that made it.
-func cachedResult(job worker.Job, v harness.Verdict, source string) worker.Result {
+func cachedResult(job worker.Job, v eval.Verdict, source string) worker.Result {
 	v.TaskName = job.Task.Name // the key holds the task's source, not its name
 	v.QueueWaitMS, v.ExecMS = nil, nil
 	r := worker.Scored(job, v)

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/reward"
 	"github.com/kernelgate/kernelgate/worker"
@@ -72,7 +72,7 @@ func TestResultCache(t *testing.T) {
 	}
 	check := func(t *testing.T, got batchResponse, cached []bool, calls []int) {
 		t.Helper()
-		wantStatuses(t, got, harness.StatusCorrect, harness.StatusTimeout, harness.StatusIncorrect)
+		wantStatuses(t, got, eval.StatusCorrect, eval.StatusTimeout, eval.StatusIncorrect)
 		for i := range codes {
 			if *got.Cached[i] != cached[i] {
 				t.Errorf("item %d: cached %v, want %v", i, *got.Cached[i], cached[i])
@@ -131,20 +131,20 @@ func TestFromCache(t *testing.T) {
 	newTorch := h200
 	newTorch.Torch = "2.12.0"
 	pool := []worker.Env{h200}
-	srv := New(Config{}, Deps{Bus: b, TimingMode: func() string { return harness.TimingGPU },
+	srv := New(Config{}, Deps{Bus: b, TimingMode: func() string { return eval.TimingGPU },
 		Envs: func() []worker.Env { return pool }, Log: kgtest.Logger(t)})
-	job := worker.Job{ID: "b_C-00000", BatchID: "b_C", Task: harness.Task{Name: "mine", Source: "src"},
-		Code: "code", Options: harness.DefaultOptions(), RewardFn: "binary"}
-	verdict := func(status harness.Status, mode string, env worker.Env) []byte {
-		v := worker.Verdict(mode, worker.Job{Task: harness.Task{Name: "theirs", Source: "src"}, Code: "code"}, status, "", "")
-		v.Correct = status == harness.StatusCorrect
-		v.Env = harness.Env{HarnessVersion: env.HarnessVersion, Torch: env.Torch, Triton: env.Triton, GPUName: env.GPU}
+	job := worker.Job{ID: "b_C-00000", BatchID: "b_C", Task: eval.Task{Name: "mine", Source: "src"},
+		Code: "code", Options: eval.DefaultOptions(), RewardFn: "binary"}
+	verdict := func(status eval.Status, mode string, env worker.Env) []byte {
+		v := worker.Verdict(mode, worker.Job{Task: eval.Task{Name: "theirs", Source: "src"}, Code: "code"}, status, "", "")
+		v.Correct = status == eval.StatusCorrect
+		v.Env = eval.Env{HarnessVersion: env.HarnessVersion, Torch: env.Torch, Triton: env.Triton, GPUName: env.GPU}
 		data, _ := worker.CacheValue(v, "b_src-00003")
 		return data
 	}
 	plain := func() []byte { // an entry written before source_eval_id was kept
 		var m map[string]any
-		_ = json.Unmarshal(verdict(harness.StatusCorrect, harness.TimingGPU, h200), &m)
+		_ = json.Unmarshal(verdict(eval.StatusCorrect, eval.TimingGPU, h200), &m)
 		delete(m, "source_eval_id")
 		data, _ := json.Marshal(m)
 		return data
@@ -157,14 +157,14 @@ func TestFromCache(t *testing.T) {
 		hit   bool
 	}{
 		{"miss", []worker.Env{h200}, h200, nil, false},
-		{"hit", []worker.Env{h200}, h200, verdict(harness.StatusCorrect, harness.TimingGPU, h200), true},
-		{"made on another GPU model", []worker.Env{h200}, a100, verdict(harness.StatusCorrect, harness.TimingGPU, a100), false},
-		{"made under an older torch", []worker.Env{newTorch}, h200, verdict(harness.StatusCorrect, harness.TimingGPU, h200), false},
-		{"a mixed pool holds its model", []worker.Env{h200, a100}, a100, verdict(harness.StatusCorrect, harness.TimingGPU, a100), true},
-		{"no pool known", nil, h200, verdict(harness.StatusCorrect, harness.TimingGPU, h200), false},
-		{"filed under another environment", []worker.Env{h200}, h200, verdict(harness.StatusCorrect, harness.TimingGPU, a100), false},
-		{"made on the CPU", []worker.Env{h200}, h200, verdict(harness.StatusCorrect, harness.TimingCPUInterpreter, h200), false},
-		{"not cacheable", []worker.Env{h200}, h200, verdict(harness.StatusTimeout, harness.TimingGPU, h200), false},
+		{"hit", []worker.Env{h200}, h200, verdict(eval.StatusCorrect, eval.TimingGPU, h200), true},
+		{"made on another GPU model", []worker.Env{h200}, a100, verdict(eval.StatusCorrect, eval.TimingGPU, a100), false},
+		{"made under an older torch", []worker.Env{newTorch}, h200, verdict(eval.StatusCorrect, eval.TimingGPU, h200), false},
+		{"a mixed pool holds its model", []worker.Env{h200, a100}, a100, verdict(eval.StatusCorrect, eval.TimingGPU, a100), true},
+		{"no pool known", nil, h200, verdict(eval.StatusCorrect, eval.TimingGPU, h200), false},
+		{"filed under another environment", []worker.Env{h200}, h200, verdict(eval.StatusCorrect, eval.TimingGPU, a100), false},
+		{"made on the CPU", []worker.Env{h200}, h200, verdict(eval.StatusCorrect, eval.TimingCPUInterpreter, h200), false},
+		{"not cacheable", []worker.Env{h200}, h200, verdict(eval.StatusTimeout, eval.TimingGPU, h200), false},
 		{"malformed", []worker.Env{h200}, h200, []byte("{"), false},
 		{"an entry from before source_eval_id", []worker.Env{h200}, h200, plain(), true},
 	} {

@@ -3,7 +3,7 @@ package gateway
 import (
 	"encoding/json"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // DefaultMaxTimeoutS is Config.MaxTimeoutS's default (serve's --max-timeout-s).
@@ -16,7 +16,7 @@ type optionCap struct {
 	value, max  int
 }
 
-func (c Config) caps(o harness.Options) []optionCap {
+func (c Config) caps(o eval.Options) []optionCap {
 	return []optionCap{
 		{"timeout_s", "--max-timeout-s", o.TimeoutS, c.MaxTimeoutS},
 		{"memory_limit_mb", "--max-memory-mb", o.MemoryLimitMB, c.MaxMemoryMB},
@@ -25,8 +25,8 @@ func (c Config) caps(o harness.Options) []optionCap {
 
 // defaultOptions are the options of a request that gives none: the harness
 // defaults, lowered to the caps (memory_limit_mb is min(32768, the cap)).
-func (c Config) defaultOptions() harness.Options {
-	o := harness.DefaultOptions()
+func (c Config) defaultOptions() eval.Options {
+	o := eval.DefaultOptions()
 	if c.MaxTimeoutS > 0 {
 		o.TimeoutS = min(o.TimeoutS, c.MaxTimeoutS)
 	}
@@ -39,7 +39,7 @@ func (c Config) defaultOptions() harness.Options {
 // parseOptions decodes an options field over the server's defaults,
 // validates it (harness bounds: invalid_options) and holds it to the caps
 // (option_above_cap). The result is canonical (require_triton true omitted).
-func (c Config) parseOptions(raw json.RawMessage) (harness.Options, *apiError) {
+func (c Config) parseOptions(raw json.RawMessage) (eval.Options, *apiError) {
 	opts := c.defaultOptions()
 	if len(raw) > 0 && string(raw) != "null" {
 		if err := decodeStrict(raw, &opts); err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -17,15 +17,15 @@ import (
 // cap and serve's flag.
 func TestParseOptionsCaps(t *testing.T) {
 	no := false
-	// want edits harness.DefaultOptions() into the accepted options.
-	fit := func(timeout, memory int) func(*harness.Options) {
-		return func(o *harness.Options) { o.TimeoutS, o.MemoryLimitMB = timeout, memory }
+	// want edits eval.DefaultOptions() into the accepted options.
+	fit := func(timeout, memory int) func(*eval.Options) {
+		return func(o *eval.Options) { o.TimeoutS, o.MemoryLimitMB = timeout, memory }
 	}
 	tests := []struct {
 		name    string
 		cfg     Config
 		raw     string
-		want    func(*harness.Options) // nil: refused
+		want    func(*eval.Options) // nil: refused
 		code    Code
 		field   string
 		message string
@@ -35,7 +35,7 @@ func TestParseOptionsCaps(t *testing.T) {
 		{"default memory is the cap when the cap is lower", Config{MaxMemoryMB: 12052}, `{}`, fit(120, 12052), "", "", ""},
 		{"default memory is 32768 when the cap is higher", Config{MaxMemoryMB: 65536}, `{}`, fit(120, 32768), "", "", ""},
 		{"default timeout is the cap when the cap is lower", Config{MaxTimeoutS: 60}, `{"seeds": 2}`,
-			func(o *harness.Options) { o.TimeoutS, o.Seeds = 60, 2 }, "", "", ""},
+			func(o *eval.Options) { o.TimeoutS, o.Seeds = 60, 2 }, "", "", ""},
 		{"timeout at the cap", Config{MaxTimeoutS: 600}, `{"timeout_s": 600}`, fit(600, 32768), "", "", ""},
 		{"timeout above the cap", Config{MaxTimeoutS: 600}, `{"timeout_s": 3600}`, nil,
 			CodeOptionAboveCap, "options.timeout_s", "timeout_s 3600 is above this server's cap of 600 (--max-timeout-s)"},
@@ -50,7 +50,7 @@ func TestParseOptionsCaps(t *testing.T) {
 		{"memory below the harness bound", Config{MaxMemoryMB: 12052}, `{"memory_limit_mb": 63}`, nil,
 			CodeInvalidOptions, "options.memory_limit_mb", "memory_limit_mb must be >= 64"},
 		{"require_triton false travels", Config{}, `{"require_triton": false}`,
-			func(o *harness.Options) { o.RequireTriton = &no }, "", "", ""},
+			func(o *eval.Options) { o.RequireTriton = &no }, "", "", ""},
 		{"require_triton true is the default's one spelling", Config{}, `{"require_triton": true}`, fit(120, 32768), "", "", ""},
 		{"require_triton not a bool", Config{}, `{"require_triton": "no"}`, nil,
 			CodeInvalidOptions, "options.require_triton", "bool"},
@@ -71,7 +71,7 @@ func TestParseOptionsCaps(t *testing.T) {
 			if aerr != nil {
 				t.Fatalf("refused: %v", aerr)
 			}
-			want := harness.DefaultOptions()
+			want := eval.DefaultOptions()
 			tt.want(&want)
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("options %+v, want %+v", got, want)
@@ -171,7 +171,7 @@ func TestCapsOnEveryEndpoint(t *testing.T) {
 	if last.Options == nil {
 		t.Fatal("a search without options reached the runner with none (the runner's defaults ignore the caps)")
 	}
-	for name, o := range map[string]harness.Options{"evaluation": jobs[0].Options, "task check": jobs[1].Options, "search": *last.Options} {
+	for name, o := range map[string]eval.Options{"evaluation": jobs[0].Options, "task check": jobs[1].Options, "search": *last.Options} {
 		if o.TimeoutS != capTimeout || o.MemoryLimitMB != capMemory {
 			t.Errorf("%s ran with timeout_s %d, memory_limit_mb %d; want the caps %d, %d", name, o.TimeoutS, o.MemoryLimitMB, capTimeout, capMemory)
 		}

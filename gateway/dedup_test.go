@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -24,11 +24,11 @@ func TestBatchDedup(t *testing.T) {
 		name  string
 		items []string // codes; each item is its code wrapped in its own prose
 		calls int      // evaluations
-		want  []harness.Status
+		want  []eval.Status
 	}{
-		{"64 identical", repeat("ok same", 64), 1, repeatStatus(harness.StatusCorrect, 64)},
+		{"64 identical", repeat("ok same", 64), 1, repeatStatus(eval.StatusCorrect, 64)},
 		{"8 identical and 2 distinct", append(append(repeat("ok same", 4), "wrong other", "ok third"), repeat("ok same", 4)...), 3,
-			append(append(repeatStatus(harness.StatusCorrect, 4), harness.StatusIncorrect, harness.StatusCorrect), repeatStatus(harness.StatusCorrect, 4)...)},
+			append(append(repeatStatus(eval.StatusCorrect, 4), eval.StatusIncorrect, eval.StatusCorrect), repeatStatus(eval.StatusCorrect, 4)...)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, b, ev := startFake(t, Config{})
@@ -58,7 +58,7 @@ func TestBatchDedup(t *testing.T) {
 				if *got.Shared[i] != seen || *got.Cached[i] {
 					t.Errorf("item %d: shared %v cached %v, want shared %v, not cached", i, *got.Shared[i], *got.Cached[i], seen)
 				}
-				if v.CodeHash != harness.HashSource(code) || v.Feedback != got.Results[j].Feedback || *got.Rewards[i] != *got.Rewards[j] {
+				if v.CodeHash != eval.HashSource(code) || v.Feedback != got.Results[j].Feedback || *got.Rewards[i] != *got.Rewards[j] {
 					t.Errorf("item %d: code hash %s reward %v, not item %d's verdict", i, v.CodeHash, *got.Rewards[i], j)
 				}
 				if ran := v.ExecMS != nil && v.QueueWaitMS != nil; ran == seen {
@@ -122,10 +122,10 @@ func TestConcurrentIdenticalRequests(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		code string
-		want harness.Status
+		want eval.Status
 	}{
-		{"correct", "ok hold", harness.StatusCorrect},
-		{"timeout", "slow hold", harness.StatusTimeout},
+		{"correct", "ok hold", eval.StatusCorrect},
+		{"timeout", "slow hold", eval.StatusTimeout},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			one, b, ev := startFake(t, Config{})
@@ -188,7 +188,7 @@ func TestConcurrentIdenticalRequests(t *testing.T) {
 			}
 			got := decodeBatch(t, rec)
 			wantStatuses(t, got, tt.want)
-			cacheable := tt.want == harness.StatusCorrect
+			cacheable := tt.want == eval.StatusCorrect
 			if *got.Cached[0] != cacheable || *got.Shared[0] {
 				t.Errorf("later request: cached %v shared %v, want cached %v", *got.Cached[0], *got.Shared[0], cacheable)
 			}
@@ -229,7 +229,7 @@ func TestEvaluationShared(t *testing.T) {
 		if *e.Shared {
 			shared++
 		}
-		if *e.Cached || (e.ExecMS != nil) == *e.Shared || e.Result.Status != harness.StatusTimeout {
+		if *e.Cached || (e.ExecMS != nil) == *e.Shared || e.Result.Status != eval.StatusTimeout {
 			t.Errorf("evaluation %d: shared %v cached %v exec_ms %v status %s", i, *e.Shared, *e.Cached, e.ExecMS, e.Result.Status)
 		}
 	}
@@ -272,8 +272,8 @@ func repeat(s string, n int) []string {
 	return out
 }
 
-func repeatStatus(s harness.Status, n int) []harness.Status {
-	out := make([]harness.Status, n)
+func repeatStatus(s eval.Status, n int) []eval.Status {
+	out := make([]eval.Status, n)
 	for i := range out {
 		out[i] = s
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -55,8 +55,8 @@ func TestEndToEndBatches(t *testing.T) {
 		}
 		checkSpec(t, http.MethodPost, "/v1/rewards", rec)
 		got := getBatchUntilDone(t, h, decodeRef(t, rec).BatchID)
-		wantStatuses(t, got, harness.StatusCorrect, harness.StatusIncorrect, harness.StatusCorrect)
-		if *got.Rewards[0] != 1 || *got.Rewards[1] != 0 || got.Results[0].TaskHash != harness.HashSource(task) {
+		wantStatuses(t, got, eval.StatusCorrect, eval.StatusIncorrect, eval.StatusCorrect)
+		if *got.Rewards[0] != 1 || *got.Rewards[1] != 0 || got.Results[0].TaskHash != eval.HashSource(task) {
 			t.Errorf("batch %+v", got)
 		}
 	})
@@ -68,7 +68,7 @@ func TestEndToEndBatches(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 		defer cancel()
 		lines := newLineReader(t, stream(t, ctx, hs.URL, id).Body)
-		got := map[int]harness.Status{}
+		got := map[int]eval.Status{}
 		for l, ok := lines.next(); ok; l, ok = lines.next() {
 			if _, dup := got[l.Index]; dup {
 				t.Errorf("index %d streamed twice", l.Index)
@@ -76,7 +76,7 @@ func TestEndToEndBatches(t *testing.T) {
 			got[l.Index] = l.Result.Status
 		}
 		lines.checkSpec()
-		want := map[int]harness.Status{0: harness.StatusCorrect, 1: harness.StatusInvalidSubmission, 2: harness.StatusIncorrect}
+		want := map[int]eval.Status{0: eval.StatusCorrect, 1: eval.StatusInvalidSubmission, 2: eval.StatusIncorrect}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("streamed %v, want %v", got, want)
 		}
@@ -101,7 +101,7 @@ func TestEndToEndBatches(t *testing.T) {
 		third, _ := sync(req)
 		t.Logf("evaluated in %s, from the cache in %s", cold, warm)
 		for i, b := range []batchResponse{first, second, third} {
-			wantStatuses(t, b, harness.StatusCorrect, harness.StatusIncorrect)
+			wantStatuses(t, b, eval.StatusCorrect, eval.StatusIncorrect)
 			if want := i == 1; *b.Cached[0] != want || *b.Cached[1] != want {
 				t.Errorf("request %d: cached %v %v, want %v", i, *b.Cached[0], *b.Cached[1], want)
 			}
@@ -122,7 +122,7 @@ func TestEndToEndBatches(t *testing.T) {
 	t.Run("evaluation", func(t *testing.T) {
 		rec := post(t, h, "/v1/evaluations", map[string]any{"reference": task, "code": mark(honest, "e"), "options": opts, "wait_s": 120})
 		checkSpec(t, http.MethodPost, "/v1/evaluations", rec)
-		if e := decodeEvaluation(t, rec); rec.Code != http.StatusOK || e.Result == nil || e.Result.Status != harness.StatusCorrect {
+		if e := decodeEvaluation(t, rec); rec.Code != http.StatusOK || e.Result == nil || e.Result.Status != eval.StatusCorrect {
 			t.Fatalf("%d %s", rec.Code, rec.Body)
 		}
 	})

@@ -14,8 +14,8 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/episode"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/tasks"
 )
@@ -73,7 +73,7 @@ func TestEndToEndTasksEpisodes(t *testing.T) {
 		}
 		var got taskView
 		call(t, h, http.MethodGet, "/v1/tasks/ci/1_add_relu", "/v1/tasks/{id}", nil, &got)
-		if got.Source != addRelu || got.TaskHash != harness.HashSource(addRelu) || !strings.Contains(got.Prompt, "ModelNew") {
+		if got.Source != addRelu || got.TaskHash != eval.HashSource(addRelu) || !strings.Contains(got.Prompt, "ModelNew") {
 			t.Errorf("ci/1_add_relu: %+v", got)
 		}
 	})
@@ -84,7 +84,7 @@ func TestEndToEndTasksEpisodes(t *testing.T) {
 	t.Run("register", func(t *testing.T) {
 		var got taskView
 		rec := call(t, h, http.MethodPost, "/v1/tasks", "/v1/tasks", map[string]any{"id": "mine/mul_relu", "source": mulRelu}, &got)
-		if rec.Code != http.StatusCreated || got.ID != "mine/mul_relu" || got.TaskHash != harness.HashSource(mulRelu) {
+		if rec.Code != http.StatusCreated || got.ID != "mine/mul_relu" || got.TaskHash != eval.HashSource(mulRelu) {
 			t.Fatalf("good task: %d %s", rec.Code, rec.Body)
 		}
 		rec = call(t, h, http.MethodPost, "/v1/tasks", "/v1/tasks", map[string]any{"id": "mine/mul_relu", "source": mulRelu}, &got)
@@ -115,10 +115,10 @@ func TestEndToEndTasksEpisodes(t *testing.T) {
 		if rec.Code != http.StatusOK {
 			t.Fatalf("%d %s", rec.Code, rec.Body)
 		}
-		if resp.Results[0].Status != harness.StatusCorrect || *resp.Rewards[0] != 1 || resp.Results[0].TaskHash != harness.HashSource(mulRelu) {
+		if resp.Results[0].Status != eval.StatusCorrect || *resp.Rewards[0] != 1 || resp.Results[0].TaskHash != eval.HashSource(mulRelu) {
 			t.Errorf("mul kernel on mul task: %s %v: %.300s", resp.Results[0].Status, *resp.Rewards[0], resp.Results[0].Feedback)
 		}
-		if resp.Results[1].Status != harness.StatusIncorrect {
+		if resp.Results[1].Status != eval.StatusIncorrect {
 			t.Errorf("add kernel on mul task: %s", resp.Results[1].Status)
 		}
 		rec = call(t, h, http.MethodPost, "/v1/rewards", "/v1/rewards", map[string]any{"task_id": "mine/nope", "codes": []string{"x"}}, nil)
@@ -135,13 +135,13 @@ func TestEndToEndTasksEpisodes(t *testing.T) {
 		path := "/v1/episodes/" + start.EpisodeID + "/step"
 		var first, second stepResponse
 		call(t, h, http.MethodPost, path, "/v1/episodes/{id}/step", map[string]any{"completion": fence(wrong)}, &first)
-		if first.Done || first.Turn != 1 || first.Observation.Verdict.Status != harness.StatusIncorrect ||
+		if first.Done || first.Turn != 1 || first.Observation.Verdict.Status != eval.StatusIncorrect ||
 			!strings.Contains(first.Observation.Feedback, "Turn 1 of 3: incorrect") || !strings.Contains(first.Observation.Feedback, "mismatch") {
 			t.Fatalf("step 1: %+v", first)
 		}
 		call(t, h, http.MethodPost, path, "/v1/episodes/{id}/step", map[string]any{"completion": fence(honest)}, &second)
 		if !second.Done || second.DoneReason != "solved" || second.Turn != 2 || second.Reward != 1 ||
-			second.Observation.Verdict.Status != harness.StatusCorrect {
+			second.Observation.Verdict.Status != eval.StatusCorrect {
 			t.Fatalf("step 2: %+v", second)
 		}
 		rec = call(t, h, http.MethodPost, path, "/v1/episodes/{id}/step", map[string]any{"completion": fence(honest)}, nil)

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/worker"
@@ -146,12 +147,12 @@ func TestEndToEndRewards(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []struct {
-		status harness.Status
+		status eval.Status
 		reward float64
 	}{
-		{harness.StatusCorrect, 1},
-		{harness.StatusInvalidSubmission, 0},
-		{harness.StatusIncorrect, 0},
+		{eval.StatusCorrect, 1},
+		{eval.StatusInvalidSubmission, 0},
+		{eval.StatusIncorrect, 0},
 	}
 	if len(got.Results) != len(want) || len(got.Rewards) != len(want) {
 		t.Fatalf("%d results, %d rewards, want %d", len(got.Results), len(got.Rewards), len(want))
@@ -164,7 +165,7 @@ func TestEndToEndRewards(t *testing.T) {
 		if v.Status != w.status || *r != w.reward {
 			t.Errorf("item %d: status %s reward %v, want %s %v; feedback: %.500s", i, v.Status, *r, w.status, w.reward, v.Feedback)
 		}
-		if v.TaskHash != harness.HashSource(task) {
+		if v.TaskHash != eval.HashSource(task) {
 			t.Errorf("item %d: task_hash %s", i, v.TaskHash)
 		}
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/kernelgate/kernelgate/episode"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
@@ -48,8 +48,8 @@ type promptObservation struct {
 
 // stepObservation is what the policy sees after a step.
 type stepObservation struct {
-	Feedback string          `json:"feedback"`
-	Verdict  harness.Verdict `json:"verdict"`
+	Feedback string       `json:"feedback"`
+	Verdict  eval.Verdict `json:"verdict"`
 }
 
 // stepResponse is the 200 body of POST /v1/episodes/{id}/step (schema StepResponse).
@@ -158,7 +158,7 @@ func (s *Server) parseEpisode(c *gin.Context) (episode.Episode, *apiError) {
 			break
 		}
 		t := inlineTask(*req.Reference)
-		e.TaskName, e.TaskHash, e.Reference, e.Prompt = t.Name, harness.HashSource(t.Source), t.Source, tasks.Prompt(t.Source)
+		e.TaskName, e.TaskHash, e.Reference, e.Prompt = t.Name, eval.HashSource(t.Source), t.Source, tasks.Prompt(t.Source)
 	}
 	e.MaxTurns = episode.DefaultMaxTurns
 	if req.MaxTurns != nil {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/episode"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -45,7 +45,7 @@ func TestEpisodeTwoSteps(t *testing.T) {
 
 	first, rec := step(t, st, start.EpisodeID, "```python\nimport torch  # wrong\n```")
 	if rec.Code != http.StatusOK || first.Done || first.Turn != 1 || first.Reward != 0 ||
-		first.Observation.Verdict.Status != harness.StatusIncorrect ||
+		first.Observation.Verdict.Status != eval.StatusIncorrect ||
 		!strings.Contains(first.Observation.Feedback, "Turn 1 of 3: incorrect") ||
 		!strings.Contains(first.Observation.Feedback, "mismatch in trial 0") {
 		t.Fatalf("step 1: %d %+v", rec.Code, first)
@@ -116,7 +116,7 @@ func TestEpisodeEndsAtMaxTurnsAndExpires(t *testing.T) {
 	}
 	resp, rec := step(t, st, one.EpisodeID, "no code at all")
 	if rec.Code != http.StatusOK || !resp.Done || resp.DoneReason != episode.DoneMaxTurns ||
-		resp.Observation.Verdict.Status != harness.StatusInvalidSubmission {
+		resp.Observation.Verdict.Status != eval.StatusInvalidSubmission {
 		t.Fatalf("last turn: %d %+v", rec.Code, resp)
 	}
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // An evaluation is a batch of one: its id is a batch id (e_...), it runs
@@ -28,17 +28,17 @@ type evaluationRequest struct {
 
 // evaluationResponse is schema Evaluation.
 type evaluationResponse struct {
-	ID          string           `json:"id"`
-	Status      string           `json:"status"`
-	Result      *harness.Verdict `json:"result"`
-	Reward      *float64         `json:"reward,omitempty"`
-	Cached      *bool            `json:"cached,omitempty"`
-	Shared      *bool            `json:"shared,omitempty"`
-	Valid       *bool            `json:"valid,omitempty"` // false: drop this sample (Batch.valid)
-	Note        string           `json:"note,omitempty"`
-	QueueWaitMS *float64         `json:"queue_wait_ms,omitempty"`
-	ExecMS      *float64         `json:"exec_ms,omitempty"`
-	Location    string           `json:"location,omitempty"`
+	ID          string        `json:"id"`
+	Status      string        `json:"status"`
+	Result      *eval.Verdict `json:"result"`
+	Reward      *float64      `json:"reward,omitempty"`
+	Cached      *bool         `json:"cached,omitempty"`
+	Shared      *bool         `json:"shared,omitempty"`
+	Valid       *bool         `json:"valid,omitempty"` // false: drop this sample (Batch.valid)
+	Note        string        `json:"note,omitempty"`
+	QueueWaitMS *float64      `json:"queue_wait_ms,omitempty"`
+	ExecMS      *float64      `json:"exec_ms,omitempty"`
+	Location    string        `json:"location,omitempty"`
 }
 
 func evaluationLocation(id string) string { return "/v1/evaluations/" + id }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -28,12 +28,12 @@ func TestEvaluationSync(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		req    map[string]any
-		status harness.Status
+		status eval.Status
 		reward float64
 	}{
-		{"code", map[string]any{"reference": ref, "code": "ok", "reward_fn": "binary", "wait_s": 10}, harness.StatusCorrect, 1},
-		{"completion", map[string]any{"reference": ref, "completion": "```python\nwrong\n```", "reward_fn": "binary"}, harness.StatusIncorrect, 0},
-		{"completion without code", map[string]any{"reference": ref, "completion": "sorry"}, harness.StatusInvalidSubmission, 0},
+		{"code", map[string]any{"reference": ref, "code": "ok", "reward_fn": "binary", "wait_s": 10}, eval.StatusCorrect, 1},
+		{"completion", map[string]any{"reference": ref, "completion": "```python\nwrong\n```", "reward_fn": "binary"}, eval.StatusIncorrect, 0},
+		{"completion without code", map[string]any{"reference": ref, "completion": "sorry"}, eval.StatusInvalidSubmission, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := post(t, srv.Handler(), "/v1/evaluations", tt.req)

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/export/dataset"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/tasks"
 )
@@ -35,7 +35,7 @@ func exportServer(t *testing.T, logged bool) (http.Handler, string) {
 		sp := 1.4
 		ev := export.EvaluationEvent{EventID: "e1", Time: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), EvalID: "e1",
 			TaskID: task.ID, TaskSource: task.Source, Code: "class ModelNew: pass",
-			Verdict: harness.Verdict{Status: harness.StatusCorrect, Correct: true, Speedup: &sp, TaskHash: task.TaskHash, CodeHash: "sha256:c"}}
+			Verdict: eval.Verdict{Status: eval.StatusCorrect, Correct: true, Speedup: &sp, TaskHash: task.TaskHash, CodeHash: "sha256:c"}}
 		raw, _ := json.Marshal(ev)
 		sink, err := export.NewSink(filepath.Join(data, dataset.LogDir), "w1", kgtest.Logger(t))
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/worker"
@@ -27,7 +28,7 @@ type fakeEvaluator struct {
 	calls map[string]int
 }
 
-func (f *fakeEvaluator) Evaluate(ctx context.Context, j harness.Job) (harness.Verdict, error) {
+func (f *fakeEvaluator) Evaluate(ctx context.Context, j eval.Job) (eval.Verdict, error) {
 	f.mu.Lock()
 	f.calls[j.Code]++
 	f.mu.Unlock()
@@ -35,35 +36,35 @@ func (f *fakeEvaluator) Evaluate(ctx context.Context, j harness.Job) (harness.Ve
 		select {
 		case <-f.release:
 		case <-ctx.Done():
-			return harness.Verdict{}, ctx.Err()
+			return eval.Verdict{}, ctx.Err()
 		}
 	}
-	status := harness.StatusCorrect
+	status := eval.StatusCorrect
 	switch {
 	case j.Code == "": // the judge's "empty submission" (a completion without code, inline task)
-		status = harness.StatusInvalidSubmission
+		status = eval.StatusInvalidSubmission
 	case strings.Contains(j.Code, "wrong"):
-		status = harness.StatusIncorrect
+		status = eval.StatusIncorrect
 	case strings.Contains(j.Code, "slow"):
-		status = harness.StatusTimeout
+		status = eval.StatusTimeout
 	}
-	v := worker.Verdict(harness.TimingCPUInterpreter, worker.Job{Task: j.Task, Code: j.Code}, status, "fake verdict", "")
-	v.Compiled, v.Correct = status != harness.StatusInvalidSubmission, status == harness.StatusCorrect
+	v := worker.Verdict(eval.TimingCPUInterpreter, worker.Job{Task: j.Task, Code: j.Code}, status, "fake verdict", "")
+	v.Compiled, v.Correct = status != eval.StatusInvalidSubmission, status == eval.StatusCorrect
 	v.Env = fakeEnv
 	return v, nil
 }
 
 // fakeEnv is where the fake evaluates, as a zygote would record it.
-var fakeEnv = harness.Env{Device: "cpu", Python: "3.12.3", Torch: "2.11.0+cu130", Triton: "3.6.0", HarnessVersion: "0.2.0"}
+var fakeEnv = eval.Env{Device: "cpu", Python: "3.12.3", Torch: "2.11.0+cu130", Triton: "3.6.0", HarnessVersion: "0.2.0"}
 
 // fakeEnvs are the pool environments of a gateway in front of the fake.
-func fakeEnvs() []worker.Env { return []worker.Env{worker.EnvOf(harness.Verdict{Env: fakeEnv})} }
+func fakeEnvs() []worker.Env { return []worker.Env{worker.EnvOf(eval.Verdict{Env: fakeEnv})} }
 
 func (f *fakeEvaluator) Stats() []harness.ZygoteStats {
 	return []harness.ZygoteStats{{Label: "cpu", Up: true, Concurrency: 4}}
 }
 
-func (f *fakeEvaluator) Mode() string { return harness.TimingCPUInterpreter }
+func (f *fakeEvaluator) Mode() string { return eval.TimingCPUInterpreter }
 
 // total is how many evaluations ran.
 func (f *fakeEvaluator) total() int {
@@ -98,7 +99,7 @@ func startFake(t *testing.T, cfg Config) (*Server, *bus.Bus, *fakeEvaluator) {
 // whose pool is envs.
 func newFakeGateway(t *testing.T, cfg Config, b *bus.Bus, envs func() []worker.Env) *Server {
 	return New(cfg, Deps{Bus: b, Ready: func() error { return nil }, Envs: envs,
-		TimingMode: func() string { return harness.TimingCPUInterpreter }, Log: kgtest.Logger(t)})
+		TimingMode: func() string { return eval.TimingCPUInterpreter }, Log: kgtest.Logger(t)})
 }
 
 // runWorker runs a real worker over b with ev in place of the harness until

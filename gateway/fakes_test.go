@@ -13,6 +13,7 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/episode"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/tasks"
@@ -27,40 +28,40 @@ import (
 // source says "BROKEN", cannot run on "FAIL", else valid.
 type scriptedEvaluator struct {
 	mu   sync.Mutex
-	jobs []harness.Job
+	jobs []eval.Job
 }
 
-func (f *scriptedEvaluator) Evaluate(_ context.Context, j harness.Job) (harness.Verdict, error) {
+func (f *scriptedEvaluator) Evaluate(_ context.Context, j eval.Job) (eval.Verdict, error) {
 	f.mu.Lock()
 	f.jobs = append(f.jobs, j)
 	f.mu.Unlock()
 	wj := worker.Job{Task: j.Task, Code: j.Code}
 	switch {
 	case strings.Contains(j.Code, "FAIL") || (j.TaskCheck && strings.Contains(j.Task.Source, "FAIL")):
-		return harness.Verdict{}, errFake
+		return eval.Verdict{}, errFake
 	case j.TaskCheck && strings.Contains(j.Task.Source, "BROKEN"):
-		v := worker.Verdict(harness.TimingCPUInterpreter, wj, harness.StatusHarnessError, "task error: reference raised RuntimeError: BROKEN", "")
+		v := worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusHarnessError, "task error: reference raised RuntimeError: BROKEN", "")
 		v.TaskError = j.Task.Path + ": reference raised RuntimeError: BROKEN"
 		return v, nil
 	case j.TaskCheck:
-		return worker.Verdict(harness.TimingCPUInterpreter, wj, harness.StatusCorrect, "task check passed", ""), nil
+		return worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusCorrect, "task check passed", ""), nil
 	case j.Code == "": // as the judge: the reference is checked first, then the empty submission
 		if strings.Contains(j.Task.Source, "BROKEN") {
-			v := worker.Verdict(harness.TimingCPUInterpreter, wj, harness.StatusHarnessError, "task error: BROKEN reference", "")
+			v := worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusHarnessError, "task error: BROKEN reference", "")
 			v.TaskError = j.Task.Path + ": the reference does not define Model (BROKEN)"
 			return v, nil
 		}
-		return worker.Verdict(harness.TimingCPUInterpreter, wj, harness.StatusInvalidSubmission, "empty submission", ""), nil
+		return worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusInvalidSubmission, "empty submission", ""), nil
 	case strings.Contains(j.Code, "GOOD"):
-		v := worker.Verdict(harness.TimingCPUInterpreter, wj, harness.StatusCorrect, "", "")
+		v := worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusCorrect, "", "")
 		v.Compiled, v.Correct, v.TrialsPassed, v.TrialsTotal = true, true, 2, 2
 		return v, nil
 	case strings.Contains(j.Code, "HACK"):
-		v := worker.Verdict(harness.TimingCPUInterpreter, wj, harness.StatusRewardHack, "reward hack checks failed: cache", "")
-		v.Compiled, v.HackFlags = true, []string{harness.FlagCache}
+		v := worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusRewardHack, "reward hack checks failed: cache", "")
+		v.Compiled, v.HackFlags = true, []string{eval.FlagCache}
 		return v, nil
 	}
-	v := worker.Verdict(harness.TimingCPUInterpreter, wj, harness.StatusIncorrect, "mismatch in trial 0 (seed 0): worst at index 3", "Mismatch: output mismatch")
+	v := worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusIncorrect, "mismatch in trial 0 (seed 0): worst at index 3", "Mismatch: output mismatch")
 	v.Compiled, v.TrialsTotal = true, 2
 	return v, nil
 }
@@ -68,7 +69,7 @@ func (f *scriptedEvaluator) Evaluate(_ context.Context, j harness.Job) (harness.
 func (f *scriptedEvaluator) Stats() []harness.ZygoteStats {
 	return []harness.ZygoteStats{{Label: "cpu", Up: true, Concurrency: 4}}
 }
-func (f *scriptedEvaluator) Mode() string { return harness.TimingCPUInterpreter }
+func (f *scriptedEvaluator) Mode() string { return eval.TimingCPUInterpreter }
 
 var errFake = errors.New("no zygote is up")
 
@@ -106,7 +107,7 @@ func startFakeStackWith(t *testing.T, cfg Config) *fakeStack {
 		t.Fatal(err)
 	}
 	srv := New(cfg, Deps{Bus: b, Log: kgtest.Logger(t), Tasks: reg, Episodes: eps,
-		TimingMode: func() string { return harness.TimingCPUInterpreter }}) // its workers' mode: their queue
+		TimingMode: func() string { return eval.TimingCPUInterpreter }}) // its workers' mode: their queue
 	return &fakeStack{h: srv.Handler(), bus: b, ev: ev, clock: c}
 }
 

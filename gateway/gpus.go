@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/gpu"
 )
@@ -13,7 +14,7 @@ import (
 // GPUSource is what GET /v1/gpus and the worker and GPU metrics read:
 // the local harness. *harness.Supervisor is one.
 type GPUSource interface {
-	Mode() string                 // harness.TimingGPU or harness.TimingCPUInterpreter
+	Mode() string                 // eval.TimingGPU or eval.TimingCPUInterpreter
 	GPUs() gpu.Info               // what NVML discovery found
 	Stats() []harness.ZygoteStats // one per zygote: "gpu<N>" or "cpu"
 }
@@ -75,7 +76,7 @@ func sampleGPUs(src GPUSource) gpuList {
 		}
 		out.GPUs = append(out.GPUs, g)
 	}
-	if out.Mode == harness.TimingCPUInterpreter && out.Reason == "" {
+	if out.Mode == eval.TimingCPUInterpreter && out.Reason == "" {
 		out.Reason = "CPU mode (Triton interpreter)"
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/gpu"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
@@ -25,13 +26,13 @@ func (f fakeGPUs) GPUs() gpu.Info               { return f.info }
 func (f fakeGPUs) Stats() []harness.ZygoteStats { return f.stats }
 
 func cpuHarness() fakeGPUs {
-	return fakeGPUs{mode: harness.TimingCPUInterpreter, info: gpu.Info{Devices: []gpu.Device{}},
+	return fakeGPUs{mode: eval.TimingCPUInterpreter, info: gpu.Info{Devices: []gpu.Device{}},
 		stats: []harness.ZygoteStats{{Label: "cpu", Up: true, InFlight: 1, Concurrency: 2}}}
 }
 
 func twoH200s() fakeGPUs {
 	ok := func(v int) func() (int, error) { return func() (int, error) { return v, nil } }
-	return fakeGPUs{mode: harness.TimingGPU, info: gpu.Info{Driver: "580.159.04", Devices: []gpu.Device{
+	return fakeGPUs{mode: eval.TimingGPU, info: gpu.Info{Driver: "580.159.04", Devices: []gpu.Device{
 		{Index: 0, Name: "NVIDIA H200", UUID: "GPU-aaaa", MemoryTotal: 150 << 30, SMClock: ok(1980), Utilization: ok(87),
 			MemoryUsed: func() (uint64, error) { return 20 << 30, nil }},
 		{Index: 1, Name: "NVIDIA H200", UUID: "GPU-bbbb", MemoryTotal: 150 << 30, SMClock: ok(345),

@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/worker"
 )
 
@@ -72,7 +72,7 @@ func newMetrics(s *Server) *metrics {
 	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.httpInFlight, m.evaluations, m.stages, m.queueWait, m.exec,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&stateCollector{s: s})
-	for _, st := range harness.Statuses {
+	for _, st := range eval.Statuses {
 		m.evaluations.WithLabelValues(string(st)) // every status shows, at 0 until it happens
 	}
 	return m
@@ -131,7 +131,7 @@ func (m *metrics) stageLabel(name string) string {
 // observe records one announced result.
 func (m *metrics) observe(r worker.Result) {
 	status := string(r.Verdict.Status)
-	if !slices.Contains(harness.Statuses, r.Verdict.Status) {
+	if !slices.Contains(eval.Statuses, r.Verdict.Status) {
 		status = "unknown"
 	}
 	m.evaluations.WithLabelValues(status).Inc()

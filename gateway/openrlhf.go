@@ -11,8 +11,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
@@ -129,9 +129,9 @@ func (s *Server) parseOpenRLHF(c *gin.Context, req openRLHFRequest) ([]*labelGro
 
 // taskOfLabel resolves a label: a registered task id, else a reference's
 // source (it defines Model).
-func (s *Server) taskOfLabel(ctx context.Context, label, field string) (string, harness.Task, *apiError) {
+func (s *Server) taskOfLabel(ctx context.Context, label, field string) (string, eval.Task, *apiError) {
 	if trimSpec(label) == "" {
-		return "", harness.Task{}, newError(CodeInvalidRequest, field, "empty label: give a task id or the reference source")
+		return "", eval.Task{}, newError(CodeInvalidRequest, field, "empty label: give a task id or the reference source")
 	}
 	if tasks.ValidID(label) == nil {
 		t, err := s.deps.Tasks.Get(ctx, label)
@@ -139,13 +139,13 @@ func (s *Server) taskOfLabel(ctx context.Context, label, field string) (string, 
 			return t.ID, t.Harness(), nil
 		}
 		if !errors.Is(err, tasks.ErrNotFound) {
-			return "", harness.Task{}, s.taskError(err, label, field)
+			return "", eval.Task{}, s.taskError(err, label, field)
 		}
 	}
 	if strings.Contains(label, "class Model") {
 		return "", inlineTask(label), nil
 	}
-	return "", harness.Task{}, newError(CodeTaskNotFound, field,
+	return "", eval.Task{}, newError(CodeTaskNotFound, field,
 		"label %.80q is neither a registered task id (GET /v1/tasks) nor a reference source (class Model ...)", label)
 }
 
@@ -158,7 +158,7 @@ func (s *Server) runGroups(ctx context.Context, groups []*labelGroup, n int) (op
 	// status (their means are the status rates) and valid says which rewards
 	// are the model's doing (0: a harness or task error; reward/README.md).
 	logKeys := []string{"correct", "compiled", "speedup", "reward_hack", "valid"}
-	for _, st := range harness.Statuses {
+	for _, st := range eval.Statuses {
 		logKeys = append(logKeys, "status_"+string(st))
 	}
 	for _, k := range logKeys {
@@ -185,7 +185,7 @@ func (s *Server) runGroups(ctx context.Context, groups []*labelGroup, n int) (op
 				out.Rewards[i] = *resp.Rewards[j]
 				out.ExtraLogs["correct"][i] = bit(v.Correct)
 				out.ExtraLogs["compiled"][i] = bit(v.Compiled)
-				out.ExtraLogs["reward_hack"][i] = bit(v.Status == harness.StatusRewardHack)
+				out.ExtraLogs["reward_hack"][i] = bit(v.Status == eval.StatusRewardHack)
 				out.ExtraLogs["valid"][i] = bit(resp.Valid[j] != nil && *resp.Valid[j])
 				if col, ok := out.ExtraLogs["status_"+string(v.Status)]; ok {
 					col[i] = 1

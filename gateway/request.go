@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/reward"
 )
 
@@ -35,11 +35,11 @@ type rewardRequest struct {
 // batchSpec is a validated request.
 type batchSpec struct {
 	taskID   string // registry id ("" for an inline reference)
-	task     harness.Task
+	task     eval.Task
 	items    []string // completions, or codes when fromText is false
 	fromText bool
 	rewardFn string
-	options  harness.Options
+	options  eval.Options
 	wait     time.Duration // 0: answer 202 at once
 	// deadline (0: none) is how long after acceptance an unfinished item is
 	// given up (worker.Job.Deadline).
@@ -216,8 +216,8 @@ func oneLineReference(source string) *apiError {
 }
 
 // inlineTask is a task given by its source in the request.
-func inlineTask(source string) harness.Task {
-	return harness.Task{Name: "inline", Path: "/inline/reference.py", Source: source}
+func inlineTask(source string) eval.Task {
+	return eval.Task{Name: "inline", Path: "/inline/reference.py", Source: source}
 }
 
 // parseRewardFn checks a reward_fn field ("" means the default).
@@ -269,10 +269,10 @@ func dotted(name string) string {
 	return "." + name
 }
 
-// optionsError turns harness.Options.Validate's error into a message and the
+// optionsError turns eval.Options.Validate's error into a message and the
 // first offending field (each message starts with the wire name).
 func optionsError(err error) (msg, field string) {
-	msg = strings.TrimPrefix(err.Error(), "harness.Options: ")
+	msg = strings.TrimPrefix(err.Error(), "eval.Options: ")
 	msg = strings.ReplaceAll(msg, "\n", "; ")
 	field, _, _ = strings.Cut(msg, " ")
 	return msg, field

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/submission"
 	"github.com/kernelgate/kernelgate/worker"
 )
@@ -124,7 +124,7 @@ func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRe
 	log := s.log.With("batch", id)
 	now, who := time.Now().UTC(), identityOf(ctx)
 	rec := batchRecord{ID: id, Total: len(spec.items), CreatedAt: now, TaskName: spec.task.Name,
-		TaskHash: harness.HashSource(spec.task.Source), RewardFn: spec.rewardFn}
+		TaskHash: eval.HashSource(spec.task.Source), RewardFn: spec.rewardFn}
 	jobs := make([]worker.Job, 0, len(spec.items))
 	for i, item := range spec.items {
 		job := worker.Job{
@@ -180,14 +180,14 @@ func evalID(batchID string, i int) string { return fmt.Sprintf("%s-%05d", batchI
 // answerInvalid logs and announces the invalid_submission verdict of a
 // completion without code, as a worker would for an evaluated one.
 func (s *Server) answerInvalid(ctx context.Context, job worker.Job, xerr error) error {
-	v := worker.Verdict(s.deps.TimingMode(), job, harness.StatusInvalidSubmission, submission.NoCodeFeedback(xerr), "no_code")
+	v := worker.Verdict(s.deps.TimingMode(), job, eval.StatusInvalidSubmission, submission.NoCodeFeedback(xerr), "no_code")
 	return worker.PublishResult(ctx, s.deps.Bus, job, worker.Scored(job, v))
 }
 
 // canRun refuses a batch whose options require an environment no worker
 // here has: its jobs would wait in the queue for one that may never come
 // (worker.Route). A worker that joins later makes the same request good.
-func (s *Server) canRun(r *harness.Requires) *apiError {
+func (s *Server) canRun(r *eval.Requires) *apiError {
 	envs := s.deps.Envs()
 	if worker.Satisfies(envs, r) {
 		return nil

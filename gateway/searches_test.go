@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/rollout"
 	"github.com/kernelgate/kernelgate/rollout/runner"
@@ -49,7 +49,7 @@ func TestSearchSchemasMatchGoTypes(t *testing.T) {
 
 // goodStep is a step that made node n with a correct verdict.
 func goodStep(n int) rollout.Step {
-	v := worker.Verdict(harness.TimingCPUInterpreter, worker.Job{Code: "GOOD"}, harness.StatusCorrect, "", "")
+	v := worker.Verdict(eval.TimingCPUInterpreter, worker.Job{Code: "GOOD"}, eval.StatusCorrect, "", "")
 	v.Compiled, v.Correct = true, true
 	return rollout.Step{Node: n, Action: rollout.ActionLarge, Policy: "adaexplore", Code: "GOOD",
 		Prompt: []rollout.Message{{Role: "user", Content: "write\na kernel"}}, Completion: "```python\nGOOD\n```",
@@ -78,7 +78,7 @@ func TestSearchLifecycle(t *testing.T) {
 	}
 	req := f.started[0]
 	// Omitted options take the harness defaults; given ones are kept.
-	def := harness.DefaultOptions()
+	def := eval.DefaultOptions()
 	if req.TaskID != "ci/1_add_relu" || req.Steps != 8 || req.LLM.APIKey != "sk-secret-123" || req.LLM.Model != "m" ||
 		req.Options == nil || req.Options.Seeds != 2 || req.Options.Timing != def.Timing || req.Options.MaxIters != def.MaxIters {
 		t.Errorf("runner got %+v (options %+v)", req, req.Options)
@@ -102,7 +102,7 @@ func TestSearchLifecycle(t *testing.T) {
 		t.Errorf("second cancel: %d %+v", rec.Code, st)
 	}
 	// Options omitted altogether: the runner gets this server's defaults (its
-	// own, harness.DefaultOptions, know nothing of the caps: caps_test.go).
+	// own, eval.DefaultOptions, know nothing of the caps: caps_test.go).
 	call(t, h, http.MethodPost, "/v1/searches", "/v1/searches", map[string]any{"reference": "class Model: pass", "steps": 1}, &ref)
 	if o := f.started[1].Options; o == nil || !reflect.DeepEqual(*o, def) || f.started[1].Reference != "class Model: pass" {
 		t.Errorf("second request %+v (options %+v)", f.started[1], o)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -15,7 +15,7 @@ import (
 func TestStorageFullRefusesWrites(t *testing.T) {
 	b := startBus(t, bus.Options{MinFree: 1 << 60}) // no disk has that much free
 	srv := New(Config{}, Deps{Bus: b, Ready: func() error { return nil },
-		TimingMode: func() string { return harness.TimingCPUInterpreter }, Log: kgtest.Logger(t)})
+		TimingMode: func() string { return eval.TimingCPUInterpreter }, Log: kgtest.Logger(t)})
 	h := srv.Handler()
 
 	rec := do(t, h, http.MethodGet, "/readyz", nil)

@@ -8,18 +8,18 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // batchLine is one line of GET /v1/batches/{id}/stream (schema BatchLine).
 type batchLine struct {
-	Index  int             `json:"index"`
-	Reward float64         `json:"reward"`
-	Result harness.Verdict `json:"result"`
-	Cached bool            `json:"cached"`
-	Shared bool            `json:"shared"`
-	Valid  bool            `json:"valid"`
-	Note   string          `json:"note,omitempty"`
+	Index  int          `json:"index"`
+	Reward float64      `json:"reward"`
+	Result eval.Verdict `json:"result"`
+	Cached bool         `json:"cached"`
+	Shared bool         `json:"shared"`
+	Valid  bool         `json:"valid"`
+	Note   string       `json:"note,omitempty"`
 }
 
 // streamBatch is GET /v1/batches/{id}/stream: NDJSON, one line per finished

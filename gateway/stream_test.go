@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/worker"
 )
@@ -119,7 +119,7 @@ func TestBatchStream(t *testing.T) {
 	close(ev.release)
 	for l, ok := lines.next(); ok; l, ok = lines.next() {
 		got = append(got, l.Index)
-		if l.Result.Status != harness.StatusCorrect || l.Reward != 1 || l.Cached {
+		if l.Result.Status != eval.StatusCorrect || l.Reward != 1 || l.Cached {
 			t.Errorf("line %+v", l)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/worker"
 )
 
@@ -27,7 +27,7 @@ import (
 // the evaluations that will use it. It does not go through runBatch: a task
 // check has no code to extract, no reward and no cache entry, and is not
 // logged as an evaluation.
-func (s *Server) publishTaskCheck(ctx context.Context, t harness.Task) (*bus.Subscription, *apiError) {
+func (s *Server) publishTaskCheck(ctx context.Context, t eval.Task) (*bus.Subscription, *apiError) {
 	batchID := "tc_" + rand.Text()
 	// The subscription outlives the request: it is read in the background.
 	sub, err := s.deps.Bus.Subscribe(context.WithoutCancel(ctx), worker.ResultsSubject(batchID))
@@ -60,7 +60,7 @@ func (s *Server) publishTaskCheck(ctx context.Context, t harness.Task) (*bus.Sub
 // awaitTaskCheck reads the check's verdict from sub (and closes it), for
 // at most limit: status correct means the task is valid. ctx ends only
 // when the server shuts down.
-func (s *Server) awaitTaskCheck(ctx context.Context, sub *bus.Subscription, limit time.Duration) (harness.Verdict, *apiError) {
+func (s *Server) awaitTaskCheck(ctx context.Context, sub *bus.Subscription, limit time.Duration) (eval.Verdict, *apiError) {
 	defer sub.Unsubscribe()
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -68,12 +68,12 @@ func (s *Server) awaitTaskCheck(ctx context.Context, sub *bus.Subscription, limi
 		data, err := sub.Next(wctx)
 		switch {
 		case ctx.Err() != nil:
-			return harness.Verdict{}, newError(CodeNotReady, "", "the server shut down before the task check finished; register the task again")
+			return eval.Verdict{}, newError(CodeNotReady, "", "the server shut down before the task check finished; register the task again")
 		case wctx.Err() != nil:
-			return harness.Verdict{}, newError(CodeWaitTimeout, "", "the task check did not finish within %s", limit)
+			return eval.Verdict{}, newError(CodeWaitTimeout, "", "the task check did not finish within %s", limit)
 		case err != nil:
 			s.log.Error("receiving the task check failed", "err", err)
-			return harness.Verdict{}, newError(CodeInternal, "", "receiving the task check failed")
+			return eval.Verdict{}, newError(CodeInternal, "", "receiving the task check failed")
 		}
 		var r worker.Result
 		if err := json.Unmarshal(data, &r); err != nil {
@@ -81,7 +81,7 @@ func (s *Server) awaitTaskCheck(ctx context.Context, sub *bus.Subscription, limi
 			continue
 		}
 		v := r.Verdict
-		if v.Status != harness.StatusCorrect && v.TaskError == "" {
+		if v.Status != eval.StatusCorrect && v.TaskError == "" {
 			// The check could not run at all (no zygote, a worker's last
 			// delivery failed): not the task's fault.
 			return v, newError(CodeNotReady, "", "the task check could not run: %s", firstLine(v.Feedback))
@@ -91,7 +91,7 @@ func (s *Server) awaitTaskCheck(ctx context.Context, sub *bus.Subscription, limi
 }
 
 // taskCheckReason is why a task check refused a task, for the 422 message.
-func taskCheckReason(v harness.Verdict) string {
+func taskCheckReason(v eval.Verdict) string {
 	if v.TaskError != "" {
 		return v.TaskError
 	}

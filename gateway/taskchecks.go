@@ -11,7 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
@@ -127,8 +127,8 @@ func (tc *taskChecks) view(chk *taskCheck) taskCheckView {
 // startTaskCheck queues the check of t (registered as id when valid) and
 // runs its wait and registration in the background; a check of the same id
 // and source already running is joined instead.
-func (s *Server) startTaskCheck(ctx context.Context, id string, t harness.Task) (*taskCheck, *apiError) {
-	hash := harness.HashSource(t.Source)
+func (s *Server) startTaskCheck(ctx context.Context, id string, t eval.Task) (*taskCheck, *apiError) {
+	hash := eval.HashSource(t.Source)
 	if chk := s.taskChecks.join(id, hash); chk != nil {
 		return chk, nil
 	}
@@ -152,7 +152,7 @@ func (s *Server) finishTaskCheck(chk *taskCheck, sub *bus.Subscription, source s
 		s.log.Warn("task check failed", "task", chk.taskID, "check", chk.id, "err", aerr)
 		s.taskChecks.finish(chk, checkFailed, tasks.Task{}, false, aerr)
 		return
-	case v.Status != harness.StatusCorrect:
+	case v.Status != eval.StatusCorrect:
 		s.taskChecks.finish(chk, checkRefused, tasks.Task{}, false,
 			newError(CodeTaskInvalid, "source", "task %s refused: %s", chk.taskID, taskCheckReason(v)))
 		return

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/tasks"
 )
@@ -22,12 +22,12 @@ type gatedEvaluator struct {
 	gate chan struct{}
 }
 
-func (g *gatedEvaluator) Evaluate(ctx context.Context, j harness.Job) (harness.Verdict, error) {
+func (g *gatedEvaluator) Evaluate(ctx context.Context, j eval.Job) (eval.Verdict, error) {
 	if j.TaskCheck && strings.Contains(j.Task.Source, "SLOW") {
 		select {
 		case <-g.gate:
 		case <-ctx.Done():
-			return harness.Verdict{}, ctx.Err()
+			return eval.Verdict{}, ctx.Err()
 		}
 	}
 	return g.scriptedEvaluator.Evaluate(ctx, j)
@@ -43,7 +43,7 @@ func startGatedStack(t *testing.T) (*Server, *gatedEvaluator) {
 		t.Fatal(err)
 	}
 	srv := New(Config{}, Deps{Bus: b, Log: kgtest.Logger(t), Tasks: reg,
-		TimingMode: func() string { return harness.TimingCPUInterpreter }})
+		TimingMode: func() string { return eval.TimingCPUInterpreter }})
 	return srv, ev
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
@@ -99,10 +99,10 @@ func (s *Server) getTask(c *gin.Context) {
 }
 
 // taskByID resolves a request's task id; field names it in errors.
-func (s *Server) taskByID(ctx context.Context, id, field string) (harness.Task, *apiError) {
+func (s *Server) taskByID(ctx context.Context, id, field string) (eval.Task, *apiError) {
 	t, err := s.deps.Tasks.Get(ctx, id)
 	if err != nil {
-		return harness.Task{}, s.taskError(err, id, field)
+		return eval.Task{}, s.taskError(err, id, field)
 	}
 	return t.Harness(), nil
 }
@@ -197,7 +197,7 @@ func (s *Server) answerRegistered(c *gin.Context, prev tasks.Task, source string
 	switch {
 	case created:
 		c.JSON(http.StatusCreated, viewOf(prev, true))
-	case prev.TaskHash == harness.HashSource(source):
+	case prev.TaskHash == eval.HashSource(source):
 		c.JSON(http.StatusOK, viewOf(prev, true))
 	default:
 		abort(c, newError(CodeTaskExists, "id", "task %s already exists (%s) with another source; choose another id", prev.ID, prev.Origin))

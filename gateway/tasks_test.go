@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 func TestTaskListAndGet(t *testing.T) {
@@ -54,7 +54,7 @@ func TestTaskListAndGet(t *testing.T) {
 			t.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
 		}
 		if got.ID != "ci/1_add_relu" || got.Name != "1_add_relu" || got.Source != string(src) ||
-			got.TaskHash != harness.HashSource(string(src)) || !strings.Contains(got.Prompt, string(src)) {
+			got.TaskHash != eval.HashSource(string(src)) || !strings.Contains(got.Prompt, string(src)) {
 			t.Errorf("%s: %+v", path, got)
 		}
 	}
@@ -110,7 +110,7 @@ func TestRegisterTask(t *testing.T) {
 	// within wait_s here would be 504, not 404; the scripted one answers).
 	var rw batchResponse
 	rec = call(t, st.h, http.MethodPost, "/v1/rewards", "/v1/rewards", map[string]any{"task_id": "mine/relu", "codes": []string{"GOOD"}, "reward_fn": "binary"}, &rw)
-	if rec.Code != http.StatusOK || *rw.Rewards[0] != 1 || rw.Results[0].TaskHash != harness.HashSource(good) {
+	if rec.Code != http.StatusOK || *rw.Rewards[0] != 1 || rw.Results[0].TaskHash != eval.HashSource(good) {
 		t.Fatalf("rewards by task_id: %d %s", rec.Code, rec.Body)
 	}
 
