@@ -6,7 +6,7 @@ import (
 )
 
 // The harness's absolute bounds on timeout_s and memory_limit_mb
-// (harness.Options.Validate): a cap outside them could never be reached.
+// (eval.Options.Validate): a cap outside them could never be reached.
 const (
 	maxTimeoutS = 3600
 	minMemoryMB = 64
@@ -27,9 +27,9 @@ func (c Config) Validate() error {
 	case c.MaxBodyBytes < 0 || c.MaxItems < 0 || c.DefaultWait < 0:
 		return fmt.Errorf("max body bytes, max items and default wait must be 0 or more")
 	case c.MaxTimeoutS < 0 || c.MaxTimeoutS > maxTimeoutS:
-		return fmt.Errorf("max timeout %d s: want 1..%d (harness.Options' bound), 0 for the default %d", c.MaxTimeoutS, maxTimeoutS, DefaultMaxTimeoutS)
+		return fmt.Errorf("max timeout %d s: want 1..%d (eval.Options' bound), 0 for the default %d", c.MaxTimeoutS, maxTimeoutS, DefaultMaxTimeoutS)
 	case c.MaxMemoryMB < 0 || (c.MaxMemoryMB > 0 && c.MaxMemoryMB < minMemoryMB):
-		return fmt.Errorf("max memory %d MiB: want %d or more (harness.Options' bound), 0 for no cap", c.MaxMemoryMB, minMemoryMB)
+		return fmt.Errorf("max memory %d MiB: want %d or more (eval.Options' bound), 0 for no cap", c.MaxMemoryMB, minMemoryMB)
 	}
 	return c.Doors.validate()
 }

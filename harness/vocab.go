@@ -2,9 +2,10 @@ package harness
 
 import "github.com/kernelgate/kernelgate/eval"
 
-// The vocabulary moved to package eval (issue 15: harness runs evaluations,
-// eval names them). These aliases keep importers that have not moved yet
-// compiling; new code imports eval.
+// The vocabulary is package eval's (harness runs evaluations, eval names
+// them). These aliases let this package's own code keep its short names;
+// other packages import eval (imports_test.go fails one that imports harness
+// for these alone).
 
 type (
 	Status       = eval.Status

@@ -1,4 +1,4 @@
-// Package reward turns a harness.Verdict into the number an RL trainer or the
+// Package reward turns an eval.Verdict into the number an RL trainer or the
 // AdaExplore search optimises (DESIGN.md, "Reward", step 5).
 //
 // The verdict carries the raw parts (status, compiled, correct, speedup, hack
