@@ -6,14 +6,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kernelgate/kernelgate/eval"
 )
 
-// Task is one reference problem file.
-type Task struct {
-	Name   string // file stem, e.g. "19_gemm_relu"
-	Path   string // absolute path
-	Source string // exact file text (hashed as task_hash)
-}
+// Task is one reference problem file: Name is its stem ("19_gemm_relu"),
+// Path its absolute path, Source its exact text (hashed as task_hash).
+type Task = eval.Task
 
 // Load reads a task suite: one .py file, or every .py file directly in a
 // directory (in natural order, 2_x before 10_x; __init__.py and files starting with "_" are

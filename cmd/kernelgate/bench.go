@@ -202,7 +202,7 @@ func benchItems(tasksDir, kernelsDir string) ([]batch.Item, datasets.Matching, e
 		}
 		t := p.Task
 		items = append(items, batch.Item{
-			Task: eval.Task{Name: t.Name, Path: t.Path, Source: t.Source}, KernelFile: p.Kernel, Code: string(code),
+			Task: t, KernelFile: p.Kernel, Code: string(code),
 		})
 	}
 	return items, m, nil

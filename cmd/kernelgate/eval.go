@@ -112,12 +112,12 @@ func newEvalCmd(g *globals) *cobra.Command {
 			opts = jf.fitHost(opts, evalSlots(sup))
 			t := tasks[0]
 			if sup.Mode() == eval.TimingCPUInterpreter {
-				if err := fitsCPU(cmd.Context(), g.stderr, sup, fileTarget(eval.Task{Name: t.Name, Path: t.Path, Source: t.Source}), opts, force); err != nil {
+				if err := fitsCPU(cmd.Context(), g.stderr, sup, fileTarget(t), opts, force); err != nil {
 					return err
 				}
 			}
 			v, err := sup.Evaluate(cmd.Context(), eval.Job{
-				Task: eval.Task{Name: t.Name, Path: t.Path, Source: t.Source}, Code: code, Options: opts,
+				Task: t, Code: code, Options: opts,
 			})
 			if err != nil {
 				return err

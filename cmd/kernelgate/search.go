@@ -344,5 +344,5 @@ func fitSearchCPU(ctx context.Context, w io.Writer, ev evaluator, taskFile strin
 		return nil // the search reports what is wrong with the file
 	}
 	t := found[0]
-	return fitsCPU(ctx, w, ev, fileTarget(eval.Task{Name: t.Name, Path: t.Path, Source: t.Source}), eval.DefaultOptions(), force)
+	return fitsCPU(ctx, w, ev, fileTarget(t), eval.DefaultOptions(), force)
 }

@@ -130,7 +130,7 @@ feed:
 // one checks a target; ok is false when ctx ended it (no result to report).
 func one(ctx context.Context, ev Evaluator, t Target, opts Options) (Result, bool) {
 	r := Result{Target: t}
-	task := eval.Task{Name: t.Task.Name, Path: t.Task.Path, Source: t.Task.Source}
+	task := t.Task
 	v, err := ev.Evaluate(ctx, eval.Job{Task: task, Options: opts.Job, TaskCheck: true,
 		Check: &eval.CheckOptions{Depth: opts.Depth, MaxMB: opts.maxMB(t)}})
 	if ctx.Err() != nil {
