@@ -53,9 +53,12 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-// gateway is a live `kernelgate serve --open` on a free loopback port.
+// gateway is a live `kernelgate serve` on a free loopback port, with one
+// API key (scopes reward, search, admin), so that every request, the
+// browser's included, needs it.
 type gateway struct {
 	URL string
+	Key string
 	cmd *exec.Cmd
 	log *bytes.Buffer
 }
@@ -79,8 +82,13 @@ func startServe(t *testing.T, bin, llmURL string) *gateway {
 		required(t, "no python with torch: %v", err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	g := &gateway{URL: "http://" + addr, log: &bytes.Buffer{}}
-	g.cmd = exec.Command(bin, "serve", "--open", "--addr", addr, "--data", filepath.Join(t.TempDir(), "data"),
+	data := filepath.Join(t.TempDir(), "data")
+	out, err := exec.Command(bin, "keys", "create", "--scopes", "reward,search,admin", "--name", "ui-test", "--data", data).Output()
+	if err != nil {
+		t.Fatalf("keys create: %v", err)
+	}
+	g := &gateway{URL: "http://" + addr, Key: strings.TrimSpace(string(out)), log: &bytes.Buffer{}}
+	g.cmd = exec.Command(bin, "serve", "--addr", addr, "--data", data,
 		"--device", "cpu", "--llm-url", llmURL, "--model", "scripted", "--tasks", filepath.Join(repoRoot(t), "datasets", "ci"))
 	g.cmd.Env = append(os.Environ(), harness.EnvPython+"="+py)
 	g.cmd.Stdout, g.cmd.Stderr = g.log, g.log
@@ -123,7 +131,13 @@ func startServe(t *testing.T, bin, llmURL string) *gateway {
 func (g *gateway) post(t *testing.T, path string, v, out any) int {
 	t.Helper()
 	body, _ := json.Marshal(v)
-	resp, err := http.Post(g.URL+path, "application/json", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, g.URL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+g.Key)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

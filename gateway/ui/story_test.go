@@ -40,6 +40,27 @@ func TestDashboardInChromium(t *testing.T) {
 	b := newBrowser(t, g.URL)
 	opts := map[string]any{"seeds": 1, "timing": false}
 
+	t.Run("login", func(t *testing.T) {
+		b.open(t, "/ui/")
+		if n := b.count(t, "form#login"); n != 1 || strings.Contains(b.text(t, "main"), "Verdicts over time") {
+			t.Fatalf("without a key the overview is not the login form: %.300q", b.text(t, "main"))
+		}
+		b.do(t, `document.querySelector("#key").value = "kg_`+strings.Repeat("a", 52)+`"; document.querySelector("#login").requestSubmit()`)
+		b.waitFor(t, 10*time.Second, "an unknown key is refused", func() string {
+			if !strings.Contains(b.text(t, "#error"), "unknown or revoked") {
+				return "error " + b.text(t, "#error")
+			}
+			return ""
+		})
+		b.do(t, `document.querySelector("#key").value = "`+g.Key+`"; document.querySelector("#login").requestSubmit()`)
+		b.waitFor(t, 10*time.Second, "the key opens the overview", func() string {
+			if b.count(t, "#overview") != 1 {
+				return "page " + b.text(t, "main")
+			}
+			return ""
+		})
+	})
+
 	t.Run("pages", func(t *testing.T) {
 		for path, want := range map[string]string{"/ui/": "Verdicts over time", "/ui/batches": "Batch id",
 			"/ui/searches": "no search yet", "/ui/skills": "no rule yet", "/ui/tasks": "ci/1_add_relu"} {
