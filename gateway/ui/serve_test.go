@@ -57,10 +57,12 @@ func buildBinary(t *testing.T) string {
 // API key (scopes reward, search, admin), so that every request, the
 // browser's included, needs it.
 type gateway struct {
-	URL string
-	Key string
-	cmd *exec.Cmd
-	log *bytes.Buffer
+	URL  string
+	Key  string
+	bin  string // the binary and its data directory, for keys revoke
+	data string
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
 }
 
 func freePort(t *testing.T) int {
@@ -87,7 +89,7 @@ func startServe(t *testing.T, bin, llmURL string) *gateway {
 	if err != nil {
 		t.Fatalf("keys create: %v", err)
 	}
-	g := &gateway{URL: "http://" + addr, Key: strings.TrimSpace(string(out)), log: &bytes.Buffer{}}
+	g := &gateway{URL: "http://" + addr, Key: strings.TrimSpace(string(out)), bin: bin, data: data, log: &bytes.Buffer{}}
 	g.cmd = exec.Command(bin, "serve", "--addr", addr, "--data", data,
 		"--device", "cpu", "--llm-url", llmURL, "--model", "scripted", "--tasks", filepath.Join(repoRoot(t), "datasets", "ci"))
 	g.cmd.Env = append(os.Environ(), harness.EnvPython+"="+py)
@@ -146,6 +148,14 @@ func (g *gateway) post(t *testing.T, path string, v, out any) int {
 		t.Fatalf("POST %s: %d, undecodable: %v", path, resp.StatusCode, err)
 	}
 	return resp.StatusCode
+}
+
+// revoke revokes the key; the running server rereads its key file.
+func (g *gateway) revoke(t *testing.T) {
+	t.Helper()
+	if out, err := exec.Command(g.bin, "keys", "revoke", "ui-test", "--data", g.data).CombinedOutput(); err != nil {
+		t.Fatalf("keys revoke: %v: %s", err, out)
+	}
 }
 
 func tail(s string, n int) string {

@@ -190,4 +190,18 @@ func TestDashboardInChromium(t *testing.T) {
 		b.open(t, "/ui/tasks")
 		b.shot(t, "tasks")
 	})
+
+	t.Run("revoked", func(t *testing.T) {
+		g.revoke(t)
+		ov.waitFor(t, 20*time.Second, "the overview stops on a revoked key", func() string {
+			if e := ov.text(t, "#error"); !strings.Contains(e, "log in again") {
+				return "error " + e
+			}
+			return ""
+		})
+		b.open(t, "/ui/skills")
+		if b.count(t, "form#login") != 1 || b.count(t, "tr.skill") != 0 {
+			t.Errorf("a revoked key still reads the skills: %.300q", b.text(t, "main"))
+		}
+	})
 }

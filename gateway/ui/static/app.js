@@ -45,8 +45,17 @@ function showError(msg) {
 async function getJSON(url) {
   const r = await fetch(url, { cache: "no-store", credentials: "same-origin" });
   const body = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(body.message || ("HTTP " + r.status));
+  if (!r.ok) throw Object.assign(new Error(body.message || ("HTTP " + r.status)), { status: r.status });
   return body;
+}
+
+// refused: the API no longer takes the key (revoked, or the cookie is gone).
+// Polling stops: each refused try would count against this address's limit
+// on failed authentications.
+function refused(e) {
+  if (e.status !== 401) return false;
+  showError(e.message + " (reload the page to log in again)");
+  return true;
 }
 
 // ---- login -------------------------------------------------------------
@@ -68,9 +77,13 @@ function overview() {
   let prev = null;
   const hist = []; // per poll: {status: new verdicts}
   const keep = 120;
+  let timer = null;
   async function tick() {
     let s;
-    try { s = await getJSON("/ui/overview.json"); } catch (e) { showError(e.message); return; }
+    try { s = await getJSON("/ui/overview.json"); } catch (e) {
+      if (refused(e)) clearInterval(timer); else showError(e.message);
+      return;
+    }
     set("#ready", s.ready ? "yes" : "no");
     set("#queue", fmt(s.queue_depth));
     const total = Object.values(s.verdicts).reduce((a, b) => a + b, 0);
@@ -92,7 +105,7 @@ function overview() {
     prev = s;
   }
   tick();
-  setInterval(tick, 2000);
+  timer = setInterval(tick, 2000);
 }
 
 // fit gives a chart's viewBox the element's own size, so that text in it
@@ -161,7 +174,10 @@ function batch(id) {
   let shown = -1;
   async function poll() {
     let b;
-    try { b = await getJSON("/ui/api/v1/batches/" + encodeURIComponent(id)); } catch (e) { showError(e.message); setTimeout(poll, 3000); return; }
+    try { b = await getJSON("/ui/api/v1/batches/" + encodeURIComponent(id)); } catch (e) {
+      if (!refused(e)) { showError(e.message); setTimeout(poll, 3000); }
+      return;
+    }
     $("#bar").style.width = (100 * b.done / Math.max(1, b.total)) + "%";
     set("#done", b.done);
     status("#state", b.status);
