@@ -4,7 +4,8 @@ headers, response schemas, schema-valid requests accepted, schema-violating ones
 auth), a bounded run. It must find nothing. tests/e2e/schemathesis.toml widens a check only
 where openapi.yaml documents why (searches and skills answer 503 without an LLM endpoint;
 a task check's verdict is 422); tests/e2e/schemathesis_hooks.py fits positive cases to the
-cross-field rules the schema states in prose.
+cross-field rules the schema states in prose, and drops options.requires from them (an
+environment no worker here has is 503 not_ready by design).
 
 The server runs with a key (so the auth checks have something to check), without the
 limits that would turn a fuzzer's flood into 429s (rate, failed auth, export quota), with
@@ -17,7 +18,7 @@ import subprocess
 from conftest import BIN, REPO, Serve
 
 HERE = REPO / "tests" / "e2e"
-# Bounded for CI's 2 cores: about 5,000 cases in 75 s, then the run stops.
+# Bounded for CI's 2 cores: a few thousand cases in 75 s, then the run stops.
 MAX_TIME_S, EXAMPLES = 75, 20
 
 
@@ -37,12 +38,13 @@ def test_schemathesis_finds_no_server_error_and_no_contract_violation(tmp_path):
              f"{s.url}/openapi.json", "--url", s.url, "-H", f"Authorization: Bearer {key}",
              "--checks", "all", "--phases", "examples,coverage,fuzzing", "--max-examples", str(EXAMPLES),
              "--max-time", str(MAX_TIME_S), "--request-timeout", "30", "--no-shrink", "--seed", "16",
-             "--workers", "2"],
+             "--workers", "1"],   # hypothesis in threads trips CPython 3.11's ast.parse (SystemError)
             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=MAX_TIME_S + 120)
         out = p.stdout + p.stderr
-        generated = re.search(r"(\d+) generated", out)
-        assert generated and int(generated.group(1)) >= 1000, out[-4000:]
-        assert p.returncode == 0 and "No issues found" in out, f"schemathesis exit {p.returncode}:\n{out[-12000:]}"
+        assert p.returncode == 0, f"schemathesis exit {p.returncode}:\n{out[-12000:]}"
+        # Its summary: "N generated, N passed[, M skipped]"; every case generated passed.
+        counts = re.search(r"(\d+) generated, (\d+) passed", out)
+        assert counts and counts.group(1) == counts.group(2) and int(counts.group(1)) >= 1000, out[-4000:]
         tested = re.search(r"Tested: (\d+)", out)
         assert tested and int(tested.group(1)) >= 25, out[-3000:]   # every operation of openapi.yaml
     finally:
