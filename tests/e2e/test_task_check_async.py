@@ -4,10 +4,16 @@ early is no server error, and its task is registered all the same."""
 
 import json
 import socket
+import sys
 import time
 import urllib.request
 
+import pytest
+
 from conftest import REPO, Serve
+
+sys.path.insert(0, str(REPO / "clients" / "python"))
+from kernelgate_client import Client, KernelgateError  # noqa: E402
 
 TASK = (REPO / "datasets" / "ci" / "1_add_relu.py").read_text()
 # The same task, slowed down so that its check outlives a short client timeout.
@@ -59,6 +65,15 @@ def test_task_checks_run_on_after_the_request(tmp_path):
             time.sleep(0.3)
         status, chk = s.get("/v1/task-checks/tc_unknown")
         assert status == 404 and chk["code"] == "task_check_not_found", chk
+
+        # The Python client waits as long as its read timeout allows, then polls the check.
+        client = Client(s.url, read_timeout_s=1.5, poll_s=0.2, timeout_s=120)
+        task = client.register_task(SLOW + "\n# client\n", task_id="mine/client")
+        assert task["id"] == "mine/client" and task["origin"] == "api", task
+        assert client.register_task(SLOW + "\n# client\n", task_id="mine/client")["id"] == "mine/client"
+        with pytest.raises(KernelgateError) as refused:
+            client.register_task("import torch\nclass Model(:\n", task_id="mine/client-broken")
+        assert refused.value.status == 422 and refused.value.code == "task_invalid", refused.value
     finally:
         assert s.stop() == 0, s.log()
     log = (tmp_path / f"serve-{s.starts}.log").read_text()

@@ -1,4 +1,5 @@
-"""HTTP client for POST /v1/rewards and GET /v1/batches/{id} (openapi.yaml).
+"""HTTP client for POST /v1/rewards and GET /v1/batches/{id}, and for registering tasks
+(POST /v1/tasks, GET /v1/task-checks/{id}) (openapi.yaml).
 
 Standard library only, so it runs inside any trainer's environment. No answer
 rides on one long HTTP read: a proxy, a NAT or the client's own socket timeout
@@ -30,6 +31,9 @@ RETRY_CODES = ("request_in_progress",)
 BACKOFF_MAX_S = 30.0      # the longest pause between two attempts of our own choosing
 RETRY_AFTER_MAX_S = 60.0  # a longer Retry-After is taken as this (then the deadline decides)
 MAX_WAIT_S = 3600         # wait_s bounds in openapi.yaml: 0..3600
+MAX_TASK_WAIT_S = 600     # POST /v1/tasks takes wait_s in 0..600
+# The status a task check's error would have had as the answer of POST /v1/tasks.
+TASK_CHECK_STATUS = {"task_invalid": 422, "task_exists": 409, "internal": 500, "wait_timeout": 504}
 
 
 class KernelgateError(Exception):
@@ -134,6 +138,35 @@ class Client:
             raise KernelgateError(status, "bad_response", f"an answer without rewards: {_snippet(resp)}",
                                   batch_id=batch_id)
         return resp
+
+    def register_task(self, source, task_id=None):
+        """Registers a task (POST /v1/tasks) and returns it (id, task_hash, source, prompt).
+        The gateway runs its reference once in the sandbox first: a check that outlives the
+        wait comes back 202 and is polled at its location (GET /v1/task-checks/{id}) until
+        it ends. A refused task raises KernelgateError: 422 task_invalid with the reason,
+        409 task_exists when task_id holds another source. Registering the same source
+        under the same id again returns the task (nothing runs)."""
+        deadline = time.monotonic() + self.timeout_s
+        body = {"source": source, "wait_s": min(self._server_wait(None, deadline), MAX_TASK_WAIT_S)}
+        if task_id is not None:
+            body["id"] = task_id
+        status, resp = self._call("POST", "/v1/tasks", body, deadline)
+        while status == 202 or resp.get("status") == "running":
+            location = resp.get("location")
+            if not isinstance(location, str) or not location.startswith("/v1/task-checks/"):
+                raise KernelgateError(status, "bad_response", f"a running task check without location: {_snippet(resp)}")
+            if time.monotonic() >= deadline:
+                raise KernelgateError(None, "timeout", f"the task check {location} outlived timeout_s={self.timeout_s:g}")
+            time.sleep(min(self.poll_s, max(0.0, deadline - time.monotonic())))
+            status, resp = self._call("GET", location, None, deadline)
+        if resp.get("status") in ("refused", "failed"):
+            err = resp.get("error") or {}
+            code = err.get("code") or "task_invalid"
+            raise KernelgateError(TASK_CHECK_STATUS.get(code, 503), code, err.get("message", ""), err.get("field", ""))
+        task = resp.get("task") if resp.get("status") == "registered" else resp
+        if not isinstance(task, dict) or not isinstance(task.get("id"), str):
+            raise KernelgateError(status, "bad_response", f"an answer without the task: {_snippet(resp)}")
+        return task
 
     def _server_wait(self, wait_s, deadline):
         """wait_s to send: what was asked, at most the read timeout less headroom for
