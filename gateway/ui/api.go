@@ -87,7 +87,7 @@ func (h *Handler) passThrough(w http.ResponseWriter, r *http.Request) {
 	for _, p := range readable {
 		allowed = allowed || path == strings.TrimSuffix(p, "/") || strings.HasPrefix(path, p)
 	}
-	if !allowed || strings.Contains(path, "..") {
+	if !allowed || strings.Contains(path, "..") || strings.Contains(r.URL.Path, "..") {
 		writeJSONError(w, http.StatusNotFound, "not_found", "the dashboard passes through only "+strings.Join(readable, ", "))
 		return
 	}

@@ -112,6 +112,7 @@ func TestPassThroughReadsOnly(t *testing.T) {
 	for path, want := range map[string]int{
 		"/ui/api/v1/batches/b_1": 200, "/ui/api/v1/searches/s_1/events": 200, "/ui/api/metrics": 200,
 		"/ui/api/v1/rewards": 404, "/ui/api/v1/exports/x/files/a": 404, "/ui/api/healthz": 404, "/ui/api/v1/batchesX": 404,
+		"/ui/api/v1/batches/%2e%2e/%2e%2e/v1/exports/x/files/a": 404,
 	} {
 		if rec := get(t, h, path, "kg_admin", ""); rec.Code != want {
 			t.Errorf("%s: %d, want %d", path, rec.Code, want)
@@ -152,4 +153,30 @@ func TestLoginCookie(t *testing.T) {
 	if c := rec.Result().Cookies(); rec.Code != http.StatusSeeOther || len(c) != 1 || c[0].MaxAge >= 0 {
 		t.Errorf("logout: %d %+v", rec.Code, c)
 	}
+}
+
+// The login body is untrusted: nothing panics, and only a key-shaped value
+// becomes a cookie.
+func FuzzLogin(f *testing.F) {
+	for _, seed := range []string{`{"key":"kg_` + strings.Repeat("a", 52) + `"}`, `{"key":""}`, `{}`, `null`, `{"key":1}`, "\x00"} {
+		f.Add(seed)
+	}
+	h := ui.New(ui.Config{API: &fakeAPI{}})
+	f.Fuzz(func(t *testing.T, body string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "/ui/login", strings.NewReader(body)))
+		cookies := rec.Result().Cookies()
+		switch rec.Code {
+		case http.StatusNoContent:
+			if len(cookies) != 1 || len(cookies[0].Value) != 55 || !strings.HasPrefix(cookies[0].Value, "kg_") {
+				t.Fatalf("204 with cookies %+v for %q", cookies, body)
+			}
+		case http.StatusBadRequest:
+			if len(cookies) != 0 {
+				t.Fatalf("400 set a cookie for %q", body)
+			}
+		default:
+			t.Fatalf("status %d for %q", rec.Code, body)
+		}
+	})
 }
