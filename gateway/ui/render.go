@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"math"
 	"net/http"
-	"path"
 	"reflect"
 	"strings"
 	"time"
@@ -67,17 +66,19 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, name string, p pa
 }
 
 var funcs = template.FuncMap{
-	"num":     num,
-	"pct":     func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) },
-	"gib":     func(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) },
-	"ms":      func(s float64) string { return fmt.Sprintf("%.0f ms", 1000*s) },
-	"ago":     ago,
-	"deref":   deref,
-	"json":    prettyJSON,
-	"suite":   func(id string) string { return path.Dir(id) },
-	"join":    strings.Join,
-	"short":   func(s string, n int) string { return shorten(s, n) },
-	"hasText": func(s string) bool { return strings.TrimSpace(s) != "" },
+	"num":   num,
+	"gib":   func(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) },
+	"ago":   ago,
+	"json":  prettyJSON,
+	"join":  strings.Join,
+	"short": func(s string, n int) string { return shorten(s, n) },
+	"trimHash": func(h string) string {
+		_, hex, ok := strings.Cut(h, ":")
+		if ok {
+			return hex
+		}
+		return h
+	},
 }
 
 // num formats a number or a pointer to one; nil is "–".
