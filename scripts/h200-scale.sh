@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Scaling over the GPUs of one host (issue 15), one device call on nvidia-h200-x2. level2's
-# solutions, N completions per task, through `kernelgate serve`:
+# Scaling over the GPUs of one host (issue 15), one device call on nvidia-h200-x2. SUITE's
+# (level2) solutions, N completions per task, through `kernelgate serve`:
 #   one1   one process, GPU 0 only                    (serve --device 0)
 #   one2   one process on both GPUs                   (serve, every GPU)
 #   wrk1   a gateway with --workers 0 and one worker   (worker --device 0)
@@ -10,8 +10,9 @@
 set -uo pipefail
 export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3} PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/kg-out}; mkdir -p "$out"
-n=${N:-10}; configs=${CONFIGS:-one1 one2 wrk1 wrk2}
-nvidia-smi --query-gpu=index,name,driver_version,memory.used --format=csv,noheader | tee "$out/smi.txt"
+n=${N:-10}; configs=${CONFIGS:-one1 one2 wrk1 wrk2}; suite=${SUITE:-level2}
+read -r dev0 dev1 <<< "${DEVS:-0 1}"   # DEVS="cpu cpu" tries the script on a machine without GPUs
+nvidia-smi --query-gpu=index,name,driver_version,memory.used --format=csv,noheader 2>&1 | tee "$out/smi.txt"
 nproc | tee "$out/nproc.txt"
 
 ready() {  # port
@@ -23,21 +24,21 @@ run_config() {  # name
     local name=$1 data port nport pids=()
     data=$(mktemp -d); port=$((18080 + RANDOM % 1000)); nport=$((14222 + RANDOM % 1000))
     case $name in
-        one1) bin/kernelgate serve --addr 127.0.0.1:$port --data "$data" --open --device 0 > "$out/serve-$name.log" 2>&1 & pids+=($!) ;;
+        one1) bin/kernelgate serve --addr 127.0.0.1:$port --data "$data" --open --device "$dev0" > "$out/serve-$name.log" 2>&1 & pids+=($!) ;;
         one2) bin/kernelgate serve --addr 127.0.0.1:$port --data "$data" --open > "$out/serve-$name.log" 2>&1 & pids+=($!) ;;
         wrk1|wrk2)
             bin/kernelgate serve --addr 127.0.0.1:$port --data "$data" --open --workers 0 \
                 --nats-listen 127.0.0.1:$nport > "$out/serve-$name.log" 2>&1 & pids+=($!)
             sleep 2
-            local devs="0"; [ "$name" = wrk2 ] && devs="0 1"
+            local devs="$dev0"; [ "$name" = wrk2 ] && devs="$dev0 $dev1"
             for d in $devs; do
                 bin/kernelgate worker --nats "nats://127.0.0.1:$nport" --device "$d" \
                     > "$out/worker-$name-$d.log" 2>&1 & pids+=($!)
             done ;;
     esac
     if ready "$port"; then
-        timeout 240 python3 scripts/suite_batch.py --url "http://127.0.0.1:$port" --tasks datasets/level2 \
-            --kernels datasets/solutions/level2 --n "$n" --out "$out/$name.json" > "$out/$name.txt" 2>&1
+        timeout 240 python3 scripts/suite_batch.py --url "http://127.0.0.1:$port" --tasks "datasets/$suite" \
+            --kernels "datasets/solutions/$suite" --n "$n" --out "$out/$name.json" > "$out/$name.txt" 2>&1
         echo "$name rc=$? $(tail -c 300 "$out/$name.txt")"
     else
         echo "$name: not ready"; tail -5 "$out/serve-$name.log"
