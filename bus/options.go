@@ -33,7 +33,8 @@ const (
 
 // Options configure Open. Zero values take the defaults above.
 type Options struct {
-	// DataDir holds the embedded server's file store (DataDir/nats).
+	// DataDir holds the embedded server's file store (DataDir/nats); with an
+	// external server it is only watched for space (MinFree).
 	// Required when URL is empty.
 	DataDir string
 	// URL of an external NATS server or cluster (comma-separated list).
@@ -93,8 +94,9 @@ type Options struct {
 	// flags) to its own defaults.
 	Join bool
 	// MinFree: below this much free space in DataDir the store is called
-	// full and writes are refused (storage.go); 0: DefaultMinFree.
-	// Embedded server only: an external server's disks are its own.
+	// full and writes are refused (storage.go); 0: DefaultMinFree. Checked
+	// whenever DataDir is set: with an external server it holds no store
+	// but still serve's Parquet log (an external server's disks are its own).
 	MinFree int64
 
 	// ReadyTimeout bounds the wait for the embedded server and the connect.

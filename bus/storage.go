@@ -20,7 +20,7 @@ import (
 // writes" from what it can see every storageCheckEvery:
 //
 //   - the data directory's free space against MinFree, and a probe write
-//     (embedded server: its store lives there);
+//     (the embedded store lives there, and serve's Parquet log);
 //   - the embedded JetStream, which stops itself when a write finds the disk
 //     full ("JetStream out of resources, will be DISABLED"): the watcher
 //     starts it again once the probe succeeds;
@@ -151,9 +151,11 @@ func (b *Bus) checkStorage() {
 	}
 }
 
-// diskReason checks the embedded store's directory: free space and a probe.
+// diskReason checks the data directory, when there is one: free space and a
+// probe. It holds the embedded store, and serve's Parquet log with an
+// external server too (a sink that cannot write there fills EVENTS).
 func (b *Bus) diskReason() string {
-	if b.srv == nil {
+	if b.opts.DataDir == "" {
 		return ""
 	}
 	dir := b.opts.DataDir

@@ -213,3 +213,16 @@ func TestEventsSwitchToInterestKeepsEvents(t *testing.T) {
 		t.Fatalf("the sink got %d events, want 3", len(got))
 	}
 }
+
+// With an external server the data directory (serve's Parquet log) is
+// still watched for space.
+func TestMinFreeWithAnExternalServer(t *testing.T) {
+	gw := startTestBus(t, Options{Listen: "127.0.0.1:0"})
+	b := startTestBus(t, Options{URL: "nats://" + gw.ListenAddr(), DataDir: t.TempDir(), MinFree: 1 << 60})
+	if err := b.Writable(); err == nil || !strings.Contains(err.Error(), "--min-free") {
+		t.Fatalf("Writable = %v, want the free-space floor named", err)
+	}
+	if err := gw.Writable(); err != nil {
+		t.Fatalf("the embedded server's own Writable = %v", err)
+	}
+}
