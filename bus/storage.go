@@ -159,6 +159,11 @@ func (b *Bus) diskReason() string {
 		return ""
 	}
 	dir := b.opts.DataDir
+	// With an external server nothing has made it yet before the sink's
+	// first file; serve writes there either way.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Sprintf("the data directory %s cannot be made: %v", dir, err)
+	}
 	free, err := freeBytes(dir)
 	if err != nil {
 		return err.Error()

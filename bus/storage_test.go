@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -218,6 +219,11 @@ func TestEventsSwitchToInterestKeepsEvents(t *testing.T) {
 // still watched for space.
 func TestMinFreeWithAnExternalServer(t *testing.T) {
 	gw := startTestBus(t, Options{Listen: "127.0.0.1:0"})
+	data := filepath.Join(t.TempDir(), "data") // not made yet: serve's sink makes it on its first file
+	ok := startTestBus(t, Options{URL: "nats://" + gw.ListenAddr(), DataDir: data})
+	if err := ok.Writable(); err != nil {
+		t.Fatalf("Writable over a data directory not made yet = %v", err)
+	}
 	b := startTestBus(t, Options{URL: "nats://" + gw.ListenAddr(), DataDir: t.TempDir(), MinFree: 1 << 60})
 	if err := b.Writable(); err == nil || !strings.Contains(err.Error(), "--min-free") {
 		t.Fatalf("Writable = %v, want the free-space floor named", err)
