@@ -1,12 +1,10 @@
 package gateway
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -258,87 +256,49 @@ func (s *Server) stepEpisode(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	e, aerr := s.loadEpisode(ctx, store, c.Param("id"))
-	if aerr != nil {
-		abort(c, aerr)
+	svc := episode.Service{Store: store, Bus: s.deps.Bus, Log: s.log}
+	e, st, err := svc.Step(ctx, c.Param("id"), *req.Completion, identityOf(ctx).clientID, s.evaluateStep)
+	if err != nil {
+		abort(c, s.stepError(c.Param("id"), e, store, err))
 		return
 	}
-	switch store.State(e) {
-	case episode.StateDone:
-		abort(c, newError(CodeEpisodeDone, "", "episode %s is done (%s at turn %d); start a new one", e.ID, e.DoneReason, e.Turn))
-		return
-	case episode.StateExpired:
-		abort(c, newError(CodeEpisodeExpired, "", "episode %s expired at %s after %s without a step; start a new one",
-			e.ID, e.ExpiresAt.Format(time.RFC3339), store.Idle()))
-		return
-	}
-	prompt := s.episodePrompt(ctx, store, e)
+	c.JSON(http.StatusOK, stepResponse{
+		EpisodeID: e.ID, Observation: stepObservation{Feedback: st.Observation, Verdict: st.Verdict},
+		Reward: st.Reward, Done: st.Done, DoneReason: st.DoneReason, Turn: st.Turn, MaxTurns: e.MaxTurns, EvalID: st.EvalID,
+		ExpiresAt: e.ExpiresAt,
+	})
+}
+
+// evaluateStep runs an episode's completion through runBatchToEnd (the
+// /v1/rewards path: queue, workers, evaluations log).
+func (s *Server) evaluateStep(ctx context.Context, e episode.Episode, completion string, prompt []export.PromptMessage) (episode.Evaluation, error) {
 	resp, aerr := s.runBatchToEnd(ctx, batchSpec{
-		taskID: e.TaskID, task: e.Harness(), items: []string{*req.Completion}, fromText: true,
+		taskID: e.TaskID, task: e.Harness(), items: []string{completion}, fromText: true,
 		rewardFn: e.RewardFn, options: e.Options, wait: s.cfg.DefaultWait, prompts: [][]export.PromptMessage{prompt},
 	})
 	if aerr != nil {
-		abort(c, aerr)
-		return
+		return episode.Evaluation{}, aerr
 	}
-	v, reward := *resp.Results[0], *resp.Rewards[0]
-	turn := e.Turn + 1
-	done, reason := episode.Outcome(v, turn, e.MaxTurns)
-	st := episode.Step{
-		Turn: turn, Completion: *req.Completion, Observation: episode.Observation(v, turn, e.MaxTurns, reason),
-		Verdict: v, Reward: reward, Done: done, DoneReason: reason, EvalID: evalID(resp.BatchID, 0),
-	}
-	next, err := store.Commit(ctx, e, st)
-	if errors.Is(err, episode.ErrConflict) {
-		abort(c, newError(CodeStepConflict, "", "turn %d of episode %s was taken by a concurrent step; GET the episode for its state", turn, e.ID))
-		return
-	}
-	if err != nil {
-		s.log.Error("recording a step failed", "episode", e.ID, "err", err)
-		abort(c, storeError(err, "the episode store"))
-		return
-	}
-	e, st.At = next, next.UpdatedAt
-	s.logStep(ctx, e, st, prompt)
-	c.JSON(http.StatusOK, stepResponse{
-		EpisodeID: e.ID, Observation: stepObservation{Feedback: st.Observation, Verdict: v},
-		Reward: reward, Done: done, DoneReason: reason, Turn: turn, MaxTurns: e.MaxTurns, EvalID: st.EvalID, ExpiresAt: e.ExpiresAt,
-	})
+	return episode.Evaluation{Verdict: *resp.Results[0], Reward: *resp.Rewards[0], EvalID: evalID(resp.BatchID, 0)}, nil
 }
 
-// episodePrompt is the conversation the policy answers at e's next turn:
-// the task prompt, then each earlier completion and the feedback on it.
-// Without the history (the store failed) it is the task prompt alone.
-func (s *Server) episodePrompt(ctx context.Context, store *episode.Store, e episode.Episode) []export.PromptMessage {
-	msgs := []export.PromptMessage{{Role: "user", Content: e.Prompt}}
-	hist, err := store.History(ctx, e)
-	if err != nil {
-		s.log.Warn("episode history unreadable; the step's logged prompt is the task prompt alone", "episode", e.ID, "err", err)
-		return msgs
+// stepError is the answer to a step the episode service refused.
+func (s *Server) stepError(id string, e episode.Episode, store *episode.Store, err error) *apiError {
+	var aerr *apiError
+	switch {
+	case errors.As(err, &aerr):
+		return aerr // the evaluation's own answer
+	case errors.Is(err, episode.ErrNotFound):
+		return newError(CodeEpisodeNotFound, "", "episode %q not found: it never existed, or it expired more than %s ago and was dropped",
+			id, episode.Retention)
+	case errors.Is(err, episode.ErrDone):
+		return newError(CodeEpisodeDone, "", "episode %s is done (%s at turn %d); start a new one", e.ID, e.DoneReason, e.Turn)
+	case errors.Is(err, episode.ErrExpired):
+		return newError(CodeEpisodeExpired, "", "episode %s expired at %s after %s without a step; start a new one",
+			e.ID, e.ExpiresAt.Format(time.RFC3339), store.Idle())
+	case errors.Is(err, episode.ErrConflict):
+		return newError(CodeStepConflict, "", "turn %d of episode %s was taken by a concurrent step; GET the episode for its state", e.Turn+1, e.ID)
 	}
-	for _, h := range hist {
-		msgs = append(msgs, export.PromptMessage{Role: "assistant", Content: h.Completion},
-			export.PromptMessage{Role: "user", Content: h.Observation})
-	}
-	return msgs
-}
-
-// logStep publishes the step on events.episode_step (table episode_steps)
-// with the prompt it answered. The step is already recorded, so a failure
-// is logged, not answered.
-func (s *Server) logStep(ctx context.Context, e episode.Episode, st episode.Step, prompt []export.PromptMessage) {
-	id := e.ID + "-" + strconv.Itoa(st.Turn)
-	ev := export.EpisodeStepEvent{
-		EventID: id, Time: st.At, EpisodeID: e.ID, Turn: st.Turn, ClientID: identityOf(ctx).clientID,
-		TaskID: cmp.Or(e.TaskID, e.TaskHash), Prompt: prompt, Completion: st.Completion, Observation: st.Observation,
-		Reward: st.Reward, Done: st.Done, DoneReason: st.DoneReason, MaxTurns: e.MaxTurns,
-		EvalID: st.EvalID, Status: string(st.Verdict.Status), Speedup: st.Verdict.Speedup,
-	}
-	data, err := json.Marshal(ev)
-	if err == nil {
-		err = s.deps.Bus.PublishEvent(ctx, export.SubjectEpisodeStep, id, data)
-	}
-	if err != nil {
-		s.log.Error("logging an episode step failed", "episode", e.ID, "turn", st.Turn, "err", err)
-	}
+	s.log.Error("an episode step failed", "episode", id, "err", err)
+	return storeError(err, "the episode store")
 }
