@@ -47,25 +47,30 @@ def start_cluster(tmp_path):
     return procs, ",".join(f"nats://127.0.0.1:{c}" for c, _, _ in ports), [h for _, _, h in ports]
 
 
-def queue_leaders(http_ports):
-    """The nodes that lead the JOBS stream or its workers' consumer (from /jsz on any node)."""
+def queue_leaders(http_ports, consumer="eval-workers-cpu"):
+    """The nodes that lead the JOBS stream or the consumer this test's jobs go through
+    (from /jsz on any node). Workers hold a consumer per subject they pull (interactive
+    and bulk, one per environment requirement: worker/route.go), whose leaders cover
+    every node; the others carry no job here."""
     for http in http_ports:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{http}/jsz?streams=true&consumers=true", timeout=2) as r:
                 jsz = json.load(r)
         except OSError:
             continue
-        lead = set()
+        leaders = {}
         for acc in jsz.get("account_details") or []:
             for st in acc.get("stream_detail") or []:
                 if st.get("name") != "JOBS":
                     continue
-                lead.add((st.get("cluster") or {}).get("leader"))
+                leaders["JOBS"] = (st.get("cluster") or {}).get("leader")
                 for c in st.get("consumer_detail") or []:
-                    lead.add((c.get("cluster") or {}).get("leader"))
-        if lead and None not in lead:
-            return {int(name[1:]) for name in lead}
-    raise AssertionError("no node leads JOBS")
+                    if c.get("name") == consumer:
+                        leaders[consumer] = (c.get("cluster") or {}).get("leader")
+        if len(leaders) == 2 and all(leaders.values()):
+            return {int(name[1:]) for name in leaders.values()}
+        time.sleep(0.3)
+    raise AssertionError(f"no node leads JOBS and {consumer}")
 
 
 def rows(data):
