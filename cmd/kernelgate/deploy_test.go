@@ -70,5 +70,10 @@ func TestDeployUnitsRunValidCommands(t *testing.T) {
 		if nats, _ := cmd.Flags().GetString("nats"); strings.Count(nats, "nats://") != 3 {
 			t.Errorf("%s: --nats %q names not the three nodes", path, nats)
 		}
+		if f := cmd.Flags().Lookup("store-max-bytes"); f != nil && f.Value.String() != "" {
+			if _, err := parseBytes(f.Value.String()); err != nil {
+				t.Errorf("%s: --store-max-bytes: %v", path, err)
+			}
+		}
 	}
 }
