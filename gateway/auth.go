@@ -47,7 +47,8 @@ var routeScopes = []scopeRule{
 	{path: "/v1/exports", scope: apikey.Export},
 	{path: "/v1/gpus", scope: apikey.Admin},
 	{path: "/metrics", scope: apikey.Admin},
-	{path: "/ui", open: true}, // the dashboard: pages without data; their reads use the caller's key (gateway/ui)
+	{path: "/v1/stats", scope: apikey.Admin}, // what /metrics cannot hold as labels (the slowest tasks)
+	{path: "/ui", open: true},                // the dashboard: pages without data; their reads use the caller's key (gateway/ui)
 }
 
 // scopeFor finds the rule of a matched route; ok is false when none covers it.

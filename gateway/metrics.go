@@ -38,6 +38,7 @@ type metrics struct {
 	stages       *prometheus.HistogramVec
 	queueWait    prometheus.Histogram
 	exec         prometheus.Histogram
+	verdicts     *verdictMetrics // hack flags, cached answers, slowest tasks (metrics_verdicts.go)
 
 	mu         sync.Mutex
 	stageNames map[string]bool // stage labels seen, bounded by maxStages
@@ -68,10 +69,12 @@ func newMetrics(s *Server) *metrics {
 			Name: "kernelgate_evaluation_exec_seconds", Help: "Time a worker spent on a job.", Buckets: latencyBuckets,
 		}),
 		stageNames: map[string]bool{},
+		verdicts:   newVerdictMetrics(),
 	}
 	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.httpInFlight, m.evaluations, m.stages, m.queueWait, m.exec,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&stateCollector{s: s})
+	m.reg.MustRegister(m.verdicts.collectors(s)...)
 	for _, st := range eval.Statuses {
 		m.evaluations.WithLabelValues(string(st)) // every status shows, at 0 until it happens
 	}
@@ -135,6 +138,7 @@ func (m *metrics) observe(r worker.Result) {
 		status = "unknown"
 	}
 	m.evaluations.WithLabelValues(status).Inc()
+	m.verdicts.observe(r)
 	if r.Cached || r.Shared {
 		return // its stages are those of a run counted once already
 	}

@@ -201,6 +201,7 @@ func (s *Server) routes() http.Handler {
 	r.POST("/openrlhf/reward", s.openRLHF)
 	r.GET("/v1/gpus", s.gpus)
 	r.GET("/metrics", s.metrics.handler())
+	r.GET("/v1/stats/slowest-tasks", s.slowestTasks) // slowest.go
 	r.GET("/v1/batches/:id", s.getBatch)
 	r.GET("/v1/batches/:id/stream", s.streamBatch)
 	r.POST("/v1/evaluations", s.evaluate)
