@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/kernelgate/kernelgate/datasets"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/tasks"
 )
@@ -33,10 +34,12 @@ type taskView struct {
 	CreatedAt time.Time `json:"created_at"`
 	Source    string    `json:"source,omitempty"`
 	Prompt    string    `json:"prompt,omitempty"`
+	// GPU: a suite task's figures from its manifest (tasks.WithFigures).
+	GPU *datasets.GPURun `json:"gpu,omitempty"`
 }
 
 func viewOf(t tasks.Task, full bool) taskView {
-	v := taskView{ID: t.ID, Name: t.Name, Origin: string(t.Origin), TaskHash: t.TaskHash, CreatedAt: t.CreatedAt}
+	v := taskView{ID: t.ID, Name: t.Name, Origin: string(t.Origin), TaskHash: t.TaskHash, CreatedAt: t.CreatedAt, GPU: t.GPU}
 	if full {
 		v.Source, v.Prompt = t.Source, t.Prompt()
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernelgate/kernelgate/datasets"
 	"github.com/kernelgate/kernelgate/eval"
 )
 
@@ -26,6 +27,9 @@ type Task struct {
 	Source    string    `json:"source"`
 	TaskHash  string    `json:"task_hash"` // eval.HashSource(Source), as verdicts carry it
 	CreatedAt time.Time `json:"created_at"`
+	// GPU is what a GPU check measured for a suite task (WithFigures); nil
+	// for API tasks and suite tasks the manifest has no GPU run for.
+	GPU *datasets.GPURun `json:"gpu,omitempty"`
 }
 
 // Harness is the task as a harness job carries it. The path is a label

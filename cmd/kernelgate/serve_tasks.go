@@ -26,6 +26,9 @@ func openTasks(ctx context.Context, b *bus.Bus, dirs []string, log *slog.Logger)
 	if err != nil {
 		return nil, usageError{err}
 	}
+	if err := tasks.WithFigures(suite, dirs); err != nil {
+		log.Warn("task figures not shown (GET /v1/tasks, the dashboard's tasks page)", "err", err)
+	}
 	store, err := tasks.OpenBusStore(ctx, b)
 	if err != nil {
 		return nil, err
