@@ -9,7 +9,7 @@ import (
 	"github.com/kernelgate/kernelgate/gateway/ui/overview"
 )
 
-// snapshot reads /metrics and /v1/gpus as the caller.
+// snapshot reads /metrics, /v1/gpus and the slowest tasks as the caller.
 func (h *Handler) snapshot(r *http.Request) (overview.Snapshot, *apiError) {
 	var text, gpus []byte
 	if e := h.get(r, "/metrics", &text); e != nil {
@@ -22,6 +22,12 @@ func (h *Handler) snapshot(r *http.Request) (overview.Snapshot, *apiError) {
 	if e := h.get(r, "/v1/gpus", &gpus); e != nil {
 		s.Missing = append(s.Missing, "GPUs: "+e.Message)
 	} else if err := s.AddGPUs(gpus); err != nil {
+		s.Missing = append(s.Missing, err.Error())
+	}
+	var slow []byte
+	if e := h.get(r, overview.SlowestPath, &slow); e != nil {
+		s.Missing = append(s.Missing, "slowest tasks: "+e.Message)
+	} else if err := s.AddSlowest(slow); err != nil {
 		s.Missing = append(s.Missing, err.Error())
 	}
 	return s, nil

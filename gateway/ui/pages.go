@@ -147,6 +147,16 @@ type taskRow struct {
 	Origin   string    `json:"origin"`
 	TaskHash string    `json:"task_hash"`
 	Created  time.Time `json:"created_at"`
+	GPU      *gpuRun   `json:"gpu"` // schema TaskGPU: a suite task's figures; nil without
+}
+
+// gpuRun is what a GPU check measured for a task (the manifest's).
+type gpuRun struct {
+	Name            string   `json:"name"`
+	RefMS           float64  `json:"ref_ms"`
+	SolutionSpeedup *float64 `json:"solution_speedup"`
+	SolutionMS      *float64 `json:"solution_ms"`
+	MeasuredAt      string   `json:"measured_at"`
 }
 
 // suite is the tasks of one suite (the id's folder: ci, level1, api, ...).

@@ -67,6 +67,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, name string, p pa
 
 var funcs = template.FuncMap{
 	"num":   num,
+	"pct":   pct,
 	"gib":   func(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) },
 	"ago":   ago,
 	"json":  prettyJSON,
@@ -100,6 +101,14 @@ func num(v any) string {
 	default:
 		return fmt.Sprintf("%.3g", f)
 	}
+}
+
+// pct formats a share (a *float64 in 0..1) as a percentage; nil is "–".
+func pct(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", *v*100)
 }
 
 // deref unwraps a pointer (nil stays nil) so templates can test and print it.

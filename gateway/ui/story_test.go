@@ -186,8 +186,23 @@ func TestDashboardInChromium(t *testing.T) {
 		if !strings.Contains(ov.text(t, "#workers"), "cpu") {
 			t.Errorf("workers table: %q", ov.text(t, "#workers"))
 		}
+		ov.waitFor(t, 10*time.Second, "the slowest tasks list the batch's task", func() string {
+			if got := ov.text(t, "#slowest"); !strings.Contains(got, "ci/1_add_relu") {
+				return "slowest tasks: " + got
+			}
+			return ""
+		})
+		if c := ov.text(t, "#cache"); !strings.HasSuffix(c, "%") {
+			t.Errorf("cache hits %q: no rate after the verdicts", c)
+		}
+		if _, err := strconv.Atoi(ov.text(t, "#backlog")); err != nil {
+			t.Errorf("sink backlog %q is not a count", ov.text(t, "#backlog"))
+		}
 		ov.shot(t, "overview")
 		b.open(t, "/ui/tasks")
+		if n := b.count(t, "td.ref-ms"); n == 0 {
+			t.Error("the tasks page shows no reference time (datasets/manifest.json has the ci suite's)")
+		}
 		b.shot(t, "tasks")
 	})
 

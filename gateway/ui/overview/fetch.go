@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Fetch reads a gateway's /metrics and /v1/gpus over HTTP with an API key
+// Fetch reads a gateway's /metrics, /v1/gpus and slowest tasks over HTTP with an API key
 // ("" sends none), for callers outside the gateway (kernelgate top). A
 // refusal says what the API said: which scope the key lacks, say.
 func Fetch(ctx context.Context, c *http.Client, baseURL, key string) (Snapshot, error) {
@@ -30,6 +30,13 @@ func Fetch(ctx context.Context, c *http.Client, baseURL, key string) (Snapshot, 
 	}
 	if err != nil {
 		s.Missing = append(s.Missing, "GPUs: "+err.Error())
+	}
+	slow, err := get(ctx, c, base+SlowestPath, key)
+	if err == nil {
+		err = s.AddSlowest(slow)
+	}
+	if err != nil {
+		s.Missing = append(s.Missing, "slowest tasks: "+err.Error())
 	}
 	return s, nil
 }

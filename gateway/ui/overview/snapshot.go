@@ -26,6 +26,15 @@ type Snapshot struct {
 	// harness knows is present, at 0 until it happens).
 	Verdicts map[string]float64 `json:"verdicts"`
 	// Exec and QueueWait are a job's run and wait in the queue (seconds).
+	// HackFlags counts the verdicts carrying each hack flag (every flag the
+	// harness knows, and other); Cached those answered without a run of
+	// their own, by from (cache, shared); both also in Verdicts.
+	HackFlags map[string]float64 `json:"hack_flags"`
+	Cached    map[string]float64 `json:"cached"`
+	// SinkBacklog: events the Parquet sink has not written (nil: unknown).
+	SinkBacklog *float64 `json:"sink_backlog"`
+	// Slowest: the slowest tasks lately (nil: not read).
+	Slowest   *Slowest `json:"slowest"`
 	Exec      Latency  `json:"exec"`
 	QueueWait Latency  `json:"queue_wait"`
 	Workers   []Worker `json:"workers"`
@@ -106,7 +115,7 @@ func FromMetrics(r io.Reader, now time.Time) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("overview: parsing /metrics: %w", err)
 	}
-	s := Snapshot{Time: now, Verdicts: map[string]float64{}}
+	s := Snapshot{Time: now, Verdicts: map[string]float64{}, HackFlags: map[string]float64{}, Cached: map[string]float64{}}
 	if f := fams["kernelgate_queue_depth"]; f != nil && len(f.Metric) > 0 {
 		v := gaugeValue(f.Metric[0])
 		s.QueueDepth = &v
@@ -122,6 +131,7 @@ func FromMetrics(r io.Reader, now time.Time) (Snapshot, error) {
 	for _, m := range metricsOf(fams, "kernelgate_evaluations_total") {
 		s.Verdicts[label(m, "status")] += m.GetCounter().GetValue()
 	}
+	s.verdictDetail(fams) // verdicts.go
 	s.Exec = latencyOf(fams, "kernelgate_evaluation_exec_seconds")
 	s.QueueWait = latencyOf(fams, "kernelgate_evaluation_queue_wait_seconds")
 	s.Workers = workersOf(fams)

@@ -32,7 +32,8 @@ func WriteText(w io.Writer, s, prev Snapshot, source string) error {
 	if len(mix) == 0 {
 		mix = []string{"none yet"}
 	}
-	fmt.Fprintf(tw, "by status\t%s\n\n", strings.Join(mix, "  "))
+	fmt.Fprintf(tw, "by status\t%s\n", strings.Join(mix, "  "))
+	writeVerdictDetail(tw, s)
 	fmt.Fprintln(tw, "WORKER\tUP\tIN FLIGHT\tSLOTS")
 	for _, wk := range s.Workers {
 		fmt.Fprintf(tw, "%s\t%v\t%.0f\t%.0f\n", wk.Device, wk.Up, wk.InFlight, wk.Slots)

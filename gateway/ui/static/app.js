@@ -101,6 +101,7 @@ function overview() {
       drawMix(hist, keep);
     }
     verdictTable(s.verdicts);
+    verdictDetail(s, total);
     workerTables(s);
     prev = s;
   }
@@ -166,6 +167,25 @@ function workerTables(s) {
     html("td", {}, x.in_flight + " / " + x.concurrency)));
   $("#gpus tbody").replaceChildren(...(g.length ? g :
     [html("tr", {}, html("td", { colspan: 5 }, "no GPU (" + (s.gpu_mode || "?") + (s.gpu_reason ? ": " + s.gpu_reason : "") + ")"))]));
+}
+
+// verdictDetail: cache hits, the sink's backlog, cheats by flag, the slowest tasks.
+function verdictDetail(s, total) {
+  const pct = (n) => total > 0 ? (100 * (n || 0) / total).toFixed(1) + "%" : "–";
+  set("#cache", pct((s.cached || {}).cache) + " / " + pct((s.cached || {}).shared));
+  set("#backlog", fmt(s.sink_backlog));
+  const f = s.hack_flags || {};
+  const flags = Object.keys(f).filter((k) => f[k] > 0).sort((a, b) => f[b] - f[a] || a.localeCompare(b)).map((k) =>
+    html("tr", {}, html("td", {}, html("span", { class: "st st-reward_hack" }, k)), html("td", {}, fmt(f[k]))));
+  $("#flags tbody").replaceChildren(...(flags.length ? flags : [html("tr", {}, html("td", { colspan: 2 }, "none caught"))]));
+  const sl = s.slowest;
+  if (!sl) return;
+  set("#slowest-hint", "By median run time over the last " + sl.runs + " runs this gateway counted (cached answers left out).");
+  const rows = (sl.tasks || []).map((t) => html("tr", {},
+    html("td", {}, html("code", { title: t.task_hash }, t.task_id || (t.task_name + " (" + t.task_hash.replace(/^[^:]*:/, "").slice(0, 8) + ")"))),
+    html("td", {}, t.evaluations), html("td", {}, fmt(t.median_exec_s) + " s"), html("td", {}, fmt(t.max_exec_s) + " s"),
+    html("td", {}, new Date(t.last_at).toLocaleTimeString())));
+  $("#slowest tbody").replaceChildren(...(rows.length ? rows : [html("tr", {}, html("td", { colspan: 5 }, "no run yet"))]));
 }
 
 // ---- a batch -----------------------------------------------------------
