@@ -64,10 +64,11 @@ func Run(ctx context.Context, b *bus.Bus, ev Evaluator, log *slog.Logger) error 
 }
 
 type runner struct {
-	bus *bus.Bus
-	ev  Evaluator
-	log *slog.Logger
-	now func() time.Time
+	bus    *bus.Bus
+	ev     Evaluator
+	log    *slog.Logger
+	now    func() time.Time
+	unsent unsent
 }
 
 // handle evaluates one job, unless it shares an identical job's evaluation,
@@ -86,6 +87,10 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 	wk, owns := w.claim(ctx, log, job, j.Queued)
 	if !owns {
 		return nil // answered with, or waiting for, an identical evaluation's verdict
+	}
+	if r, ok := w.unsent.take(job.ID); ok {
+		log.Debug("sending a result made before again")
+		return w.send(ctx, log, job, wk, r)
 	}
 	start := w.now()
 	fn, ferr := reward.Lookup(job.RewardFn)
@@ -130,7 +135,14 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 		Index: job.Index, ID: job.ID, Reward: res.Reward, Valid: res.Valid, Note: res.Note, Verdict: v,
 		QueueWaitMS: wait, ExecMS: run,
 	}
+	return w.send(ctx, log, job, wk, r)
+}
+
+// send logs, stores and announces r, then answers the jobs that share its
+// evaluation. A result it could not store is kept for the job's redelivery.
+func (w *runner) send(ctx context.Context, log *slog.Logger, job Job, wk string, r Result) error {
 	if err := PublishResult(ctx, w.bus, job, r); err != nil {
+		w.unsent.put(job.ID, r)
 		return fmt.Errorf("worker.handle %s: %w", job.ID, err)
 	}
 	if wk != "" {
@@ -140,7 +152,7 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 			return fmt.Errorf("worker.handle %s: %w", job.ID, err)
 		}
 	}
-	log.Debug("done", "status", v.Status, "reward", r.Reward, "exec_ms", r.ExecMS)
+	log.Debug("done", "status", r.Verdict.Status, "reward", r.Reward, "exec_ms", r.ExecMS)
 	return nil
 }
 
