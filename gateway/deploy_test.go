@@ -70,7 +70,7 @@ func TestDeployFilesQueryRealMetrics(t *testing.T) {
 			check("rule "+r.Alert, r.Expr)
 		}
 	}
-	for _, want := range []string{"KernelgateQueueGrowing", "KernelgateHarnessErrors", "KernelgateGPUIdleWithQueue", "KernelgateStoreFull"} {
+	for _, want := range []string{"KernelgateQueueGrowing", "KernelgateHarnessErrors", "KernelgateGPUIdleWithQueue", "KernelgateStoreFull", "KernelgateSinkFallingBehind"} {
 		if !slices.Contains(alerts, want) {
 			t.Errorf("no alert %s in %v", want, alerts)
 		}
@@ -165,7 +165,8 @@ func exportedMetrics(t *testing.T) map[string]bool {
 		}
 	}
 	for _, want := range []string{"kernelgate_queue_depth", "kernelgate_gpu_utilization_ratio", "kernelgate_http_requests_total",
-		"kernelgate_evaluation_stage_seconds", "kernelgate_store_writable"} {
+		"kernelgate_evaluation_stage_seconds", "kernelgate_store_writable", "kernelgate_sink_backlog_events",
+		"kernelgate_evaluation_hack_flags_total", "kernelgate_evaluations_cached_total"} {
 		if !known[want] {
 			t.Fatalf("the scrape has no %s; families: %v", want, slices.Sorted(maps.Keys(known)))
 		}
