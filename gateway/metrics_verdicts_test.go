@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -120,9 +121,13 @@ func TestSinkBacklogMetric(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if v, ok := backlog(); !ok || v != 3 {
-		t.Errorf("backlog %g (present %v), want 3 unwritten events", v, ok)
-	}
+	// The consumer's pending count follows the stream a moment later.
+	kgtest.CheckFor(t, 5*time.Second, 20*time.Millisecond, func() error {
+		if v, ok := backlog(); !ok || v != 3 {
+			return fmt.Errorf("backlog %g (present %v), want 3 unwritten events", v, ok)
+		}
+		return nil
+	})
 	b.Close()
 	if v, ok := backlog(); ok {
 		t.Errorf("backlog %g from a closed bus, want no series", v)
