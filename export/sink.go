@@ -42,6 +42,9 @@ type Sink struct {
 	seeded bool
 	seen   *seenSet
 	seq    uint64
+
+	stopped  chan struct{} // closed when Run returns
+	stopOnce sync.Once
 }
 
 // Option configures a Sink.
@@ -73,7 +76,7 @@ func NewSink(root, writerID string, log *slog.Logger, opts ...Option) (*Sink, er
 	s := &Sink{
 		root: root, writerID: writerID, now: time.Now,
 		log:  log.With("component", "export.sink", "writer", writerID),
-		seen: newSeenSet(DefaultDedupWindow),
+		seen: newSeenSet(DefaultDedupWindow), stopped: make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(s)
@@ -87,7 +90,32 @@ func NewSink(root, writerID string, log *slog.Logger, opts ...Option) (*Sink, er
 // Run feeds the sink from the EVENTS stream until ctx is cancelled (then it
 // returns nil). A batch is acked only after Handle has renamed its files.
 func (s *Sink) Run(ctx context.Context, b *bus.Bus) error {
+	defer s.stopOnce.Do(func() { close(s.stopped) })
 	return b.Events(ctx, Durable, BatchSize, BatchWait, s.Handle)
+}
+
+// Flush waits until the sink has written every event logged on b so far
+// (its consumer has nothing pending or unacked). It returns early with the
+// events left when Run has returned (the sink failed) or ctx ends; those
+// stay in EVENTS for the next start.
+func (s *Sink) Flush(ctx context.Context, b *bus.Bus) (left uint64, err error) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		// A failed read keeps the last count (one that ctx's end cut short says 0).
+		if n, err := b.EventsBacklog(ctx, Durable); err == nil {
+			if left = n; n == 0 {
+				return 0, nil
+			}
+		}
+		select {
+		case <-s.stopped:
+			return left, fmt.Errorf("export.Sink.Flush: the sink stopped with %d events unwritten", left)
+		case <-ctx.Done():
+			return left, fmt.Errorf("export.Sink.Flush: %d events unwritten: %w", left, ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 // Handle writes one batch: one file per (table, date), each renamed into

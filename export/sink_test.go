@@ -1,6 +1,8 @@
 package export
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
 var partPattern = regexp.MustCompile(`^table=(evaluations|episode_steps|rejected)/date=\d{4}-\d{2}-\d{2}/part-w1-\d+-\d+\.parquet$`)
@@ -239,5 +243,40 @@ func TestPartName(t *testing.T) {
 		if _, ok := partTime(bad); ok {
 			t.Errorf("partTime(%q) ok", bad)
 		}
+	}
+}
+
+// Flush returns once everything logged is written, and says how much was
+// left when the sink stops or time runs out first.
+func TestSinkFlush(t *testing.T) {
+	b := startBus(t)
+	for i := range 5 {
+		if err := Publish(t.Context(), b, EvaluationEvent{EventID: fmt.Sprint("flush-", i), Time: time.Now().UTC(),
+			EvalID: fmt.Sprint("flush-", i), Verdict: eval.Verdict{Status: eval.StatusCorrect}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := NewSink(t.TempDir(), "test", kgtest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if left, err := s.Flush(short, b); left != 5 || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("nothing running: %d left, %v", left, err)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, b) }()
+	if left, err := s.Flush(t.Context(), b); left != 0 || err != nil {
+		t.Fatalf("running: %d left, %v", left, err)
+	}
+	if err := Publish(t.Context(), b, EvaluationEvent{EventID: "late", EvalID: "late", Time: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	<-done
+	if left, err := s.Flush(t.Context(), b); left != 1 || err == nil {
+		t.Fatalf("stopped: %d left, %v", left, err)
 	}
 }

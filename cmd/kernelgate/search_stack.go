@@ -69,6 +69,7 @@ type searchStack struct {
 	mem      *skills.Memory
 	mgr      *runner.Manager
 	log      *slog.Logger
+	sink     *export.Sink // nil until it runs
 	stopSink context.CancelFunc
 	sinkDone chan struct{}
 }
@@ -97,6 +98,7 @@ func (g *globals) openSearchStack(ctx context.Context, dataDir, device string, l
 	}
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopSink = stop
+	s.sink = sink
 	go func() {
 		defer close(s.sinkDone)
 		if err := sink.Run(sctx, s.b); err != nil {
@@ -145,10 +147,12 @@ func (s *searchStack) close() {
 	if s.sup != nil {
 		s.sup.Close()
 	}
-	if s.b != nil {
-		waitSinkFlushed(s.b, s.sinkDone, s.log, sinkFlushTimeout)
+	if s.sink != nil {
+		flushSink(s.sink, s.b, s.log, sinkFlushTimeout)
 		s.stopSink()
 		<-s.sinkDone
+	}
+	if s.b != nil {
 		s.b.Close()
 	}
 }

@@ -145,7 +145,7 @@ func newServeCmd(g *globals) *cobra.Command {
 			sctx, stopSink := context.WithCancel(bg)
 			defer stopSink()
 			eg, gctx := errgroup.WithContext(bg)
-			workersDone, sinkDone := make(chan struct{}), make(chan struct{})
+			workersDone := make(chan struct{})
 			eg.Go(func() error {
 				defer close(workersDone)
 				if !local {
@@ -153,7 +153,7 @@ func newServeCmd(g *globals) *cobra.Command {
 				}
 				return worker.Run(wctx, b, sup, log)
 			})
-			eg.Go(func() error { defer close(sinkDone); return sink.Run(sctx, b) })
+			eg.Go(func() error { return sink.Run(sctx, b) })
 			go compactLoop(sctx, filepath.Join(dataDir, "parquet"), compactEvery, log)
 			eg.Go(func() error {
 				hctx, stop := context.WithCancel(gctx) // a failed worker or sink stops the server too
@@ -165,7 +165,7 @@ func newServeCmd(g *globals) *cobra.Command {
 				}
 				stopWorkers()
 				<-workersDone
-				waitSinkFlushed(b, sinkDone, log, sinkFlushTimeout)
+				flushSink(sink, b, log, sinkFlushTimeout)
 				stopSink()
 				return err
 			})
