@@ -11,6 +11,11 @@
 // evaluation (share.go): the worker that runs it answers the others. Each
 // worker process announces itself in the bus's workers bucket (presence.go),
 // which a gateway without workers of its own reads for /readyz and the cache.
+// A job whose options require an environment is queued on a subject naming
+// it, and a worker pulls only the subjects its environments satisfy
+// (route.go). A result the worker could not store is kept and sent again
+// when its job comes back, not evaluated again (unsent.go). Queue evaluates
+// through all this for a caller that waits on one job (a search step).
 //
 // Job and Result are the wire types shared with the gateway, which imports
 // this package for them. Imported by the gateway and cmd/kernelgate.
