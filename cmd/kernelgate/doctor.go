@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -71,9 +70,7 @@ func newDoctorCmd(g *globals) *cobra.Command {
 				rep.ZygoteError = startErr.Error()
 			}
 			if asJSON {
-				enc := json.NewEncoder(g.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
+				if err := writeJSON(g.stdout, rep); err != nil {
 					return err
 				}
 			} else {
@@ -96,9 +93,7 @@ func doctorData(g *globals, ctx context.Context, dir string, fix, asJSON bool) e
 	}
 	rep := checkData(ctx, dir, fix, log)
 	if asJSON {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := writeJSON(g.stdout, rep); err != nil {
 			return err
 		}
 	} else {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -146,9 +145,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 
 func printVerdict(w io.Writer, v eval.Verdict, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return writeJSON(w, v)
 	}
 	fmt.Fprintf(w, "status:   %s (compiled %v, trials %d/%d)\n", v.Status, v.Compiled, v.TrialsPassed, v.TrialsTotal)
 	switch {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -91,9 +90,7 @@ func newKeysListCmd(g *globals, dataDir *string) *cobra.Command {
 				for i, k := range keys {
 					out[i] = listed{k.Name, k.Scopes, k.CreatedAt, k.Hint}
 				}
-				enc := json.NewEncoder(g.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+				return writeJSON(g.stdout, out)
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tSCOPES\tCREATED\tKEY")

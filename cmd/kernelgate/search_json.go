@@ -38,7 +38,5 @@ func writeSearchJSON(w io.Writer, st runner.Status, out string) error {
 		}
 		j.Best["code"], j.Best["node"], j.Best["reward"] = b.Code, b.Node, b.Reward
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(j)
+	return writeJSON(w, j)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -83,9 +82,7 @@ its suite declares another limit in suite.json ({"max_mb": 16384} in datasets/he
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(g.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(results); err != nil {
+				if err := writeJSON(g.stdout, results); err != nil {
 					return err
 				}
 			} else {

@@ -62,9 +62,7 @@ func newTasksListCmd(g *globals) *cobra.Command {
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(g.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
+				return writeJSON(g.stdout, rows)
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tLEVEL\tDTYPE\tREF ms\tSOLUTION\tTAGS\tNAME")
