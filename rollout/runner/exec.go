@@ -167,11 +167,27 @@ func (m *Manager) end(r *run, res rollout.Result, err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
+	stored := true
 	if err := m.store.put(ctx, r.record()); err != nil {
 		m.log.Error("final search record not stored", "search_id", r.st.SearchID, "err", err)
+		stored = false // this run is then the only place its end is known
 	}
 	m.publishSearch(ctx, r)
 	st := r.status()
 	m.log.Info("search ended", "search_id", st.SearchID, "state", st.State, "steps", st.Steps,
 		"tokens_in", st.TokensIn, "tokens_out", st.TokensOut, "error", st.Error)
+	if stored {
+		m.forget(r)
+	}
+}
+
+// forget drops an ended run from memory: from now on it is read from the
+// store, so a gateway's memory holds its live searches only, not every
+// search it ever ran.
+func (m *Manager) forget(r *run) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.runs[r.st.SearchID] == r {
+		delete(m.runs, r.st.SearchID)
+	}
 }

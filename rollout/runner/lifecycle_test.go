@@ -140,3 +140,34 @@ func TestResumeAfterRestart(t *testing.T) {
 		t.Fatalf("an ended search was resumed again: %v", again)
 	}
 }
+
+// An ended search leaves the gateway's memory (it is read from the store from
+// then on), so memory holds live searches only; reading it back does not
+// bring it back into memory, and it still reads as it ended.
+func TestEndedSearchesAreNotKeptInMemory(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply(fenced(kernel("OK"))))
+	m := newManager(t, openBus(t, t.TempDir()), &fakeEval{}, nil, srv.URL())
+	defer m.Close()
+	st, err := m.Start(t.Context(), Request{TaskID: taskID, Steps: 2, Policy: "sample"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := waitState(t, m, st.SearchID, 10*time.Second)
+	kgtest.CheckFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if len(m.runs) != 0 {
+			return fmt.Errorf("%d runs in memory after the end", len(m.runs))
+		}
+		return nil
+	})
+	got, err := m.Get(t.Context(), st.SearchID)
+	if err != nil || got.State != end.State || got.Steps != 2 {
+		t.Fatalf("read back: %+v, %v (ended as %+v)", got, err, end)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.runs) != 0 {
+		t.Fatal("reading an ended search kept it in memory")
+	}
+}

@@ -151,14 +151,13 @@ func (m *Manager) find(ctx context.Context, id string) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r = loadedRun(rec, steps)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if cur, ok := m.runs[id]; ok {
 		return cur, nil // resumed meanwhile
 	}
-	m.runs[id] = r
-	return r, nil
+	// Not kept: memory holds live searches only (forget).
+	return loadedRun(rec, steps), nil
 }
 
 func newSearchID() string {
