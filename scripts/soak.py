@@ -104,6 +104,7 @@ def main():
     ap.add_argument("--warmup", type=float, default=5, help="minutes before the first window")
     ap.add_argument("--every", type=float, default=15, help="seconds between samples")
     ap.add_argument("--out", default="soak.json")
+    ap.add_argument("--serve-args", default="", help="more serve flags, e.g. '--result-ttl 5m' (state that a day's TTL keeps grows until then)")
     a = ap.parse_args()
     data, port, llm_port = tempfile.mkdtemp(prefix="kg-soak-"), free_port(), free_port()
     llm = subprocess.Popen([sys.executable, os.path.join(REPO, "scripts", "scripted_llm.py"), "--port", str(llm_port),
@@ -111,7 +112,7 @@ def main():
     log = open(os.path.join(data, "serve.log"), "wb")
     srv = subprocess.Popen([os.path.join(REPO, "bin", "kernelgate"), "serve", "--addr", f"127.0.0.1:{port}",
                             "--data", os.path.join(data, "d"), "--open", "--llm-url", f"http://127.0.0.1:{llm_port}/v1",
-                            "--model", "scripted"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                            "--model", "scripted", *a.serve_args.split()], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     c = Client(f"http://127.0.0.1:{port}")
     for _ in range(600):
         if c.call("GET", "/readyz")[0] == 200:
@@ -170,11 +171,14 @@ def main():
             samples.append({"t_s": round(time.monotonic() - t0, 1),
                             "rss_mb": (metric(text, "process_resident_memory_bytes") or 0) / 2**20,
                             "open_fds": metric(text, "process_open_fds"), "goroutines": metric(text, "go_goroutines"),
+                            "heap_inuse_mb": (metric(text, "go_memstats_heap_inuse_bytes") or 0) / 2**20,
+                            "heap_objects": metric(text, "go_memstats_heap_objects"),
                             "tree_rss_mb": tree_rss_kb(srv.pid) / 1024,
                             "evaluations": sum(float(l.split()[1]) for l in text.splitlines()
                                                if l.startswith("kernelgate_evaluations_total{"))})
             s = samples[-1]
-            print(f"{s['t_s']:7.0f}s rss {s['rss_mb']:6.1f} MiB tree {s['tree_rss_mb']:7.1f} MiB fds {s['open_fds']} "
+            print(f"{s['t_s']:7.0f}s rss {s['rss_mb']:6.1f} MiB heap {s['heap_inuse_mb']:6.1f} MiB "
+                  f"tree {s['tree_rss_mb']:7.1f} MiB fds {s['open_fds']} "
                   f"goroutines {s['goroutines']} evaluations {s['evaluations']:.0f}", flush=True)
     finally:
         stop.set()
@@ -186,7 +190,7 @@ def main():
     early = [s for s in samples if a.warmup * 60 <= s["t_s"] < (a.warmup + 5) * 60]
     late = [s for s in samples if s["t_s"] >= a.minutes * 60 - 5 * 60]
     summary = {}
-    for k in ("rss_mb", "tree_rss_mb", "open_fds", "goroutines"):
+    for k in ("rss_mb", "heap_inuse_mb", "heap_objects", "tree_rss_mb", "open_fds", "goroutines"):
         e = statistics.median(s[k] for s in early) if early else None
         l = statistics.median(s[k] for s in late) if late else None
         summary[k] = {"after_warmup": e, "end": l, "max": max(s[k] for s in samples),
