@@ -120,6 +120,7 @@ def main():
         time.sleep(0.5)
     else:
         raise SystemExit("serve not ready:\n" + open(os.path.join(data, "serve.log")).read()[-2000:])
+    c.codes.clear()   # the polls before serve listened are no answers of the soak
     stop, last = threading.Event(), {"batch": None}
 
     def rewards(i):
