@@ -77,7 +77,7 @@ class Admission:
         self.held = {}                        # holder -> MiB
         self.queue = collections.deque()      # (holder, MiB, asked at)
         self.learned = {}                     # task key -> MiB measured
-        self.asked = {}                       # holder -> (task key, its estimate)
+        self.asked = {}                       # holder -> its task's key
 
     def need(self, key, estimate_mb):
         """What an evaluation of the task reserves: MARGIN times what its evaluations
@@ -90,13 +90,13 @@ class Admission:
         known = self.learned.get(key)
         return known * MARGIN if known else float(estimate_mb or 0.0)
 
-    def request(self, who, mb, key=None, estimate=None):
-        """Queue who for mb MiB; with its task's key and estimate, a footprint measured
-        meanwhile (measured) re-sizes the request."""
+    def request(self, who, mb, key=None):
+        """Queue who for mb MiB; with its task's key, a footprint measured meanwhile
+        (measured) re-sizes the request."""
         if who in self.held or any(w is who for w, _, _ in self.queue):
             return
         if key is not None:
-            self.asked[who] = (key, estimate)
+            self.asked[who] = key
         self.queue.append((who, mb, self.clock()))
         self._grant_next()
 
@@ -117,7 +117,7 @@ class Admission:
             return
         self.learned[key] = max(self.learned.get(key, 0.0), float(mb))
         want = self.need(key, None)
-        ours = {who for who, (k, _) in self.asked.items() if k == key}
+        ours = {who for who, k in self.asked.items() if k == key}
         for who in ours & self.held.keys():
             self.held[who] = min(self.held[who], want)
         self.queue = collections.deque((who, want if who in ours else mb, asked)

@@ -309,7 +309,7 @@ class Zygote:
                 self._grant_mem(child, mb, False)
             else:
                 key = admission.task_key(child.job)
-                self.mem.request(child, self.mem.need(key, mb), key=key, estimate=mb)
+                self.mem.request(child, self.mem.need(key, mb), key=key)
         elif kind == "measured":
             if self.mem is not None:
                 self.mem.measured(admission.task_key(child.job), rec.get("mb"))

@@ -108,10 +108,10 @@ def test_a_footprint_measured_mid_run_resizes_its_task_waiting_and_running():
     adm, granted, _ = make(1000)
     key, other = task_key({"task": {"source": "x"}}), task_key({"task": {"source": "y"}})
     a, b, c, d = Holder("a"), Holder("b"), Holder("c"), Holder("d")
-    adm.request(a, 600, key=key, estimate=600)      # the group's first member, at the estimate
-    adm.request(b, 600, key=key, estimate=600)      # waits: 1200 > 1000
-    adm.request(c, 300, key=other, estimate=300)    # another task: FIFO behind b
-    adm.request(d, 600, key=key, estimate=600)
+    adm.request(a, 600, key=key)      # the group's first member, at the estimate
+    adm.request(b, 600, key=key)      # waits: 1200 > 1000
+    adm.request(c, 300, key=other)    # another task: FIFO behind b
+    adm.request(d, 600, key=key)
     assert [h for h, _ in granted] == [a]
     adm.measured(key, 200)                          # a got through correctness using 200
     want = MARGIN * 200
