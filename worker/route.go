@@ -34,7 +34,7 @@ func Satisfies(envs []Env, r *eval.Requires) bool {
 	}
 	want := parts(*r)
 	for _, e := range envs {
-		have := parts(eval.Requires{GPU: e.GPU, Torch: e.Torch, Triton: e.Triton})
+		have := envParts(e)
 		ok := true
 		for i := range want {
 			ok = ok && (want[i] == "" || want[i] == have[i])
@@ -50,25 +50,25 @@ func Satisfies(envs []Env, r *eval.Requires) bool {
 // order: every interactive subject its environments satisfy, then every
 // bulk one; the subjects without a requirement first in each.
 func Queues(mode string, envs []Env) []bus.Queue {
-	var out []bus.Queue
-	for _, interactive := range []bool{true, false} {
-		subjects := []string{""}
-		for _, e := range envs {
-			have := parts(eval.Requires{GPU: e.GPU, Torch: e.Torch, Triton: e.Triton})
-			for mask := 1; mask < 8; mask++ { // each non-empty subset of the three parts
-				r := [3]string{}
-				for i := range r {
-					if mask&(1<<i) != 0 {
-						r[i] = have[i]
-					}
-				}
-				if s := joinParts(r); s != "" && !slices.Contains(subjects, s) && !hasGap(r, mask) {
-					subjects = append(subjects, s)
+	suffixes := []string{""}
+	for _, e := range envs {
+		have := envParts(e)
+		for mask := 1; mask < 8; mask++ { // each non-empty subset of the three parts
+			r := [3]string{}
+			for i := range r {
+				if mask&(1<<i) != 0 {
+					r[i] = have[i]
 				}
 			}
+			if s := joinParts(r); s != "" && !slices.Contains(suffixes, s) && !hasGap(r, mask) {
+				suffixes = append(suffixes, s)
+			}
 		}
-		slices.Sort(subjects[1:])
-		for _, s := range subjects {
+	}
+	slices.Sort(suffixes[1:])
+	var out []bus.Queue
+	for _, interactive := range []bool{true, false} {
+		for _, s := range suffixes {
 			q := bus.Queue{Durable: Durable(mode), Filter: Subject(mode) + s}
 			if interactive {
 				q = bus.Queue{Durable: InteractiveDurable(mode), Filter: InteractiveSubject(mode) + s}
@@ -78,6 +78,11 @@ func Queues(mode string, envs []Env) []bus.Queue {
 		}
 	}
 	return out
+}
+
+// envParts are e's GPU model, torch and triton as subject tokens.
+func envParts(e Env) [3]string {
+	return parts(eval.Requires{GPU: e.GPU, Torch: e.Torch, Triton: e.Triton})
 }
 
 // hasGap: a part the subset asks for that this environment does not have
