@@ -20,6 +20,19 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = REPO / "bin" / "kernelgate"
 
 
+def logged_rows(data, table, columns):
+    """The rows of one Parquet table the sink has published so far, [] before its first part.
+
+    A partition directory can exist holding only the sink's hidden temp file; pyarrow then
+    finds no fragment and no schema, so a poll must not ask it for columns yet."""
+    import pyarrow.dataset as ds
+
+    root = Path(data) / "parquet" / f"table={table}"
+    if not any(root.rglob("part-*.parquet")):
+        return []
+    return ds.dataset(root, format="parquet", partitioning="hive").to_table(columns=columns).to_pylist()
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

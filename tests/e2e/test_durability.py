@@ -5,20 +5,14 @@ import collections
 import threading
 import time
 
-import pyarrow.dataset as ds
-
-from conftest import REPO
+from conftest import REPO, logged_rows
 
 TASK = (REPO / "datasets" / "ci" / "1_add_relu.py").read_text()
 KERNEL = (REPO / "datasets" / "solutions" / "ci" / "1_add_relu.py").read_text()
 
 
 def eval_ids(data):
-    root = data / "parquet" / "table=evaluations"
-    if not root.exists():
-        return []
-    t = ds.dataset(root, format="parquet", partitioning="hive").to_table(columns=["eval_id"])
-    return t.column("eval_id").to_pylist()
+    return [r["eval_id"] for r in logged_rows(data, "evaluations", ["eval_id"])]
 
 
 def test_kill9_then_restart_logs_every_acknowledged_row_exactly_once(serve):

@@ -12,9 +12,8 @@ import subprocess
 import time
 import urllib.request
 
-import pyarrow.dataset as ds
 
-from conftest import BIN, REPO, Serve, free_port
+from conftest import BIN, REPO, Serve, free_port, logged_rows
 
 TASK = (REPO / "datasets" / "ci" / "1_add_relu.py").read_text()
 KERNEL = (REPO / "datasets" / "solutions" / "ci" / "1_add_relu.py").read_text()
@@ -74,8 +73,7 @@ def queue_leaders(http_ports, consumer="eval-workers-cpu"):
 
 
 def rows(data):
-    t = ds.dataset(data / "parquet" / "table=evaluations", format="parquet", partitioning="hive")
-    return t.to_table(columns=["eval_id"]).column("eval_id").to_pylist()
+    return [r["eval_id"] for r in logged_rows(data, "evaluations", ["eval_id"])]
 
 
 def batch(srv, tag, n=3):

@@ -10,9 +10,7 @@ import subprocess
 import threading
 import time
 
-import pyarrow.dataset as ds
-
-from conftest import BIN, REPO, Serve, free_port
+from conftest import BIN, REPO, Serve, free_port, logged_rows
 from test_search_api import llm, sse  # noqa: F401 (llm is a fixture)
 
 TASK = (REPO / "datasets" / "ci" / "1_add_relu.py").read_text()
@@ -76,8 +74,7 @@ def test_a_gateway_without_workers_is_answered_by_a_worker_joined_over_nats(tmp_
         for w in workers:
             os.killpg(w.pid, signal.SIGKILL)
         assert srv.stop() == 0, srv.log()
-    rows = ds.dataset(srv.data / "parquet" / "table=evaluations", format="parquet", partitioning="hive") \
-        .to_table(columns=["batch_id", "status"]).to_pylist()
+    rows = logged_rows(srv.data, "evaluations", ["batch_id", "status"])
     assert sorted(r["status"] for r in rows if r["batch_id"] == resp["batch_id"]) == \
         ["compile_error", "correct", "correct", "correct"]
 
@@ -109,10 +106,7 @@ ModelNew.forward = _kg_slow
 
 
 def eval_rows(data):
-    root = data / "parquet" / "table=evaluations"
-    if not root.exists():
-        return []
-    return ds.dataset(root, format="parquet", partitioning="hive").to_table(columns=["eval_id", "batch_id"]).to_pylist()
+    return logged_rows(data, "evaluations", ["eval_id", "batch_id"])
 
 
 def wait_rows(srv, want, timeout_s=60):
