@@ -140,3 +140,42 @@ func TestEvalIsALeaf(t *testing.T) {
 	}
 	t.Fatal("no package eval")
 }
+
+// The job queue has one owner, dispatch (the evaluation service): the
+// gateway hands it work and follows results, and neither writes queue
+// messages nor talks to the queue's streams itself.
+func TestTheGatewayBuildsNoQueueMessage(t *testing.T) {
+	protocol := []string{"Job", "JobSubject", "Subject", "InteractiveSubject", "ResultsSubject", "PublishResult",
+		"Scored", "Shared", "Verdict", "Wait", "Join", "Unwait", "WorkKey", "ShareKey", "CacheKey", "CacheEntry", "Claim", "Drain"}
+	queueCalls := []string{"PublishJob", "QueueJob", "WithdrawJob", "Subscribe", "Notify", "PutResult", "PutBatch", "Results", "CacheGet"}
+	for _, p := range goList(t) {
+		if p.ImportPath != module+"/gateway" {
+			continue
+		}
+		if !slices.Contains(p.Imports, module+"/dispatch") {
+			t.Fatal("the gateway does not import dispatch: the test reads nothing")
+		}
+		for _, n := range selectors(t, p, module+"/dispatch") {
+			if slices.Contains(protocol, n) {
+				t.Errorf("the gateway uses dispatch.%s, the queue's wire protocol: ask dispatch.Service", n)
+			}
+		}
+		fset := token.NewFileSet()
+		for _, f := range p.GoFiles {
+			file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok && slices.Contains(queueCalls, sel.Sel.Name) {
+					if x, ok := sel.X.(*ast.SelectorExpr); ok && x.Sel.Name == "Bus" {
+						t.Errorf("%s: the gateway calls Bus.%s: the queue is dispatch's", fset.Position(sel.Pos()), sel.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
+		return
+	}
+	t.Fatal("no package gateway")
+}

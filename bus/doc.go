@@ -31,5 +31,6 @@
 // bounded (deadline.go); the embedded server's reports of damaged files are
 // read (damage.go), and Verify checks a stopped store (verify.go).
 //
-// Imported by the gateway and the workers (and cmd/kernelgate to wire them).
+// Imported by dispatch (the evaluation service), the worker, the gateway
+// (idempotency keys, readiness, metrics) and cmd/kernelgate to wire them.
 package bus

@@ -41,7 +41,7 @@ type Options struct {
 	// figures are not comparable (no speedup), but the judge's checks of the
 	// candidate's timer and timed outputs run, as they do on a GPU.
 	CPUTiming bool `json:"cpu_timing,omitempty"`
-	// Requires routes the job to workers of one environment (worker.Route):
+	// Requires routes the job to workers of one environment (dispatch.JobSubject):
 	// rewards a trainer compares should come from one GPU model and
 	// toolchain. Go-side only: the harness never reads it.
 	Requires *Requires `json:"requires,omitempty"`

@@ -4,16 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 // Batch statuses (schema Batch).
@@ -53,7 +50,7 @@ type batchResponse struct {
 	Results   []*eval.Verdict `json:"results"`
 	Cached    []*bool         `json:"cached"`
 	// Shared is true where the item ran nothing of its own: it got the
-	// verdict of an identical evaluation in flight (dedup.go).
+	// verdict of an identical evaluation in flight (dispatch/submit.go).
 	Shared []*bool `json:"shared"`
 	// Valid is false where the reward function says "not the candidate's
 	// fault: exclude this sample" (harness_error, a task error); Notes say why
@@ -68,7 +65,7 @@ type batchResponse struct {
 	MakespanMS    *float64 `json:"makespan_ms,omitempty"`
 	SlowestExecMS *float64 `json:"slowest_exec_ms,omitempty"`
 
-	items []*worker.Result // what came in, by index
+	items []*dispatch.Result // what came in, by index
 }
 
 func newBatchResponse(rec batchRecord) *batchResponse {
@@ -78,12 +75,12 @@ func newBatchResponse(rec batchRecord) *batchResponse {
 		Rewards: make([]*float64, rec.Total), Results: make([]*eval.Verdict, rec.Total),
 		Cached: make([]*bool, rec.Total), Shared: make([]*bool, rec.Total),
 		Valid: make([]*bool, rec.Total), Notes: make([]*string, rec.Total),
-		items: make([]*worker.Result, rec.Total),
+		items: make([]*dispatch.Result, rec.Total),
 	}
 }
 
 // add fills r's slot, unless it is out of range or already filled.
-func (b *batchResponse) add(r worker.Result) {
+func (b *batchResponse) add(r dispatch.Result) {
 	if r.Index < 0 || r.Index >= b.Total || b.items[r.Index] != nil {
 		return
 	}
@@ -117,26 +114,14 @@ func (b *batchResponse) ref() batchRef {
 	return batchRef{BatchID: b.BatchID, Status: statusRunning, Done: b.Done, Total: b.Total, Location: batchLocation(b.BatchID)}
 }
 
-// decodeResult decodes a stored or announced result of a batch of total items.
-func decodeResult(data []byte, total int) (worker.Result, error) {
-	var r worker.Result
-	if err := json.Unmarshal(data, &r); err != nil {
-		return r, fmt.Errorf("decoding a result: %w", err)
-	}
-	if r.Index < 0 || r.Index >= total {
-		return r, fmt.Errorf("result index %d outside the batch's %d items", r.Index, total)
-	}
-	return r, nil
-}
-
 // record reads batch id's record; an unknown (or malformed, or expired) id
 // is a 404 with code.
 func (s *Server) record(ctx context.Context, id string, code Code) (batchRecord, *apiError) {
 	var rec batchRecord
-	data, ok, err := s.deps.Bus.Batch(ctx, id)
+	data, ok, err := s.evals.Record(ctx, id)
 	if err != nil {
 		s.log.Error("reading a batch record failed", "batch", id, "err", err)
-		return rec, storeError(err, "the result store")
+		return rec, submitError(err)
 	}
 	if !ok {
 		return rec, newError(code, "id", "no batch or evaluation %q (unknown, or older than the result TTL)", id)
@@ -154,42 +139,16 @@ func (s *Server) loadBatch(ctx context.Context, id string, code Code) (*batchRes
 	if aerr != nil {
 		return nil, aerr
 	}
-	stored, err := s.deps.Bus.Results(ctx, id)
-	if errors.Is(err, bus.ErrStoreTimeout) {
-		// A damaged block can leave the one-pass read without its end
-		// (bus/deadline.go); the items one by one still answer.
-		s.log.Warn("reading a batch's results in one pass did not finish; reading them one by one", "batch", id, "err", err)
-		stored, err = s.resultsByIndex(ctx, id, rec.Total)
-	}
+	stored, err := s.evals.Results(ctx, id, rec.Total)
 	if err != nil {
 		s.log.Error("reading results failed", "batch", id, "err", err)
-		return nil, storeError(err, "the result store")
+		return nil, submitError(err)
 	}
 	resp := newBatchResponse(rec)
-	for _, data := range stored {
-		r, err := decodeResult(data, rec.Total)
-		if err != nil {
-			s.log.Error("bad stored result", "batch", id, "err", err)
-			continue
-		}
+	for _, r := range stored {
 		resp.add(r)
 	}
 	return resp, nil
-}
-
-// resultsByIndex reads the results of a batch of total items one key at a time.
-func (s *Server) resultsByIndex(ctx context.Context, id string, total int) (map[int][]byte, error) {
-	out := map[int][]byte{}
-	for i := range total {
-		data, _, ok, err := s.deps.Bus.Result(ctx, id, i)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out[i] = data
-		}
-	}
-	return out, nil
 }
 
 // getBatch is GET /v1/batches/{id}.

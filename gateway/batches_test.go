@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 func decodeBatch(t *testing.T, rec *httptest.ResponseRecorder) batchResponse {
@@ -188,12 +188,12 @@ func TestBatchNotFound(t *testing.T) {
 // slowest run; a running one says neither.
 func TestBatchMakespan(t *testing.T) {
 	b := newBatchResponse(batchRecord{ID: "b_1", Total: 3})
-	b.add(worker.Result{Index: 0, QueueWaitMS: 10, ExecMS: 100})
-	b.add(worker.Result{Index: 1, QueueWaitMS: 150, ExecMS: 40})
+	b.add(dispatch.Result{Index: 0, QueueWaitMS: 10, ExecMS: 100})
+	b.add(dispatch.Result{Index: 1, QueueWaitMS: 150, ExecMS: 40})
 	if b.MakespanMS != nil || b.SlowestExecMS != nil {
 		t.Fatal("makespan before the batch is done")
 	}
-	b.add(worker.Result{Index: 2, Cached: true}) // answered without running
+	b.add(dispatch.Result{Index: 2, Cached: true}) // answered without running
 	if b.MakespanMS == nil || *b.MakespanMS != 190 || *b.SlowestExecMS != 100 {
 		t.Fatalf("makespan %v, slowest %v; want 190, 100", b.MakespanMS, b.SlowestExecMS)
 	}

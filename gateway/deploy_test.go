@@ -20,8 +20,8 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 // The Grafana dashboard and the alert rules in deploy/ are read by their
@@ -138,7 +138,7 @@ func sdkError(err error) error {
 func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	srv := New(Config{}, Deps{Bus: startBus(t, bus.Options{}), GPUs: twoH200s(), Log: kgtest.Logger(t)})
-	var r worker.Result
+	var r dispatch.Result
 	if err := json.Unmarshal([]byte(`{"index":0,"id":"b-0","verdict":{"status":"correct","stage_ms":{"fork":3}},"queue_wait_ms":2,"exec_ms":9}`), &r); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/episode"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
@@ -279,7 +280,7 @@ func (s *Server) evaluateStep(ctx context.Context, e episode.Episode, completion
 	if aerr != nil {
 		return episode.Evaluation{}, aerr
 	}
-	return episode.Evaluation{Verdict: *resp.Results[0], Reward: *resp.Rewards[0], EvalID: evalID(resp.BatchID, 0)}, nil
+	return episode.Evaluation{Verdict: *resp.Results[0], Reward: *resp.Rewards[0], EvalID: dispatch.EvalID(resp.BatchID, 0)}, nil
 }
 
 // stepError is the answer to a step the episode service refused.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
@@ -48,7 +49,7 @@ func (f *fakeEvaluator) Evaluate(ctx context.Context, j eval.Job) (eval.Verdict,
 	case strings.Contains(j.Code, "slow"):
 		status = eval.StatusTimeout
 	}
-	v := worker.Verdict(eval.TimingCPUInterpreter, worker.Job{Task: j.Task, Code: j.Code}, status, "fake verdict", "")
+	v := dispatch.Verdict(eval.TimingCPUInterpreter, dispatch.Job{Task: j.Task, Code: j.Code}, status, "fake verdict", "")
 	v.Compiled, v.Correct = status != eval.StatusInvalidSubmission, status == eval.StatusCorrect
 	v.Env = fakeEnv
 	return v, nil
@@ -58,7 +59,7 @@ func (f *fakeEvaluator) Evaluate(ctx context.Context, j eval.Job) (eval.Verdict,
 var fakeEnv = eval.Env{Device: "cpu", Python: "3.12.3", Torch: "2.11.0+cu130", Triton: "3.6.0", HarnessVersion: "0.2.0"}
 
 // fakeEnvs are the pool environments of a gateway in front of the fake.
-func fakeEnvs() []worker.Env { return []worker.Env{worker.EnvOf(eval.Verdict{Env: fakeEnv})} }
+func fakeEnvs() []dispatch.Env { return []dispatch.Env{dispatch.EnvOf(eval.Verdict{Env: fakeEnv})} }
 
 func (f *fakeEvaluator) Stats() []harness.ZygoteStats {
 	return []harness.ZygoteStats{{Label: "cpu", Up: true, Concurrency: 4}}
@@ -97,7 +98,7 @@ func startFake(t *testing.T, cfg Config) (*Server, *bus.Bus, *fakeEvaluator) {
 
 // newFakeGateway is another gateway over b (whose workers run the fake),
 // whose pool is envs.
-func newFakeGateway(t *testing.T, cfg Config, b *bus.Bus, envs func() []worker.Env) *Server {
+func newFakeGateway(t *testing.T, cfg Config, b *bus.Bus, envs func() []dispatch.Env) *Server {
 	return New(cfg, Deps{Bus: b, Ready: func() error { return nil }, Envs: envs,
 		TimingMode: func() string { return eval.TimingCPUInterpreter }, Log: kgtest.Logger(t)})
 }

@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/episode"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/tasks"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 // scriptedEvaluator stands in for the harness behind a real worker and bus:
@@ -35,33 +35,33 @@ func (f *scriptedEvaluator) Evaluate(_ context.Context, j eval.Job) (eval.Verdic
 	f.mu.Lock()
 	f.jobs = append(f.jobs, j)
 	f.mu.Unlock()
-	wj := worker.Job{Task: j.Task, Code: j.Code}
+	wj := dispatch.Job{Task: j.Task, Code: j.Code}
 	switch {
 	case strings.Contains(j.Code, "FAIL") || (j.TaskCheck && strings.Contains(j.Task.Source, "FAIL")):
 		return eval.Verdict{}, errFake
 	case j.TaskCheck && strings.Contains(j.Task.Source, "BROKEN"):
-		v := worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusHarnessError, "task error: reference raised RuntimeError: BROKEN", "")
+		v := dispatch.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusHarnessError, "task error: reference raised RuntimeError: BROKEN", "")
 		v.TaskError = j.Task.Path + ": reference raised RuntimeError: BROKEN"
 		return v, nil
 	case j.TaskCheck:
-		return worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusCorrect, "task check passed", ""), nil
+		return dispatch.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusCorrect, "task check passed", ""), nil
 	case j.Code == "": // as the judge: the reference is checked first, then the empty submission
 		if strings.Contains(j.Task.Source, "BROKEN") {
-			v := worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusHarnessError, "task error: BROKEN reference", "")
+			v := dispatch.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusHarnessError, "task error: BROKEN reference", "")
 			v.TaskError = j.Task.Path + ": the reference does not define Model (BROKEN)"
 			return v, nil
 		}
-		return worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusInvalidSubmission, "empty submission", ""), nil
+		return dispatch.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusInvalidSubmission, "empty submission", ""), nil
 	case strings.Contains(j.Code, "GOOD"):
-		v := worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusCorrect, "", "")
+		v := dispatch.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusCorrect, "", "")
 		v.Compiled, v.Correct, v.TrialsPassed, v.TrialsTotal = true, true, 2, 2
 		return v, nil
 	case strings.Contains(j.Code, "HACK"):
-		v := worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusRewardHack, "reward hack checks failed: cache", "")
+		v := dispatch.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusRewardHack, "reward hack checks failed: cache", "")
 		v.Compiled, v.HackFlags = true, []string{eval.FlagCache}
 		return v, nil
 	}
-	v := worker.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusIncorrect, "mismatch in trial 0 (seed 0): worst at index 3", "Mismatch: output mismatch")
+	v := dispatch.Verdict(eval.TimingCPUInterpreter, wj, eval.StatusIncorrect, "mismatch in trial 0 (seed 0): worst at index 3", "Mismatch: output mismatch")
 	v.Compiled, v.TrialsTotal = true, 2
 	return v, nil
 }

@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/gpu"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 // fakeGPUs is a hand-written harness: fixed devices and zygote stats.
@@ -128,7 +128,7 @@ func TestMetricsObserve(t *testing.T) {
 		`{"index":0,"id":"b-0","reward":1,"verdict":{"status":"correct","stage_ms":` + string(stagesJSON) + `},"queue_wait_ms":20,"exec_ms":1600}`,
 		`{"index":1,"id":"b-1","reward":0,"verdict":{"status":"made_up"}}`,
 	} {
-		var res worker.Result
+		var res dispatch.Result
 		if err := json.Unmarshal([]byte(r), &res); err != nil {
 			t.Fatal(err)
 		}

@@ -139,12 +139,12 @@ func (s *Server) replay(ctx context.Context, id string, wait time.Duration) (*ba
 // await reads stored batch id and waits up to wait for the rest of its verdicts.
 func (s *Server) await(ctx context.Context, id string, total int, wait time.Duration) (*batchResponse, *apiError) {
 	// Subscribe before reading: a result stored after the read is announced after it.
-	f, err := s.follow(ctx, id, total)
+	f, err := s.evals.Follow(ctx, id, total)
 	if err != nil {
 		s.log.Error("subscribe failed", "batch", id, "err", err)
-		return nil, storeError(err, "the queue")
+		return nil, submitError(err)
 	}
-	defer f.close()
+	defer f.Close()
 	resp, aerr := s.loadBatch(ctx, id, CodeBatchNotFound)
 	if aerr != nil || resp.complete() || wait == 0 {
 		return resp, aerr
@@ -154,7 +154,7 @@ func (s *Server) await(ctx context.Context, id string, total int, wait time.Dura
 	wctx, cancelStop := s.untilStopping(wctx)
 	defer cancelStop()
 	for !resp.complete() {
-		r, err := f.next(wctx) // stored ones come again first: add keeps the first of each
+		r, err := f.Next(wctx) // stored ones come again first: add keeps the first of each
 		if err != nil {
 			break
 		}

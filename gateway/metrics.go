@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"math"
 	"net/http"
@@ -17,8 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 // latencyBuckets (seconds) reach 10 minutes: a reward request may wait for
@@ -132,7 +131,7 @@ func (m *metrics) stageLabel(name string) string {
 }
 
 // observe records one announced result.
-func (m *metrics) observe(r worker.Result) {
+func (m *metrics) observe(r dispatch.Result) {
 	status := string(r.Verdict.Status)
 	if !slices.Contains(eval.Statuses, r.Verdict.Status) {
 		status = "unknown"
@@ -156,41 +155,18 @@ func (m *metrics) observe(r worker.Result) {
 	}
 }
 
-// metricsQueue is the queue group of the gateways' result observers: each
-// announced result is counted by one gateway, so sums over them are right.
-const metricsQueue = "kernelgate-metrics"
-
 // observeResults counts every result announced on the bus (workers' and the
-// gateway's own) until stop is called; stop waits for the goroutine.
+// gateway's own; each by one gateway, so sums over them are right) until
+// stop is called; stop waits for the goroutine.
 func (s *Server) observeResults(ctx context.Context) (stop func(), err error) {
 	if s.deps.Bus == nil {
 		return func() {}, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	sub, err := s.deps.Bus.Observe(ctx, worker.ResultsSubject(">"), metricsQueue)
+	done, err := s.evals.Observe(ctx, s.metrics.observe)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer sub.Unsubscribe()
-		for {
-			data, err := sub.Next(ctx)
-			if err != nil {
-				if ctx.Err() == nil {
-					s.log.Warn("result observer stopped; evaluation metrics stop counting", "err", err)
-				}
-				return
-			}
-			var r worker.Result
-			if err := json.Unmarshal(data, &r); err != nil {
-				s.log.Warn("undecodable result notification", "err", err)
-				continue
-			}
-			s.metrics.observe(r)
-		}
-	}()
 	return func() { cancel(); <-done }, nil
 }

@@ -7,9 +7,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 // verdictMetrics are what the dashboard needs beyond the status counts:
@@ -64,7 +64,7 @@ func (v *verdictMetrics) collectors(s *Server) []prometheus.Collector {
 }
 
 // observe counts one announced result (metrics.observe calls it for each).
-func (v *verdictMetrics) observe(r worker.Result) {
+func (v *verdictMetrics) observe(r dispatch.Result) {
 	seen := map[string]bool{}
 	for _, f := range r.Verdict.HackFlags {
 		if !slices.Contains(eval.HackFlags, f) {

@@ -11,10 +11,10 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 // scrape reads a gateway's /metrics into families.
@@ -49,9 +49,9 @@ func series(fams map[string]*dto.MetricFamily, name string) map[string]float64 {
 	return out
 }
 
-func result(t *testing.T, js string) worker.Result {
+func result(t *testing.T, js string) dispatch.Result {
 	t.Helper()
-	var r worker.Result
+	var r dispatch.Result
 	if err := json.Unmarshal([]byte(js), &r); err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ type batchSpec struct {
 	options  eval.Options
 	wait     time.Duration // 0: answer 202 at once
 	// deadline (0: none) is how long after acceptance an unfinished item is
-	// given up (worker.Job.Deadline).
+	// given up (dispatch.Job.Deadline).
 	deadline time.Duration
 	// bypass: the request said cache false, so every item runs (no answer
 	// from the result cache, none shared). False, the zero value, for every

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,9 +11,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/harness/submission"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 // rewards is POST /v1/rewards: 200 with the batch when every verdict is in
@@ -64,14 +64,14 @@ func (s *Server) runBatch(ctx context.Context, id string, spec batchSpec) (*batc
 		}
 	}
 	log := s.log.With("batch", id)
-	// Subscribe first: a result announced before we listen would be missed.
+	// Follow first: a result announced before we listen would be missed.
 	// Nothing is stored under a fresh id yet, so there is nothing to load.
-	f, err := s.follow(ctx, id, len(spec.items))
+	f, err := s.evals.Follow(ctx, id, len(spec.items))
 	if err != nil {
 		log.Error("subscribe failed", "err", err)
-		return nil, storeError(err, "the queue")
+		return nil, submitError(err)
 	}
-	defer f.close()
+	defer f.Close()
 	rec, aerr := s.accept(ctx, id, spec)
 	if aerr != nil {
 		return nil, aerr
@@ -85,7 +85,7 @@ func (s *Server) runBatch(ctx context.Context, id string, spec batchSpec) (*batc
 	wctx, cancelStop := s.untilStopping(wctx)
 	defer cancelStop()
 	for !resp.complete() {
-		r, err := f.next(wctx)
+		r, err := f.Next(wctx)
 		if err != nil {
 			if wctx.Err() == nil {
 				log.Error("receiving results failed; answering 202", "err", err)
@@ -113,83 +113,55 @@ func (s *Server) runBatchToEnd(ctx context.Context, spec batchSpec) (*batchRespo
 	return resp, nil
 }
 
-// accept queues the batch's work (items without code are answered here with
-// invalid_submission when the task is registered; identical items are
-// evaluated once, dedup.go) and then stores the batch record, which makes
-// the batch visible. A batch is queued whole or refused: when an item or the
-// record is refused, the jobs queued before it are taken back (rollback.go). A client that
-// leaves meanwhile does not stop it halfway: the bus bounds each step.
+// accept queues the batch's work and stores its record (dispatch.Submit:
+// the result cache, identical items evaluated once, a batch queued whole or
+// refused).
 func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRecord, *apiError) {
-	ctx = context.WithoutCancel(ctx)
-	log := s.log.With("batch", id)
 	now, who := time.Now().UTC(), identityOf(ctx)
 	rec := batchRecord{ID: id, Total: len(spec.items), CreatedAt: now, TaskName: spec.task.Name,
 		TaskHash: eval.HashSource(spec.task.Source), RewardFn: spec.rewardFn}
-	jobs := make([]worker.Job, 0, len(spec.items))
-	for i, item := range spec.items {
-		job := worker.Job{
-			ID: evalID(id, i), BatchID: id, Index: i, Task: spec.task, TaskID: spec.taskID,
-			Code: item, Options: spec.options, RewardFn: spec.rewardFn, EnqueuedAt: now,
-			RequestID: who.requestID, ClientID: who.clientID, Prompt: spec.promptOf(i),
-		}
-		if spec.deadline > 0 {
-			job.Deadline = now.Add(spec.deadline)
-		}
-		if spec.fromText {
-			text := item
-			job.Completion = &text
-			code, _, xerr := submission.Extract(item)
-			job.Code = code
-			// No code: answered here for a registered (checked) task. An inline
-			// reference may be broken, which is no fault of the completion's: the
-			// harness checks it first (worker.hinted words the verdict).
-			if xerr != nil && spec.taskID != "" {
-				if err := s.answerInvalid(ctx, job, xerr); err != nil {
-					log.Error("publishing an invalid_submission verdict failed", "err", err)
-					return rec, storeError(err, "the queue")
-				}
-				continue
-			}
-		}
-		jobs = append(jobs, job)
-	}
-	handled := len(spec.items) - len(jobs)
-	groups := groupIdentical(jobs, !spec.bypass)
-	for i, g := range groups {
-		if aerr := s.queueGroup(ctx, log, g, handled, len(spec.items)); aerr != nil {
-			s.rollback(ctx, log, groups[:i])
-			return rec, aerr
-		}
-		handled += len(g.jobs)
-	}
 	data, err := json.Marshal(rec)
-	if err == nil {
-		err = s.deps.Bus.PutBatch(ctx, id, data)
-	}
 	if err != nil {
-		log.Error("storing the batch record failed", "err", err)
-		s.rollback(ctx, log, groups)
-		return rec, storeError(err, "the result store")
+		return rec, newError(CodeInternal, "", "encoding the batch record: %v", err)
 	}
-	return rec, nil
+	b := dispatch.Batch{
+		ID: id, Task: spec.task, TaskID: spec.taskID, Items: make([]dispatch.Item, len(spec.items)),
+		Options: spec.options, RewardFn: spec.rewardFn, Share: !spec.bypass,
+		RequestID: who.requestID, ClientID: who.clientID, Record: data,
+	}
+	if spec.deadline > 0 {
+		b.Deadline = now.Add(spec.deadline)
+	}
+	for i, item := range spec.items {
+		b.Items[i] = dispatch.Item{Code: item, Prompt: spec.promptOf(i)}
+		if spec.fromText {
+			b.Items[i] = dispatch.Item{Completion: &item, Prompt: spec.promptOf(i)}
+		}
+	}
+	return rec, submitError(s.evals.Submit(ctx, b))
 }
 
-// evalID is the id of item i of a batch: its job, its event, its eval_id.
-func evalID(batchID string, i int) string { return fmt.Sprintf("%s-%05d", batchID, i) }
-
-// answerInvalid logs and announces the invalid_submission verdict of a
-// completion without code, as a worker would for an evaluated one.
-func (s *Server) answerInvalid(ctx context.Context, job worker.Job, xerr error) error {
-	v := worker.Verdict(s.deps.TimingMode(), job, eval.StatusInvalidSubmission, submission.NoCodeFeedback(xerr), "no_code")
-	return worker.PublishResult(ctx, s.deps.Bus, job, worker.Scored(job, v))
+// submitError is the answer to an error of the evaluation service.
+func submitError(err error) *apiError {
+	var full *dispatch.QueueFullError
+	var store *dispatch.StoreError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &full):
+		return newError(CodeQueueFull, "", "%s; retry after %d s", full, RetryAfter)
+	case errors.As(err, &store):
+		return storeError(store.Err, store.What)
+	}
+	return newError(CodeInternal, "", "%v", err)
 }
 
 // canRun refuses a batch whose options require an environment no worker
 // here has: its jobs would wait in the queue for one that may never come
-// (worker.Route). A worker that joins later makes the same request good.
+// (dispatch.Route). A worker that joins later makes the same request good.
 func (s *Server) canRun(r *eval.Requires) *apiError {
 	envs := s.deps.Envs()
-	if worker.Satisfies(envs, r) {
+	if dispatch.Satisfies(envs, r) {
 		return nil
 	}
 	have := make([]string, 0, len(envs))

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/rollout"
 	"github.com/kernelgate/kernelgate/rollout/runner"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 func searchServer(t *testing.T) (http.Handler, *fakeSearches) {
@@ -49,7 +49,7 @@ func TestSearchSchemasMatchGoTypes(t *testing.T) {
 
 // goodStep is a step that made node n with a correct verdict.
 func goodStep(n int) rollout.Step {
-	v := worker.Verdict(eval.TimingCPUInterpreter, worker.Job{Code: "GOOD"}, eval.StatusCorrect, "", "")
+	v := dispatch.Verdict(eval.TimingCPUInterpreter, dispatch.Job{Code: "GOOD"}, eval.StatusCorrect, "", "")
 	v.Compiled, v.Correct = true, true
 	return rollout.Step{Node: n, Action: rollout.ActionLarge, Policy: "adaexplore", Code: "GOOD",
 		Prompt: []rollout.Message{{Role: "user", Content: "write\na kernel"}}, Completion: "```python\nGOOD\n```",

@@ -15,11 +15,11 @@ import (
 
 	"github.com/kernelgate/kernelgate"
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/episode"
 	"github.com/kernelgate/kernelgate/gateway/apikey"
 	"github.com/kernelgate/kernelgate/rollout/runner"
 	"github.com/kernelgate/kernelgate/tasks"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 // Defaults of Config.
@@ -100,10 +100,13 @@ type Deps struct {
 	// makes itself (invalid_submission).
 	TimingMode func() string
 	// Envs are the environments of the workers that would run a job now
-	// (worker.PoolEnvs); a cached verdict is served only when it was made
-	// in one of them. Nil: those of GPUs when it can say (worker.Pool, as a
+	// (dispatch.PoolEnvs); a cached verdict is served only when it was made
+	// in one of them. Nil: those of GPUs when it can say (dispatch.Pool, as a
 	// *harness.Supervisor), else none, and the cache answers nothing.
-	Envs func() []worker.Env
+	Envs func() []dispatch.Env
+	// Evals is the evaluation service (nil: one over Bus, with TimingMode,
+	// Envs and Config.ResultPoll).
+	Evals *dispatch.Service
 	// Tasks resolves task ids (nil: no suites, API tasks kept in memory).
 	Tasks *tasks.Registry
 	// Episodes keeps episodes (nil: the episode endpoints answer 503).
@@ -133,6 +136,7 @@ type Server struct {
 	authFails   *authFails  // nil: failed authentications not limited
 	exportQuota *limiter    // nil: no export quota (exports.go)
 	taskChecks  *taskChecks // task checks in flight or recently done (taskchecks.go)
+	evals       *dispatch.Service
 	metrics     *metrics
 	requireKeys atomic.Bool // listening beyond loopback: keys enforced even when none exist
 	draining    atomic.Bool // shutting down: /readyz answers 503
@@ -154,15 +158,19 @@ func New(cfg Config, deps Deps) *Server {
 		deps.TimingMode = func() string { return "" }
 	}
 	if deps.Envs == nil {
-		deps.Envs = func() []worker.Env { return nil }
-		if p, ok := deps.GPUs.(worker.Pool); ok {
-			deps.Envs = func() []worker.Env { return worker.PoolEnvs(p) }
+		deps.Envs = func() []dispatch.Env { return nil }
+		if p, ok := deps.GPUs.(dispatch.Pool); ok {
+			deps.Envs = func() []dispatch.Env { return dispatch.PoolEnvs(p) }
 		}
 	}
 	if deps.Tasks == nil {
 		deps.Tasks, _ = tasks.NewRegistry(nil, nil) // no suite: cannot fail
 	}
 	s := &Server{cfg: cfg.withDefaults(), deps: deps, log: deps.Log.With("component", "gateway"), stopping: make(chan struct{})}
+	s.evals = deps.Evals
+	if s.evals == nil {
+		s.evals = &dispatch.Service{Bus: deps.Bus, Mode: deps.TimingMode, Envs: deps.Envs, Poll: s.cfg.ResultPoll, Log: s.log}
+	}
 	s.limiter = newLimiter(s.cfg.RateLimit, s.cfg.RateBurst, time.Now)
 	s.authFails = newAuthFails(s.cfg.Doors.AuthFailLimit, s.cfg.Doors.AuthFailWindow, time.Now)
 	s.exportQuota = newExportQuota(s.cfg.ExportsPerHour, time.Now)

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 // heldWorker is a hand-written worker speaking the real protocol: it pulls
@@ -26,8 +26,8 @@ func heldWorker(t *testing.T, b *bus.Bus) (took <-chan string, release func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- b.Jobs(ctx, worker.Durable(eval.TimingGPU), func(ctx context.Context, j bus.Job) error {
-			var job worker.Job
+		done <- b.Jobs(ctx, dispatch.Durable(eval.TimingGPU), func(ctx context.Context, j bus.Job) error {
+			var job dispatch.Job
 			if err := json.Unmarshal(j.Data, &job); err != nil {
 				return err
 			}
@@ -37,9 +37,9 @@ func heldWorker(t *testing.T, b *bus.Bus) (took <-chan string, release func()) {
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			v := worker.Verdict(eval.TimingCPUInterpreter, job, eval.StatusCorrect, "", "")
-			return worker.PublishResult(ctx, b, job, worker.Result{Index: job.Index, ID: job.ID, Reward: 1, Valid: true, Verdict: v, ExecMS: 5})
-		}, bus.WithConcurrency(4), bus.WithFilter(worker.Subject(eval.TimingGPU))) // a gateway whose mode is unknown queues for GPUs
+			v := dispatch.Verdict(eval.TimingCPUInterpreter, job, eval.StatusCorrect, "", "")
+			return dispatch.PublishResult(ctx, b, job, dispatch.Result{Index: job.Index, ID: job.ID, Reward: 1, Valid: true, Verdict: v, ExecMS: 5})
+		}, bus.WithConcurrency(4), bus.WithFilter(dispatch.Subject(eval.TimingGPU))) // a gateway whose mode is unknown queues for GPUs
 	}()
 	released := false
 	t.Cleanup(func() {

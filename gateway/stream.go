@@ -34,15 +34,15 @@ func (s *Server) streamBatch(c *gin.Context) {
 		abort(c, aerr)
 		return
 	}
-	f, err := s.follow(ctx, id, rec.Total) // subscribe before reading the store
+	f, err := s.evals.Follow(ctx, id, rec.Total) // subscribe before reading the store
 	if err == nil {
-		defer f.close()
-		err = f.load(ctx)
+		defer f.Close()
+		err = f.Load(ctx)
 	}
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Error("following a batch failed", "batch", id, "err", err)
-			abort(c, storeError(err, "the result store"))
+			abort(c, submitError(err))
 		}
 		return
 	}
@@ -55,7 +55,7 @@ func (s *Server) streamBatch(c *gin.Context) {
 	defer cancel()
 	enc := json.NewEncoder(c.Writer)
 	for {
-		r, err := f.next(sctx)
+		r, err := f.Next(sctx)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && sctx.Err() == nil {
 				s.log.Error("stream ended early", "batch", id, "err", err)

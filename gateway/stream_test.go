@@ -14,10 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 // stream opens GET /v1/batches/{id}/stream on a real server (so lines
@@ -172,42 +170,5 @@ func TestStreamEnds(t *testing.T) {
 				t.Logf("body: %v", err)
 			}
 		})
-	}
-}
-
-// A notification lost on the way costs ResultPoll, not the wait: the
-// follower re-reads the store. Duplicates and garbage are dropped.
-func TestFollowerRereadsTheStore(t *testing.T) {
-	b := startBus(t, bus.Options{})
-	srv := New(Config{ResultPoll: 100 * time.Millisecond}, Deps{Bus: b, Log: kgtest.Logger(t)})
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	f, err := srv.follow(ctx, "b_F", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.close()
-	result := func(i int) []byte {
-		data, _ := json.Marshal(worker.Result{Index: i, ID: fmt.Sprintf("b_F-%05d", i), Reward: float64(i)})
-		return data
-	}
-	// Stored, never announced.
-	if _, err := b.PutResult(ctx, "b_F", 1, result(1)); err != nil {
-		t.Fatal(err)
-	}
-	r, err := f.next(ctx)
-	if err != nil || r.Index != 1 {
-		t.Fatalf("next = %+v, %v; want index 1 from the store", r, err)
-	}
-	for _, data := range [][]byte{result(1), []byte("{"), result(7), result(0)} {
-		if err := b.Notify(ctx, worker.ResultsSubject("b_F"), data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if r, err := f.next(ctx); err != nil || r.Index != 0 {
-		t.Fatalf("next = %+v, %v; want index 0", r, err)
-	}
-	if _, err := f.next(ctx); !errors.Is(err, io.EOF) {
-		t.Fatalf("after both: %v, want io.EOF", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/tasks"
 )
@@ -132,21 +132,24 @@ func (s *Server) startTaskCheck(ctx context.Context, id string, t eval.Task) (*t
 	if chk := s.taskChecks.join(id, hash); chk != nil {
 		return chk, nil
 	}
-	sub, aerr := s.publishTaskCheck(ctx, t)
-	if aerr != nil {
-		return nil, aerr
+	// Queued in the request, so a full queue (429) or a broken one is its
+	// answer; the wait is not, so a client that leaves does not stop it.
+	f, err := s.evals.CheckTask(ctx, t, s.cfg.defaultOptions()) // fits the host, as an evaluation's would
+	if err != nil {
+		s.log.Error("queueing a task check failed", "task", id, "err", err)
+		return nil, submitError(err)
 	}
 	chk := &taskCheck{id: newID("tc_"), taskID: id, hash: hash, done: make(chan struct{})}
 	s.taskChecks.add(chk)
-	go s.finishTaskCheck(chk, sub, t.Source)
+	go s.finishTaskCheck(chk, f, t.Source)
 	return chk, nil
 }
 
 // finishTaskCheck waits for the verdict and registers the task when valid.
-func (s *Server) finishTaskCheck(chk *taskCheck, sub *bus.Subscription, source string) {
+func (s *Server) finishTaskCheck(chk *taskCheck, f *dispatch.Follower, source string) {
 	ctx, cancel := s.untilStopping(context.Background())
 	defer cancel()
-	v, aerr := s.awaitTaskCheck(ctx, sub, taskCheckLimit)
+	v, aerr := s.awaitTaskCheck(ctx, f, taskCheckLimit)
 	switch {
 	case aerr != nil:
 		s.log.Warn("task check failed", "task", chk.taskID, "check", chk.id, "err", aerr)

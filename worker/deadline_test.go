@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 )
@@ -38,16 +39,16 @@ func TestDeadline(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := &stallingEvaluator{}
 			b := startRun(t, ev)
-			sub, err := b.Subscribe(t.Context(), ResultsSubject("b1"))
+			sub, err := b.Subscribe(t.Context(), dispatch.ResultsSubject("b1"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer sub.Unsubscribe()
-			job := Job{ID: "b1-00000", BatchID: "b1", Task: eval.Task{Name: "t", Source: "src"}, Code: "code",
+			job := dispatch.Job{ID: "b1-00000", BatchID: "b1", Task: eval.Task{Name: "t", Source: "src"}, Code: "code",
 				Options: eval.DefaultOptions(), RewardFn: "binary", EnqueuedAt: time.Now(), Deadline: time.Now().Add(tt.deadline)}
 			data, _ := json.Marshal(job)
 			t0 := time.Now()
-			if err := b.PublishJob(t.Context(), Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
+			if err := b.PublishJob(t.Context(), dispatch.Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
 				t.Fatal(err)
 			}
 			r := next(t, sub)
@@ -67,14 +68,14 @@ func TestDeadline(t *testing.T) {
 // Items with a deadline share only with items of the same deadline; the
 // cache key ignores it (a cached verdict answers any request).
 func TestShareKeyHoldsTheDeadline(t *testing.T) {
-	j := Job{Task: eval.Task{Source: "src"}, Code: "code", Options: eval.DefaultOptions()}
+	j := dispatch.Job{Task: eval.Task{Source: "src"}, Code: "code", Options: eval.DefaultOptions()}
 	d := j
 	d.Deadline = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	wk, _ := WorkKey(j)
-	plain, _ := ShareKey(j)
-	timed, _ := ShareKey(d)
-	ck1, _ := CacheKey(j, Env{})
-	ck2, _ := CacheKey(d, Env{})
+	wk, _ := dispatch.WorkKey(j)
+	plain, _ := dispatch.ShareKey(j)
+	timed, _ := dispatch.ShareKey(d)
+	ck1, _ := dispatch.CacheKey(j, dispatch.Env{})
+	ck2, _ := dispatch.CacheKey(d, dispatch.Env{})
 	if plain != wk || timed == plain || ck1 != ck2 {
 		t.Fatalf("share keys %q %q (work %q); cache keys equal %v", plain, timed, wk, ck1 == ck2)
 	}

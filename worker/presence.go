@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/gpu"
 )
@@ -19,14 +20,14 @@ import (
 // --workers 0) is ready while one is there, and serves cached verdicts made
 // in their environments.
 type Announcement struct {
-	ID      string    `json:"id"`
-	Host    string    `json:"host"`
-	Mode    string    `json:"mode"`  // timing mode: gpu or cpu_interpreter
-	Slots   int       `json:"slots"` // evaluations at once
-	Up      bool      `json:"up"`    // a zygote is up: it can take jobs now
-	Envs    []Env     `json:"envs"`
-	Started time.Time `json:"started"`
-	At      time.Time `json:"at"` // the last refresh
+	ID      string         `json:"id"`
+	Host    string         `json:"host"`
+	Mode    string         `json:"mode"`  // timing mode: gpu or cpu_interpreter
+	Slots   int            `json:"slots"` // evaluations at once
+	Up      bool           `json:"up"`    // a zygote is up: it can take jobs now
+	Envs    []dispatch.Env `json:"envs"`
+	Started time.Time      `json:"started"`
+	At      time.Time      `json:"at"` // the last refresh
 }
 
 // AnnounceEvery is how often a worker refreshes its announcement; the
@@ -35,14 +36,14 @@ const AnnounceEvery = 10 * time.Second
 
 // Announce keeps id's announcement in the bus until ctx ends, then removes
 // it (a worker killed outright drops out after bus.WorkerTTL).
-func Announce(ctx context.Context, b *bus.Bus, p Pool, ev Evaluator, id, host string, log *slog.Logger) error {
+func Announce(ctx context.Context, b *bus.Bus, p dispatch.Pool, ev Evaluator, id, host string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	started := time.Now().UTC()
 	put := func(c context.Context) error {
 		a := Announcement{ID: id, Host: host, Mode: ev.Mode(), Slots: Slots(ev), Up: Ready(ev) == nil,
-			Envs: PoolEnvs(p), Started: started, At: time.Now().UTC()}
+			Envs: dispatch.PoolEnvs(p), Started: started, At: time.Now().UTC()}
 		data, err := json.Marshal(a)
 		if err != nil {
 			return err
@@ -134,10 +135,10 @@ func (r *Roster) Ready() error {
 }
 
 // Envs are the announced workers' environments, each once.
-func (r *Roster) Envs() []Env {
+func (r *Roster) Envs() []dispatch.Env {
 	list, _ := r.current()
-	seen := map[Env]bool{}
-	var out []Env
+	seen := map[dispatch.Env]bool{}
+	var out []dispatch.Env
 	for _, a := range list {
 		for _, e := range a.Envs {
 			if !seen[e] {

@@ -7,12 +7,25 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/harness/gpu"
 )
 
 // presentPool is a pool whose one zygote is up (or not) on an H200.
-type presentPool struct{ fakePool }
+type presentPool struct {
+	hello bool
+	stats []harness.ZygoteStats
+}
+
+func (p presentPool) Hello() (harness.Hello, bool) {
+	return harness.Hello{HarnessVersion: "0.2.0", Torch: "2.11.0", Triton: "3.6.0+local"}, p.hello
+}
+func (p presentPool) GPUs() gpu.Info {
+	return gpu.Info{Devices: []gpu.Device{{Index: 0, Name: "NVIDIA H200"}, {Index: 1, Name: "NVIDIA H200"}, {Index: 2, Name: "NVIDIA A100"}}}
+}
+func (p presentPool) Stats() []harness.ZygoteStats { return p.stats }
 
 func (p presentPool) Evaluate(context.Context, eval.Job) (eval.Verdict, error) {
 	return eval.Verdict{}, nil
@@ -29,8 +42,8 @@ func TestAnnouncedWorkersMakeARemoteGatewayReady(t *testing.T) {
 	if err := roster.Ready(); err == nil || !strings.Contains(err.Error(), "no worker") {
 		t.Fatalf("Ready with nobody announced = %v", err)
 	}
-	down := presentPool{fakePool{hello: true, stats: []harness.ZygoteStats{{Label: "gpu0", Concurrency: 16}}}}
-	up := presentPool{fakePool{hello: true, stats: []harness.ZygoteStats{{Label: "gpu0", Up: true, Concurrency: 16}}}}
+	down := presentPool{hello: true, stats: []harness.ZygoteStats{{Label: "gpu0", Concurrency: 16}}}
+	up := presentPool{hello: true, stats: []harness.ZygoteStats{{Label: "gpu0", Up: true, Concurrency: 16}}}
 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -59,7 +72,7 @@ func TestAnnouncedWorkersMakeARemoteGatewayReady(t *testing.T) {
 	if a.ID != "host-b-1" || a.Host != "host-b" || a.Mode != eval.TimingGPU || a.Slots != 16 || !a.Up {
 		t.Fatalf("announcement %+v", a)
 	}
-	want := Env{HarnessVersion: "0.2.0", Torch: "2.11.0", Triton: "3.6.0", GPU: "NVIDIA H200"}
+	want := dispatch.Env{HarnessVersion: "0.2.0", Torch: "2.11.0", Triton: "3.6.0", GPU: "NVIDIA H200"}
 	if envs := roster.Envs(); len(envs) != 1 || envs[0] != want {
 		t.Fatalf("Envs = %+v, want [%+v]", envs, want)
 	}

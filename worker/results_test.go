@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 )
@@ -20,7 +21,7 @@ type scriptedEvaluator struct {
 
 func (s *scriptedEvaluator) Evaluate(_ context.Context, j eval.Job) (eval.Verdict, error) {
 	s.calls.Add(1)
-	return Verdict(eval.TimingCPUInterpreter, Job{Task: j.Task, Code: j.Code}, s.status, "scripted", ""), nil
+	return dispatch.Verdict(eval.TimingCPUInterpreter, dispatch.Job{Task: j.Task, Code: j.Code}, s.status, "scripted", ""), nil
 }
 
 func (s *scriptedEvaluator) Stats() []harness.ZygoteStats {
@@ -55,15 +56,15 @@ func TestResultStoredBeforeNotify(t *testing.T) {
 		t.Run(string(tt.status), func(t *testing.T) {
 			b := startRun(t, &scriptedEvaluator{status: tt.status})
 			ctx := t.Context()
-			sub, err := b.Subscribe(ctx, ResultsSubject("b1"))
+			sub, err := b.Subscribe(ctx, dispatch.ResultsSubject("b1"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer sub.Unsubscribe()
-			job := Job{ID: "b1-00002", BatchID: "b1", Index: 2, Task: eval.Task{Name: "t", Source: "src"},
+			job := dispatch.Job{ID: "b1-00002", BatchID: "b1", Index: 2, Task: eval.Task{Name: "t", Source: "src"},
 				Code: "code", Options: eval.DefaultOptions(), RewardFn: "binary", EnqueuedAt: time.Now()}
 			data, _ := json.Marshal(job)
-			if err := b.PublishJob(ctx, Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
+			if err := b.PublishJob(ctx, dispatch.Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
 				t.Fatal(err)
 			}
 			note := nextRaw(t, sub)
@@ -74,11 +75,11 @@ func TestResultStoredBeforeNotify(t *testing.T) {
 			if len(stored) != 1 || string(stored[2]) != string(note) {
 				t.Fatalf("stored %d results (index 2: %s), notified %s", len(stored), stored[2], note)
 			}
-			var r Result
+			var r dispatch.Result
 			if err := json.Unmarshal(note, &r); err != nil || r.Cached || r.Verdict.Status != tt.status {
 				t.Fatalf("result %+v (%v)", r, err)
 			}
-			key, _ := CacheKey(job, EnvOf(r.Verdict))
+			key, _ := dispatch.CacheKey(job, dispatch.EnvOf(r.Verdict))
 			v, ok, err := b.CacheGet(ctx, key)
 			if err != nil || ok != tt.cached {
 				t.Fatalf("cache entry present %v (%v), want %v", ok, err, tt.cached)
@@ -102,20 +103,20 @@ func TestPublishResultFirstWins(t *testing.T) {
 	}
 	t.Cleanup(b.Close)
 	ctx := t.Context()
-	sub, err := b.Subscribe(ctx, ResultsSubject("b1"))
+	sub, err := b.Subscribe(ctx, dispatch.ResultsSubject("b1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	job := Job{ID: "b1-00000", BatchID: "b1", Task: eval.Task{Source: "src"}, Code: "c"}
+	job := dispatch.Job{ID: "b1-00000", BatchID: "b1", Task: eval.Task{Source: "src"}, Code: "c"}
 	for _, rew := range []float64{1, 0} {
-		r := Result{ID: job.ID, Reward: rew, Verdict: Verdict("", job, eval.StatusCorrect, "", "")}
-		if err := PublishResult(ctx, b, job, r); err != nil {
+		r := dispatch.Result{ID: job.ID, Reward: rew, Verdict: dispatch.Verdict("", job, eval.StatusCorrect, "", "")}
+		if err := dispatch.PublishResult(ctx, b, job, r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range 2 {
-		var r Result
+		var r dispatch.Result
 		if err := json.Unmarshal(nextRaw(t, sub), &r); err != nil || r.Reward != 1 {
 			t.Errorf("notification %d: reward %v (%v), want the first result's 1", i, r.Reward, err)
 		}

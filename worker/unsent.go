@@ -1,6 +1,10 @@
 package worker
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/kernelgate/kernelgate/dispatch"
+)
 
 // unsentLimit bounds the results a worker keeps for redelivery: a full
 // disk can hold back every job in flight, never more than a few hundred.
@@ -12,15 +16,15 @@ const unsentLimit = 512
 // again (a GPU's minutes per job while the disk is full).
 type unsent struct {
 	mu    sync.Mutex
-	byJob map[string]Result
+	byJob map[string]dispatch.Result
 	order []string // oldest first
 }
 
-func (u *unsent) put(id string, r Result) {
+func (u *unsent) put(id string, r dispatch.Result) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.byJob == nil {
-		u.byJob = map[string]Result{}
+		u.byJob = map[string]dispatch.Result{}
 	}
 	if _, ok := u.byJob[id]; !ok {
 		u.order = append(u.order, id)
@@ -33,7 +37,7 @@ func (u *unsent) put(id string, r Result) {
 }
 
 // take returns and forgets id's result.
-func (u *unsent) take(id string) (Result, bool) {
+func (u *unsent) take(id string) (dispatch.Result, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	r, ok := u.byJob[id]

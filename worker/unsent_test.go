@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 )
 
 func TestUnsentKeepsTheNewestAndForgetsWhatItGives(t *testing.T) {
 	var u unsent
 	for i := range unsentLimit + 10 {
-		u.put(fmt.Sprint(i), Result{Index: i})
+		u.put(fmt.Sprint(i), dispatch.Result{Index: i})
 	}
 	if _, ok := u.take("0"); ok {
 		t.Fatal("the oldest result outlived the limit")
@@ -52,15 +53,15 @@ func TestAResultThatCouldNotBeSentIsNotEvaluatedAgain(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, b, ev, testLogger()) }()
 	defer func() { cancel(); <-done }()
-	sub, err := b.Subscribe(t.Context(), ResultsSubject("b1"))
+	sub, err := b.Subscribe(t.Context(), dispatch.ResultsSubject("b1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	job := Job{ID: "b1-00000", BatchID: "b1", Task: eval.Task{Name: "t", Source: "src"}, Code: "code",
+	job := dispatch.Job{ID: "b1-00000", BatchID: "b1", Task: eval.Task{Name: "t", Source: "src"}, Code: "code",
 		Options: eval.DefaultOptions(), EnqueuedAt: time.Now()}
 	data, _ := json.Marshal(job)
-	if err := b.PublishJob(t.Context(), Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
+	if err := b.PublishJob(t.Context(), dispatch.Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second) // several deliveries, each refused by the full EVENTS

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
@@ -56,7 +57,7 @@ func startRun(t *testing.T, ev Evaluator) *bus.Bus {
 	return b
 }
 
-func next(t *testing.T, sub *bus.Subscription) Result {
+func next(t *testing.T, sub *bus.Subscription) dispatch.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -64,7 +65,7 @@ func next(t *testing.T, sub *bus.Subscription) Result {
 	if err != nil {
 		t.Fatalf("no result: %v", err)
 	}
-	var r Result
+	var r dispatch.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -84,15 +85,15 @@ func TestFinalDeliveryAnswersHarnessError(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := &failingEvaluator{}
 			b := startRun(t, ev)
-			sub, err := b.Subscribe(t.Context(), ResultsSubject("b1"))
+			sub, err := b.Subscribe(t.Context(), dispatch.ResultsSubject("b1"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer sub.Unsubscribe()
-			job := Job{ID: "b1-0003", BatchID: "b1", Index: 3, Task: eval.Task{Name: "t", Source: "src"},
+			job := dispatch.Job{ID: "b1-0003", BatchID: "b1", Index: 3, Task: eval.Task{Name: "t", Source: "src"},
 				Code: "code", Options: eval.DefaultOptions(), RewardFn: tt.rewardFn, EnqueuedAt: time.Now()}
 			data, _ := json.Marshal(job)
-			if err := b.PublishJob(t.Context(), Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
+			if err := b.PublishJob(t.Context(), dispatch.Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
 				t.Fatal(err)
 			}
 			r := next(t, sub)
@@ -164,18 +165,18 @@ func (r *recordingEvaluator) Mode() string { return eval.TimingCPUInterpreter }
 func TestTaskCheckIsAnnouncedNotLogged(t *testing.T) {
 	ev := &recordingEvaluator{jobs: make(chan eval.Job, 2)}
 	b := startRun(t, ev)
-	sub, err := b.Subscribe(t.Context(), ResultsSubject("b2"))
+	sub, err := b.Subscribe(t.Context(), dispatch.ResultsSubject("b2"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	for i, job := range []Job{
+	for i, job := range []dispatch.Job{
 		{ID: "b2-00000", BatchID: "b2", Index: 0, Task: eval.Task{Name: "t", Source: "src"}, TaskCheck: true},
 		{ID: "b2-00001", BatchID: "b2", Index: 1, Task: eval.Task{Name: "t", Source: "src"}, Code: "code", TaskID: "ci/t"},
 	} {
 		job.Options, job.EnqueuedAt = eval.DefaultOptions(), time.Now()
 		data, _ := json.Marshal(job)
-		if err := b.PublishJob(t.Context(), Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
+		if err := b.PublishJob(t.Context(), dispatch.Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
 			t.Fatal(err)
 		}
 		if r := next(t, sub); r.Index != i || r.Verdict.Status != eval.StatusCorrect {
@@ -216,10 +217,10 @@ func TestAWorkerTakesOnlyItsModesJobs(t *testing.T) {
 	ev := &recordingEvaluator{jobs: make(chan eval.Job, 2)}
 	b := startRun(t, ev)
 	for _, mode := range []string{eval.TimingGPU, eval.TimingCPUInterpreter} {
-		job := Job{ID: "b3-" + mode, BatchID: "b3", Task: eval.Task{Name: "t", Source: "src"}, Code: mode,
+		job := dispatch.Job{ID: "b3-" + mode, BatchID: "b3", Task: eval.Task{Name: "t", Source: "src"}, Code: mode,
 			Options: eval.DefaultOptions(), EnqueuedAt: time.Now()}
 		data, _ := json.Marshal(job)
-		if err := b.PublishJob(t.Context(), Subject(mode), job.ID, data); err != nil {
+		if err := b.PublishJob(t.Context(), dispatch.Subject(mode), job.ID, data); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -234,7 +235,7 @@ func TestAWorkerTakesOnlyItsModesJobs(t *testing.T) {
 	if n, err := b.QueueDepth(t.Context()); err != nil || n != 1 {
 		t.Fatalf("queue depth %d (%v), want the GPU job still queued", n, err)
 	}
-	if Subject("") != Subject(eval.TimingGPU) || Durable(eval.TimingCPUInterpreter) == Durable(eval.TimingGPU) {
+	if dispatch.Subject("") != dispatch.Subject(eval.TimingGPU) || dispatch.Durable(eval.TimingCPUInterpreter) == dispatch.Durable(eval.TimingGPU) {
 		t.Fatal("an unknown mode queues for GPUs; the two modes have their own consumers")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/episode"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
@@ -117,12 +118,16 @@ func newServeCmd(g *globals) *cobra.Command {
 			}
 			if local {
 				deps.Ready, deps.TimingMode, deps.GPUs = func() error { return worker.Ready(sup) }, sup.Mode, sup
+				deps.Envs = func() []dispatch.Env { return dispatch.PoolEnvs(sup) }
 			} else {
 				// Workers on other hosts: ready while one is announced, and the
 				// cache answers with verdicts made in their environments.
 				roster := worker.NewRoster(b, 2*time.Second)
 				deps.Ready, deps.TimingMode, deps.Envs, deps.GPUs = roster.Ready, roster.Mode, roster.Envs, roster
 			}
+			// One evaluation service for reward batches, task checks, episodes
+			// and searches.
+			deps.Evals = &dispatch.Service{Bus: b, Mode: deps.TimingMode, Envs: deps.Envs, Poll: gcfg.ResultPoll, Log: log}
 			mgr, err := openSearches(ctx, &lf, dataDir, b, sup, reg, &deps, log)
 			if err != nil {
 				return err

@@ -9,13 +9,12 @@ import (
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/rollout/runner"
 	"github.com/kernelgate/kernelgate/tasks"
-	"github.com/kernelgate/kernelgate/worker"
 )
 
 // openSearches wires /v1/searches and /v1/skills when serve has an LLM
 // endpoint (--llm-url); without one it returns nil and those endpoints
 // answer 503. Searches that were running when the process stopped resume.
-// Their evaluations go through the job queue (worker.Queue), ahead of bulk
+// Their evaluations go through the job queue (dispatch.Service.Evaluate), ahead of bulk
 // batches, to this process's workers or, with --workers 0 (sup nil), to
 // those on other hosts.
 func openSearches(ctx context.Context, lf *llmFlags, dataDir string, b *bus.Bus, sup *harness.Supervisor,
@@ -34,7 +33,7 @@ func openSearches(ctx context.Context, lf *llmFlags, dataDir string, b *bus.Bus,
 	} else if envs := d.Envs; envs != nil && len(envs()) > 0 {
 		gpu = envs()[0].GPU // a worker already announced; else the prompts name no GPU
 	}
-	mgr, mem, err := newRunner(ctx, lc, dataDir, b, &worker.Queue{Bus: b, Mode: d.TimingMode}, gpu, reg, log)
+	mgr, mem, err := newRunner(ctx, lc, dataDir, b, d.Evals, gpu, reg, log)
 	if err != nil {
 		return nil, err
 	}

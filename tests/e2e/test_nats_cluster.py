@@ -49,7 +49,7 @@ def start_cluster(tmp_path):
 def queue_leaders(http_ports, consumer="eval-workers-cpu"):
     """The nodes that lead the JOBS stream or the consumer this test's jobs go through
     (from /jsz on any node). Workers hold a consumer per subject they pull (interactive
-    and bulk, one per environment requirement: worker/route.go), whose leaders cover
+    and bulk, one per environment requirement: dispatch/route.go), whose leaders cover
     every node; the others carry no job here."""
     for http in http_ports:
         try:

@@ -1,4 +1,4 @@
-package worker
+package dispatch
 
 import (
 	"encoding/json"
@@ -28,7 +28,7 @@ func TestShare(t *testing.T) {
 	}
 	wantClaim := func(j Job, queued time.Time, run bool) {
 		t.Helper()
-		got, err := claim(ctx, b, wk, j, queued)
+		got, err := Claim(ctx, b, wk, j, queued)
 		if err != nil || got != run {
 			t.Fatalf("claim %s: run %v (%v), want %v", j.ID, got, err, run)
 		}
@@ -76,7 +76,7 @@ func TestShare(t *testing.T) {
 	if err := PublishResult(ctx, b, a, ra); err != nil {
 		t.Fatal(err)
 	}
-	if err := drain(ctx, b, wk, ra); err != nil {
+	if err := Drain(ctx, b, wk, ra); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []Job{bj, c} {

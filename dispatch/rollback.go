@@ -1,13 +1,11 @@
-package gateway
+package dispatch
 
 import (
 	"context"
 	"log/slog"
-
-	"github.com/kernelgate/kernelgate/worker"
 )
 
-// rollback takes back what accept queued for a batch it then refused: the
+// rollback takes back what Submit queued for a batch it then refused: the
 // jobs it queued and the items it registered as waiting for an identical
 // evaluation. The client was told no; work left behind would run for a
 // batch no one can read. Best effort: what cannot be taken back (the store
@@ -15,8 +13,8 @@ import (
 // answers land under the refused batch's id, readable by no one and gone
 // after the result TTL. Items already answered (from the cache, or as
 // invalid submissions) were logged as the verdicts they are.
-func (s *Server) rollback(ctx context.Context, log *slog.Logger, groups []*group) {
-	b := s.deps.Bus
+func (s *Service) rollback(ctx context.Context, log *slog.Logger, groups []*group) {
+	b := s.Bus
 	withdrawn := 0
 	for _, g := range groups {
 		if g.seq != 0 {
@@ -31,7 +29,7 @@ func (s *Server) rollback(ctx context.Context, log *slog.Logger, groups []*group
 			waiting = g.jobs[1:]
 		}
 		if g.key != "" && (g.joined || g.seq != 0) && len(waiting) > 0 {
-			if err := worker.Unwait(ctx, b, g.key, waiting); err != nil {
+			if err := Unwait(ctx, b, g.key, waiting); err != nil {
 				log.Warn("removing waiting items of a refused batch failed", "err", err)
 			}
 		}

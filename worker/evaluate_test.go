@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 )
 
@@ -13,10 +14,10 @@ func cpuMode() string { return eval.TimingCPUInterpreter }
 
 // A search's evaluation goes through the queue to a worker and back; the
 // worker logs nothing for it (the search logs it under its step's id).
-func TestQueueEvaluatesOnAWorkerAndLeavesTheLogToItsCaller(t *testing.T) {
+func TestEvaluateRunsOnAWorkerAndLeavesTheLogToItsCaller(t *testing.T) {
 	ev := &scriptedEvaluator{status: eval.StatusCorrect}
 	b := startRun(t, ev)
-	q := &Queue{Bus: b, Mode: cpuMode, Poll: 200 * time.Millisecond}
+	q := &dispatch.Service{Bus: b, Mode: cpuMode, Poll: 200 * time.Millisecond}
 	job := eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: "code", Options: eval.DefaultOptions()}
 	for i := range 2 {
 		v, err := q.Evaluate(t.Context(), job)
@@ -35,10 +36,10 @@ func TestQueueEvaluatesOnAWorkerAndLeavesTheLogToItsCaller(t *testing.T) {
 // A caller that gives up is not left hanging: it gets its context's error,
 // or the deadline verdict of the job's evaluation, stopped at the caller's
 // deadline (whichever comes first).
-func TestQueueStopsWaitingWithItsCaller(t *testing.T) {
+func TestEvaluateStopsWaitingWithItsCaller(t *testing.T) {
 	ev := &stallingEvaluator{}
 	b := startRun(t, ev)
-	q := &Queue{Bus: b, Mode: cpuMode, Poll: 100 * time.Millisecond}
+	q := &dispatch.Service{Bus: b, Mode: cpuMode, Poll: 100 * time.Millisecond}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	t0 := time.Now()

@@ -1,4 +1,4 @@
-package worker
+package dispatch
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 //     crash) until it has a result, and a gateway that dies leaves no owner
 //     that never runs.
 //   - <work key>.<job id> holds a waiting job. Once the owner's result is
-//     stored, its worker answers every waiter (drain) with that verdict,
+//     stored, its worker answers every waiter (Drain) with that verdict,
 //     rescored with the waiter's reward function and marked shared.
 //   - A waiter registers and then reads the owner's result, answering
 //     itself when it is there; the owner stores its result and then lists
@@ -56,10 +56,10 @@ func Wait(ctx context.Context, b *bus.Bus, wk string, jobs []Job) error {
 	for _, j := range jobs {
 		data, err := json.Marshal(j)
 		if err != nil {
-			return fmt.Errorf("worker.Wait: %w", err)
+			return fmt.Errorf("dispatch.Wait: %w", err)
 		}
 		if _, err := b.Inflight().Put(ctx, waiterKey(wk, j.ID), data); err != nil {
-			return fmt.Errorf("worker.Wait: %w", err)
+			return fmt.Errorf("dispatch.Wait: %w", err)
 		}
 	}
 	return nil
@@ -69,7 +69,7 @@ func Wait(ctx context.Context, b *bus.Bus, wk string, jobs []Job) error {
 func Unwait(ctx context.Context, b *bus.Bus, wk string, jobs []Job) error {
 	for _, j := range jobs {
 		if err := b.Inflight().Delete(ctx, waiterKey(wk, j.ID)); err != nil {
-			return fmt.Errorf("worker.Unwait: %w", err)
+			return fmt.Errorf("dispatch.Unwait: %w", err)
 		}
 	}
 	return nil
@@ -104,21 +104,21 @@ func join(ctx context.Context, b *bus.Bus, wk string, o owner, jobs []Job) error
 	if err != nil || !done {
 		return err
 	}
-	return drain(ctx, b, wk, r)
+	return Drain(ctx, b, wk, r)
 }
 
-// claim decides whether job, which the stream stored at queued, runs: it
+// Claim (the worker's end) decides whether job, which the stream stored at queued, runs: it
 // becomes wk's owner, or it waits for the owner's verdict or gets it now.
 // On an error it runs: sharing that fails costs an evaluation, not the job.
-func claim(ctx context.Context, b *bus.Bus, wk string, job Job, queued time.Time) (bool, error) {
+func Claim(ctx context.Context, b *bus.Bus, wk string, job Job, queued time.Time) (bool, error) {
 	me, err := json.Marshal(owner{ID: job.ID, Batch: job.BatchID, Index: job.Index})
 	if err != nil {
-		return true, fmt.Errorf("worker.claim: %w", err)
+		return true, fmt.Errorf("dispatch.claim: %w", err)
 	}
 	for range 8 { // each round lost a race with another writer of wk
 		data, rev, ok, err := b.Inflight().Get(ctx, wk)
 		if err != nil {
-			return true, fmt.Errorf("worker.claim: %w", err)
+			return true, fmt.Errorf("dispatch.claim: %w", err)
 		}
 		if !ok {
 			if _, err = b.Inflight().Create(ctx, wk, me); errors.Is(err, bus.ErrKeyExists) {
@@ -138,7 +138,7 @@ func claim(ctx context.Context, b *bus.Bus, wk string, job Job, queued time.Time
 		}
 		return true, err
 	}
-	return true, fmt.Errorf("worker.claim %s: %s keeps changing", job.ID, wk)
+	return true, fmt.Errorf("dispatch.claim %s: %s keeps changing", job.ID, wk)
 }
 
 // follow decides job's part under owner o: decided false means o finished
@@ -150,7 +150,7 @@ func follow(ctx context.Context, b *bus.Bus, wk string, job Job, o owner, queued
 		return true, true, err
 	case o.ID == job.ID: // a redelivery of the owner: answer the waiters if it has its result
 		if done {
-			err := drain(ctx, b, wk, r)
+			err := Drain(ctx, b, wk, r)
 			return err != nil, true, err
 		}
 		return true, true, nil
@@ -169,21 +169,21 @@ func follow(ctx context.Context, b *bus.Bus, wk string, job Job, o owner, queued
 	return false, false, nil
 }
 
-// drain answers every job waiting under wk with the owner's result r.
-func drain(ctx context.Context, b *bus.Bus, wk string, r Result) error {
+// Drain (the worker's end, once the owner's result is stored) answers every job waiting under wk with the owner's result r.
+func Drain(ctx context.Context, b *bus.Bus, wk string, r Result) error {
 	waiters, err := b.Inflight().Values(ctx, wk+".*")
 	if err != nil {
-		return fmt.Errorf("worker.drain: %w", err)
+		return fmt.Errorf("dispatch.drain: %w", err)
 	}
 	for key, data := range waiters {
 		var w Job
 		if err := json.Unmarshal(data, &w); err != nil || w.BatchID == "" {
 			// Our own writes; a bad one has no batch to answer.
 		} else if err := PublishResult(ctx, b, w, Shared(r, w)); err != nil {
-			return fmt.Errorf("worker.drain: %w", err)
+			return fmt.Errorf("dispatch.drain: %w", err)
 		}
 		if err := b.Inflight().Delete(ctx, key); err != nil {
-			return fmt.Errorf("worker.drain: %w", err)
+			return fmt.Errorf("dispatch.drain: %w", err)
 		}
 	}
 	return nil
@@ -197,7 +197,7 @@ func ownerResult(ctx context.Context, b *bus.Bus, o owner) (Result, time.Time, b
 	}
 	var r Result
 	if err := json.Unmarshal(data, &r); err != nil {
-		return Result{}, at, false, fmt.Errorf("worker: result of %s: %w", o.ID, err)
+		return Result{}, at, false, fmt.Errorf("dispatch: result of %s: %w", o.ID, err)
 	}
 	return r, at, true, nil
 }
@@ -221,7 +221,7 @@ func Shared(r Result, job Job) Result {
 // cached, or made without a run): scored with job's reward function, no
 // queue wait or run time.
 func Scored(job Job, v eval.Verdict) Result {
-	v = hinted(job, v)
+	v = Hinted(job, v)
 	r := Result{Index: job.Index, ID: job.ID, Verdict: v}
 	if f, err := reward.Lookup(job.RewardFn); err == nil {
 		res := f(v)
@@ -230,12 +230,12 @@ func Scored(job Job, v eval.Verdict) Result {
 	return r
 }
 
-// hinted words a completion's verdict by how its code was found: a compile
+// Hinted words a completion's verdict by how its code was found: a compile
 // error in code that was not fenced gets submission.TextHint; a completion
 // with no code at all (sent to the harness as empty code, so that an inline
 // reference is checked first) gets the extraction's reason. Per job, after
 // caching: the cache answers code, which another request may have sent fenced.
-func hinted(job Job, v eval.Verdict) eval.Verdict {
+func Hinted(job Job, v eval.Verdict) eval.Verdict {
 	// Every result passes here: extract again only for the two statuses it words.
 	if job.Completion == nil || (v.Status != eval.StatusCompileError && v.Status != eval.StatusInvalidSubmission) {
 		return v

@@ -1,4 +1,4 @@
-package worker
+package dispatch
 
 import (
 	"crypto/sha256"
@@ -59,7 +59,7 @@ func release(v string) string {
 func WorkKey(job Job) (string, error) {
 	opts, err := json.Marshal(job.Options) // a struct: fields in a fixed order
 	if err != nil {
-		return "", fmt.Errorf("worker.WorkKey: %w", err)
+		return "", fmt.Errorf("dispatch.WorkKey: %w", err)
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "kernelgate-work-%s\n%s\n%s\n%s", cacheKeyVersion,
@@ -88,11 +88,11 @@ func ShareKey(job Job) (string, error) {
 func CacheKey(job Job, env Env) (string, error) {
 	work, err := WorkKey(job)
 	if err != nil {
-		return "", fmt.Errorf("worker.CacheKey: %w", err)
+		return "", fmt.Errorf("dispatch.CacheKey: %w", err)
 	}
 	e, err := json.Marshal(env)
 	if err != nil {
-		return "", fmt.Errorf("worker.CacheKey: %w", err)
+		return "", fmt.Errorf("dispatch.CacheKey: %w", err)
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "kernelgate-cache-%s\n%s\n%s", cacheKeyVersion, work, e)
@@ -165,14 +165,14 @@ func PoolEnvs(p Pool) []Env {
 func CacheValue(v eval.Verdict, evalID string) ([]byte, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("worker.CacheValue: %w", err)
+		return nil, fmt.Errorf("dispatch.CacheValue: %w", err)
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("worker.CacheValue: %w", err)
+		return nil, fmt.Errorf("dispatch.CacheValue: %w", err)
 	}
 	if m["source_eval_id"], err = json.Marshal(evalID); err != nil {
-		return nil, fmt.Errorf("worker.CacheValue: %w", err)
+		return nil, fmt.Errorf("dispatch.CacheValue: %w", err)
 	}
 	return json.Marshal(m)
 }
@@ -182,7 +182,7 @@ func CacheValue(v eval.Verdict, evalID string) ([]byte, error) {
 func CacheEntry(data []byte) (eval.Verdict, string, error) {
 	var v eval.Verdict
 	if err := json.Unmarshal(data, &v); err != nil {
-		return v, "", fmt.Errorf("worker.CacheEntry: %w", err)
+		return v, "", fmt.Errorf("dispatch.CacheEntry: %w", err)
 	}
 	var src struct {
 		ID string `json:"source_eval_id"`

@@ -1,0 +1,91 @@
+package dispatch
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
+)
+
+// Evaluate queues one job and waits for its verdict, on whichever worker
+// takes it: this process's own or one on another host. It is the evaluator
+// of serve's searches (rollout.Evaluator), so their evaluations count
+// against --max-queued, run on remote workers behind a gateway with
+// --workers 0, and go ahead of bulk batches (InteractiveSubject). The
+// worker does not log them (Job.Unlogged): the search logs each under its
+// step's eval_id, with the prompt. When ctx ends first the job is not taken
+// back (a worker may be running it) but stops at ctx's deadline, if it has
+// one.
+func (s *Service) Evaluate(ctx context.Context, hj eval.Job) (eval.Verdict, error) {
+	if hj.Check != nil {
+		return eval.Verdict{}, errors.New("dispatch.Evaluate: a task check's options do not travel in a job")
+	}
+	batch := "q_" + rand.Text()
+	job := Job{
+		ID: EvalID(batch, 0), BatchID: batch, Task: hj.Task, Code: hj.Code, Options: hj.Options,
+		TaskCheck: hj.TaskCheck, EnqueuedAt: time.Now().UTC(), Unlogged: true,
+	}
+	if d, ok := ctx.Deadline(); ok {
+		job.Deadline = d
+	}
+	r, err := s.one(ctx, job, true)
+	if err != nil {
+		return eval.Verdict{}, fmt.Errorf("dispatch.Evaluate: %w", err)
+	}
+	return r.Verdict, nil
+}
+
+// CheckTask queues a run of t's reference once in the sandbox (a task
+// check, PROTOCOL.md) and returns a follower its one result arrives on.
+// Queueing is done before it returns, so a full queue or a broken one is
+// its error; the wait is the caller's, which may outlive the request that
+// asked.
+//
+// The check goes through the job queue like every evaluation: a gateway
+// may run where no zygote does (`kernelgate worker` on the GPU hosts), a
+// full queue refuses it too, and the reference is judged by the same
+// workers, on the same devices, as the evaluations that will use it. A task
+// check has no code to extract, no reward and no cache entry, and is not
+// logged as an evaluation.
+func (s *Service) CheckTask(ctx context.Context, t eval.Task, opts eval.Options) (*Follower, error) {
+	batch := "tc_" + rand.Text()
+	opts.Timing = false
+	job := Job{ID: EvalID(batch, 0), BatchID: batch, Task: t, Options: opts, TaskCheck: true, EnqueuedAt: time.Now().UTC()}
+	// The follower outlives the request: it is read in the background.
+	return s.queueOne(context.WithoutCancel(ctx), job, false)
+}
+
+// one queues job and returns its result.
+func (s *Service) one(ctx context.Context, job Job, interactive bool) (Result, error) {
+	f, err := s.queueOne(ctx, job, interactive)
+	if err != nil {
+		return Result{}, err
+	}
+	defer f.Close()
+	return f.Next(ctx)
+}
+
+// queueOne follows job's batch of one and then queues job.
+func (s *Service) queueOne(ctx context.Context, job Job, interactive bool) (*Follower, error) {
+	data, err := json.Marshal(job)
+	if err != nil {
+		return nil, fmt.Errorf("encoding job %s: %w", job.ID, err)
+	}
+	f, err := s.Follow(ctx, job.BatchID, 1)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Bus.PublishJob(ctx, JobSubject(s.mode(), job.Options, interactive), job.ID, data); err != nil {
+		f.Close()
+		if errors.Is(err, bus.ErrQueueFull) {
+			return nil, &QueueFullError{Handled: 0, Total: 1}
+		}
+		return nil, &StoreError{"the queue", err}
+	}
+	return f, nil
+}

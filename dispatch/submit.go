@@ -1,0 +1,165 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/harness/submission"
+)
+
+// Identical items are evaluated once. Items of one batch with the same work
+// key (WorkKey: task source, the code extracted from the completion,
+// options) form a group: the group is answered from the result cache, or
+// joins an identical evaluation already in flight (queued by any gateway),
+// or queues one job, its first item, whose evaluation answers the rest.
+// share.go holds the protocol; the worker that runs the job answers the
+// items that wait for it, so a client that leaves, or a gateway that dies,
+// leaves no item unanswered. A batch with Share false shares nothing: each
+// item runs.
+
+// group is items of one batch that ask for the same work.
+type group struct {
+	key  string // the work key; "" when the items share nothing
+	jobs []Job  // in request order; jobs[0] is the one queued
+
+	// What queueGroup did, for a batch refused later (rollback.go).
+	seq    uint64 // where JOBS stored jobs[0]; 0: not queued
+	joined bool   // every job waits for an identical evaluation in flight
+}
+
+// Submit queues b's work and then stores b.Record, which makes the batch
+// visible; its results then come through Follow. Items without code are
+// answered at once with invalid_submission when the task is registered; an
+// inline reference may be broken, which is no fault of the completion's, so
+// the harness checks it first (Hinted words the verdict). A batch is queued
+// whole or refused (*QueueFullError, *StoreError): what was queued before
+// the refusal is taken back (rollback.go). A caller that leaves meanwhile
+// does not stop it halfway: the bus bounds each step.
+func (s *Service) Submit(ctx context.Context, b Batch) error {
+	ctx = context.WithoutCancel(ctx)
+	log := s.log().With("batch", b.ID)
+	now := time.Now().UTC()
+	jobs := make([]Job, 0, len(b.Items))
+	for i, item := range b.Items {
+		job := Job{
+			ID: EvalID(b.ID, i), BatchID: b.ID, Index: i, Task: b.Task, TaskID: b.TaskID,
+			Code: item.Code, Completion: item.Completion, Options: b.Options, RewardFn: b.RewardFn,
+			EnqueuedAt: now, RequestID: b.RequestID, ClientID: b.ClientID, Prompt: item.Prompt, Deadline: b.Deadline,
+		}
+		if item.Completion != nil {
+			code, _, xerr := submission.Extract(*item.Completion)
+			job.Code = code
+			if xerr != nil && b.TaskID != "" {
+				if err := s.answerInvalid(ctx, job, xerr); err != nil {
+					log.Error("publishing an invalid_submission verdict failed", "err", err)
+					return &StoreError{"the queue", err}
+				}
+				continue
+			}
+		}
+		jobs = append(jobs, job)
+	}
+	handled := len(b.Items) - len(jobs)
+	groups := groupIdentical(jobs, b.Share)
+	for i, g := range groups {
+		if err := s.queueGroup(ctx, log, g, handled, len(b.Items)); err != nil {
+			s.rollback(ctx, log, groups[:i])
+			return err
+		}
+		handled += len(g.jobs)
+	}
+	if b.Record == nil {
+		return nil
+	}
+	if err := s.Bus.PutBatch(ctx, b.ID, b.Record); err != nil {
+		log.Error("storing the batch record failed", "err", err)
+		s.rollback(ctx, log, groups)
+		return &StoreError{"the result store", err}
+	}
+	return nil
+}
+
+// answerInvalid logs and announces the invalid_submission verdict of a
+// completion without code, as a worker would for an evaluated one.
+func (s *Service) answerInvalid(ctx context.Context, job Job, xerr error) error {
+	v := Verdict(s.mode(), job, eval.StatusInvalidSubmission, submission.NoCodeFeedback(xerr), "no_code")
+	return PublishResult(ctx, s.Bus, job, Scored(job, v))
+}
+
+// groupIdentical groups jobs by work key, in order of first appearance;
+// with share false each job is its own group.
+func groupIdentical(jobs []Job, share bool) []*group {
+	var out []*group
+	byKey := map[string]*group{}
+	for _, j := range jobs {
+		key, err := ShareKey(j)
+		if !share || err != nil {
+			out = append(out, &group{jobs: []Job{j}})
+			continue
+		}
+		g := byKey[key]
+		if g == nil {
+			g = &group{key: key}
+			byKey[key] = g
+			out = append(out, g)
+		}
+		g.jobs = append(g.jobs, j)
+	}
+	return out
+}
+
+// queueGroup answers g from the cache, joins it to an identical evaluation
+// in flight, or queues its first job for all of it. handled is how many of
+// the batch's items were handled before g, for the queue-full error.
+func (s *Service) queueGroup(ctx context.Context, log *slog.Logger, g *group, handled, total int) error {
+	b := s.Bus
+	if g.key != "" {
+		if v, source, ok := s.fromCache(ctx, g.jobs[0]); ok {
+			for _, j := range g.jobs {
+				if err := PublishResult(ctx, b, j, cachedResult(j, v, source)); err != nil {
+					log.Error("publishing a cached verdict failed", "err", err)
+					return &StoreError{"the queue", err}
+				}
+			}
+			return nil
+		}
+		joined, err := Join(ctx, b, g.key, g.jobs)
+		if err != nil {
+			log.Warn("joining an identical evaluation in flight failed; queueing", "err", err)
+		}
+		if joined {
+			g.joined = true
+			return nil
+		}
+		// Registered before the job is queued, so its evaluation cannot
+		// finish without them.
+		if err := Wait(ctx, b, g.key, g.jobs[1:]); err != nil {
+			log.Error("registering identical items failed", "err", err)
+			return &StoreError{"the queue", err}
+		}
+	}
+	job := g.jobs[0]
+	job.Share = g.key != ""
+	data, err := json.Marshal(job)
+	if err == nil {
+		g.seq, err = b.QueueJob(ctx, JobSubject(s.mode(), job.Options, false), job.ID, data)
+	}
+	if err == nil {
+		return nil
+	}
+	if g.key != "" {
+		if uerr := Unwait(ctx, b, g.key, g.jobs[1:]); uerr != nil {
+			log.Warn("removing identical items of a refused batch failed", "err", uerr)
+		}
+	}
+	if errors.Is(err, bus.ErrQueueFull) {
+		return &QueueFullError{Handled: handled, Total: total}
+	}
+	log.Error("publish failed", "err", err)
+	return &StoreError{"the queue", err}
+}
