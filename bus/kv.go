@@ -39,6 +39,16 @@ func (b *Bus) Bucket(ctx context.Context, name, description string, ttl time.Dur
 	return &Bucket{kv: kv, bus: b}, nil
 }
 
+// SmallBucket is Bucket with a fixed 1 MiB bound instead of a share of the
+// store, for a few small keys (the fair-share lanes).
+func (b *Bus) SmallBucket(ctx context.Context, name, description string, ttl time.Duration) (*Bucket, error) {
+	kv, err := b.keyValue(ctx, name, description, ttl, workersBytes)
+	if err != nil {
+		return nil, fmt.Errorf("bus.SmallBucket %s: %w", name, err)
+	}
+	return &Bucket{kv: kv, bus: b}, nil
+}
+
 // Get returns key's value and revision, or ok false when there is none
 // (never written, deleted, or expired).
 func (k *Bucket) Get(parent context.Context, key string) (value []byte, rev uint64, ok bool, err error) {

@@ -11,9 +11,12 @@ import (
 )
 
 // Queue names one durable consumer of JOBS and the subject it takes.
+// Consecutive queues with the same non-empty Group take turns (a tier);
+// every other queue is a tier of its own.
 type Queue struct {
 	Durable string
 	Filter  string
+	Group   string
 }
 
 // priorityWait bounds a pull from the last queue while the earlier ones are
@@ -22,15 +25,18 @@ type Queue struct {
 const priorityWait = time.Second
 
 // PrioritizedJobs is Jobs over several durable consumers sharing one set of
-// slots, in priority order: a free slot takes a job of the first queue that
-// has one waiting. Interactive work (a search's evaluations) so waits for a
-// slot, never behind a bulk batch queued before it. Delivery, acks,
+// slots. Tiers (Queue.Group) are in priority order: a free slot takes a job
+// of the first tier that has one waiting, so interactive work (a search's
+// evaluations) waits for a slot, never behind a bulk batch queued before
+// it. Within a tier the queues take turns, one job each from a start that
+// moves on every round: while several hold jobs, each gets an equal share
+// of the slots (the lanes of API keys, dispatch/lanes.go). Delivery, acks,
 // keepalives and redelivery are Jobs's.
 func (b *Bus) PrioritizedJobs(ctx context.Context, queues []Queue, concurrency int, handle func(ctx context.Context, j Job) error) error {
 	if len(queues) == 0 {
 		return fmt.Errorf("bus.PrioritizedJobs: no queue")
 	}
-	cons := make([]jetstream.Consumer, len(queues))
+	var tiers [][]jetstream.Consumer
 	for i, q := range queues {
 		c, err := b.jobsConsumer(ctx, q)
 		if err != nil {
@@ -39,8 +45,13 @@ func (b *Bus) PrioritizedJobs(ctx context.Context, queues []Queue, concurrency i
 			}
 			return err
 		}
-		cons[i] = c
+		if i == 0 || q.Group == "" || q.Group != queues[i-1].Group {
+			tiers = append(tiers, nil)
+		}
+		tiers[len(tiers)-1] = append(tiers[len(tiers)-1], c)
 	}
+	lastTier := tiers[len(tiers)-1]
+	lastQueue := lastTier[len(lastTier)-1]
 	concurrency = max(concurrency, 1)
 	log := b.log.With("durable", queues[0].Durable)
 	slots := make(chan struct{}, concurrency)
@@ -53,9 +64,10 @@ func (b *Bus) PrioritizedJobs(ctx context.Context, queues []Queue, concurrency i
 		})
 	}
 	last := pullWait
-	if len(cons) > 1 {
+	if len(queues) > 1 {
 		last = priorityWait
 	}
+	turns := make([]int, len(tiers))
 	for {
 		// Wait for one free slot, then take all free ones: pull only as
 		// many jobs as can start now, so none waits here past its AckWait.
@@ -75,17 +87,25 @@ func (b *Bus) PrioritizedJobs(ctx context.Context, queues []Queue, concurrency i
 			}
 		}
 		got, err := 0, error(nil)
-		for i, c := range cons {
-			if got == n || err != nil {
+		for i, tier := range tiers {
+			if got == n {
 				break
 			}
-			var k int
-			if i < len(cons)-1 {
-				k, err = pullNoWait(ctx, c, n-got, run)
-			} else {
-				k, err = pull(ctx, c, n-got, last, run)
-			}
+			k, next, terr := takeTurns(ctx, tier, turns[i], n-got, run)
+			turns[i] = next
 			got += k
+			if err == nil {
+				err = terr // a queue that failed is skipped this round; the rest still serve
+			}
+		}
+		if got < n && ctx.Err() == nil {
+			// Nothing more waits now: wait on the last queue, which a job of
+			// an earlier one interrupts after at most last.
+			k, werr := pull(ctx, lastQueue, n-got, last, run)
+			got += k
+			if err == nil {
+				err = werr
+			}
 		}
 		for i := got; i < n; i++ {
 			<-slots // the slots reserved for jobs that did not come
@@ -93,7 +113,7 @@ func (b *Bus) PrioritizedJobs(ctx context.Context, queues []Queue, concurrency i
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err != nil {
+		if err != nil && got == 0 {
 			if b.isClosed() {
 				return fmt.Errorf("bus.PrioritizedJobs: %w", errClosed)
 			}
@@ -103,6 +123,49 @@ func (b *Bus) PrioritizedJobs(ctx context.Context, queues []Queue, concurrency i
 			}
 		}
 	}
+}
+
+// takeTurns takes up to n jobs already waiting in tier's queues, one from
+// each in turn starting at start, until n or none has more; a single
+// queue left with jobs gives the rest at once. next is the queue after the
+// last that gave a job: the next round starts there, so a queue's turn
+// does not depend on how many empty ones sit before it.
+func takeTurns(ctx context.Context, tier []jetstream.Consumer, start, n int, run func(jetstream.Msg)) (got, next int, err error) {
+	active := make([]bool, len(tier))
+	left := len(tier)
+	for i := range active {
+		active[i] = true
+	}
+	next = start
+	var firstErr error
+	for got < n && left > 0 {
+		for j := range tier {
+			q := (start + j) % len(tier)
+			if got == n {
+				break
+			}
+			if !active[q] {
+				continue
+			}
+			want := 1
+			if left == 1 {
+				want = n - got
+			}
+			k, err := pullNoWait(ctx, tier[q], want, run)
+			got += k
+			if k > 0 {
+				next = (q + 1) % len(tier)
+			}
+			if err != nil || k < want {
+				active[q] = false
+				left--
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+			}
+		}
+	}
+	return got, next, firstErr
 }
 
 // jobsConsumer creates (or updates) q's durable consumer of JOBS.

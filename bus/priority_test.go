@@ -23,7 +23,7 @@ func TestPrioritizedJobsTakeTheFirstQueueFirst(t *testing.T) {
 	started := make(chan struct{}, 16)
 	release := make(chan struct{})
 	stop := runInBackground(t, func(ctx context.Context) error {
-		return b.PrioritizedJobs(ctx, []Queue{{"hi", "jobs.hi"}, {"lo", "jobs.bulk"}}, 1,
+		return b.PrioritizedJobs(ctx, []Queue{{Durable: "hi", Filter: "jobs.hi"}, {Durable: "lo", Filter: "jobs.bulk"}}, 1,
 			func(_ context.Context, j Job) error {
 				mu.Lock()
 				order = append(order, j.ID)
@@ -68,7 +68,7 @@ func TestPrioritizedJobsNoticeInteractiveWorkWhileIdle(t *testing.T) {
 	b := startTestBus(t, Options{})
 	got := make(chan time.Time, 1)
 	stop := runInBackground(t, func(ctx context.Context) error {
-		return b.PrioritizedJobs(ctx, []Queue{{"hi", "jobs.hi"}, {"lo", "jobs.bulk"}}, 2,
+		return b.PrioritizedJobs(ctx, []Queue{{Durable: "hi", Filter: "jobs.hi"}, {Durable: "lo", Filter: "jobs.bulk"}}, 2,
 			func(context.Context, Job) error { got <- time.Now(); return nil })
 	})
 	defer stop()
@@ -91,5 +91,56 @@ func TestPrioritizedJobsNeedAQueue(t *testing.T) {
 	b := startTestBus(t, Options{})
 	if err := b.PrioritizedJobs(t.Context(), nil, 1, func(context.Context, Job) error { return nil }); err == nil {
 		t.Fatal("no queue accepted")
+	}
+}
+
+// Queues of one group take turns: a queue that holds many jobs does not
+// keep the others' few waiting behind them.
+func TestQueuesOfAGroupTakeTurns(t *testing.T) {
+	b := startTestBus(t, Options{})
+	ctx := t.Context()
+	for i := range 6 {
+		if err := b.PublishJob(ctx, "jobs.lane0", fmt.Sprintf("a-%d", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		if err := b.PublishJob(ctx, "jobs.lane1", fmt.Sprintf("b-%d", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var order []string
+	done := make(chan struct{}, 16)
+	stop := runInBackground(t, func(ctx context.Context) error {
+		return b.PrioritizedJobs(ctx, []Queue{
+			{Durable: "hi", Filter: "jobs.hi"},
+			{Durable: "lane0", Filter: "jobs.lane0", Group: "bulk"},
+			{Durable: "lane1", Filter: "jobs.lane1", Group: "bulk"},
+		}, 1, func(_ context.Context, j Job) error {
+			mu.Lock()
+			order = append(order, j.ID)
+			mu.Unlock()
+			done <- struct{}{}
+			return nil
+		})
+	})
+	defer stop()
+	for range 8 {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("jobs stalled: %v", order)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Whichever lane starts, b's two jobs are among the first four.
+	pos := map[string]int{}
+	for i, id := range order {
+		pos[id] = i
+	}
+	if pos["b-0"] > 3 || pos["b-1"] > 3 || pos["a-0"] > pos["a-1"] {
+		t.Fatalf("order %v: the lanes did not take turns", order)
 	}
 }

@@ -80,7 +80,7 @@ func (s *Service) queueOne(ctx context.Context, job Job, interactive bool) (*Fol
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Bus.PublishJob(ctx, JobSubject(s.mode(), job.Options, interactive), job.ID, data); err != nil {
+	if err := s.Bus.PublishJob(ctx, JobSubject(s.mode(), job.Options, interactive, 0), job.ID, data); err != nil {
 		f.Close()
 		if errors.Is(err, bus.ErrQueueFull) {
 			return nil, &QueueFullError{Handled: 0, Total: 1}

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -18,13 +19,24 @@ import (
 // two consumers may not take the same subject.
 
 // JobSubject is where a job with opts is queued: Subject or
-// InteractiveSubject, plus its requirement.
-func JobSubject(mode string, opts eval.Options, interactive bool) string {
-	base := Subject(mode)
+// InteractiveSubject, plus its requirement; a bulk job that requires
+// nothing goes to its API key's lane (lanes.go), lane 0 being Subject
+// itself.
+func JobSubject(mode string, opts eval.Options, interactive bool, lane int) string {
 	if interactive {
-		base = InteractiveSubject(mode)
+		return InteractiveSubject(mode) + suffix(opts.Requires)
 	}
-	return base + suffix(opts.Requires)
+	if s := suffix(opts.Requires); s != "" {
+		return Subject(mode) + s
+	}
+	return laneSubject(mode, lane)
+}
+
+func laneSubject(mode string, lane int) string {
+	if lane <= 0 || lane >= Lanes {
+		return Subject(mode)
+	}
+	return fmt.Sprintf("%s.lane%d", Subject(mode), lane)
 }
 
 // Satisfies reports whether any of envs can run a job that requires r.
@@ -48,7 +60,8 @@ func Satisfies(envs []Env, r *eval.Requires) bool {
 
 // Queues are the consumers a worker in mode with envs pulls, in priority
 // order: every interactive subject its environments satisfy, then every
-// bulk one; the subjects without a requirement first in each.
+// bulk one; the subjects without a requirement first in each, the bulk one
+// as its Lanes, which take turns.
 func Queues(mode string, envs []Env) []bus.Queue {
 	suffixes := []string{""}
 	for _, e := range envs {
@@ -69,6 +82,16 @@ func Queues(mode string, envs []Env) []bus.Queue {
 	var out []bus.Queue
 	for _, interactive := range []bool{true, false} {
 		for _, s := range suffixes {
+			if !interactive && s == "" {
+				for lane := range Lanes { // they take turns (bus.Queue.Group)
+					q := bus.Queue{Durable: Durable(mode), Filter: laneSubject(mode, lane), Group: "lanes"}
+					if lane > 0 {
+						q.Durable += fmt.Sprintf("-lane%d", lane)
+					}
+					out = append(out, q)
+				}
+				continue
+			}
 			q := bus.Queue{Durable: Durable(mode), Filter: Subject(mode) + s}
 			if interactive {
 				q = bus.Queue{Durable: InteractiveDurable(mode), Filter: InteractiveSubject(mode) + s}

@@ -31,11 +31,11 @@ func TestJobSubjectsNameTheirRequirement(t *testing.T) {
 	} {
 		o := eval.DefaultOptions()
 		o.Requires = tt.r
-		if got := JobSubject(eval.TimingGPU, o, false); got != tt.want {
+		if got := JobSubject(eval.TimingGPU, o, false, 0); got != tt.want {
 			t.Errorf("%+v: %s, want %s", tt.r, got, tt.want)
 		}
 	}
-	if got := JobSubject(eval.TimingGPU, requiring(eval.Requires{GPU: "H200"}), true); got != "jobs.interactive.gpu.h200._._" {
+	if got := JobSubject(eval.TimingGPU, requiring(eval.Requires{GPU: "H200"}), true, 2); got != "jobs.interactive.gpu.h200._._" {
 		t.Errorf("interactive: %s", got)
 	}
 }
@@ -51,7 +51,9 @@ func TestQueuesAreWhatTheEnvironmentsSatisfy(t *testing.T) {
 		return out
 	}
 	h200Only := filters(h200)
-	if len(h200Only) != 16 || h200Only[0] != "jobs.interactive.gpu" || h200Only[8] != "jobs.eval.gpu" {
+	// 8 interactive, the bulk lanes, 7 bulk requirements.
+	if len(h200Only) != 15+Lanes || h200Only[0] != "jobs.interactive.gpu" || h200Only[8] != "jobs.eval.gpu" ||
+		h200Only[9] != "jobs.eval.gpu.lane1" {
 		t.Fatalf("queues %v", h200Only)
 	}
 	reqs := []eval.Requires{
@@ -61,7 +63,7 @@ func TestQueuesAreWhatTheEnvironmentsSatisfy(t *testing.T) {
 	}
 	for _, r := range reqs {
 		for _, interactive := range []bool{true, false} {
-			if s := JobSubject(eval.TimingGPU, requiring(r), interactive); !slices.Contains(h200Only, s) {
+			if s := JobSubject(eval.TimingGPU, requiring(r), interactive, 3); !slices.Contains(h200Only, s) {
 				t.Errorf("an H200 worker does not pull %s (%+v)", s, r)
 			}
 		}
@@ -70,7 +72,7 @@ func TestQueuesAreWhatTheEnvironmentsSatisfy(t *testing.T) {
 		}
 	}
 	for _, r := range []eval.Requires{{GPU: "NVIDIA H100 80GB HBM3"}, {Torch: "2.10.0"}, {GPU: "NVIDIA H200", Triton: "3.5.0"}} {
-		if s := JobSubject(eval.TimingGPU, requiring(r), false); slices.Contains(h200Only, s) {
+		if s := JobSubject(eval.TimingGPU, requiring(r), false, 1); slices.Contains(h200Only, s) {
 			t.Errorf("an H200 worker pulls %s (%+v)", s, r)
 		}
 		if Satisfies([]Env{h200}, &r) {
@@ -78,10 +80,10 @@ func TestQueuesAreWhatTheEnvironmentsSatisfy(t *testing.T) {
 		}
 	}
 	both := filters(h200, h100)
-	if len(both) != 2*(8+4) { // the H100's own GPU subsets; the toolchain ones are shared
+	if len(both) != 2*(8+4)-1+Lanes { // the H100's own GPU subsets; the toolchain ones are shared
 		t.Fatalf("%d queues for two GPU models: %v", len(both), both)
 	}
-	if cpu := filters(Env{Torch: "2.11.0", Triton: "3.6.0"}); len(cpu) != 8 {
+	if cpu := filters(Env{Torch: "2.11.0", Triton: "3.6.0"}); len(cpu) != 7+Lanes {
 		t.Fatalf("a CPU worker (no GPU model) pulls %v", cpu)
 	}
 	seen := map[string]bool{}
@@ -90,5 +92,17 @@ func TestQueuesAreWhatTheEnvironmentsSatisfy(t *testing.T) {
 			t.Fatalf("durable %s twice", q.Durable)
 		}
 		seen[q.Durable] = true
+	}
+	// Every lane is pulled, as one group; a lane out of range is lane 0.
+	plain := eval.DefaultOptions()
+	groups := map[string]string{}
+	for _, q := range Queues(eval.TimingGPU, []Env{h200}) {
+		groups[q.Filter] = q.Group
+	}
+	for lane := range Lanes + 1 {
+		s := JobSubject(eval.TimingGPU, plain, false, lane)
+		if g, ok := groups[s]; !ok || g != "lanes" {
+			t.Errorf("lane %d: %s pulled %v in group %q", lane, s, ok, g)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
@@ -27,6 +28,9 @@ type Service struct {
 	// a notification (notifications are core NATS and can be lost). 0: 10 s.
 	Poll time.Duration
 	Log  *slog.Logger
+
+	lanesMu sync.Mutex
+	lanes   *bus.Bucket // opened on first use (lanes.go)
 }
 
 func (s *Service) mode() string {

@@ -66,8 +66,9 @@ func (s *Service) Submit(ctx context.Context, b Batch) error {
 	}
 	handled := len(b.Items) - len(jobs)
 	groups := groupIdentical(jobs, b.Share)
+	lane := -1 // the client's lane, looked up when a job is first queued
 	for i, g := range groups {
-		if err := s.queueGroup(ctx, log, g, handled, len(b.Items)); err != nil {
+		if err := s.queueGroup(ctx, log, g, handled, len(b.Items), b.ClientID, &lane); err != nil {
 			s.rollback(ctx, log, groups[:i])
 			return err
 		}
@@ -116,7 +117,7 @@ func groupIdentical(jobs []Job, share bool) []*group {
 // queueGroup answers g from the cache, joins it to an identical evaluation
 // in flight, or queues its first job for all of it. handled is how many of
 // the batch's items were handled before g, for the queue-full error.
-func (s *Service) queueGroup(ctx context.Context, log *slog.Logger, g *group, handled, total int) error {
+func (s *Service) queueGroup(ctx context.Context, log *slog.Logger, g *group, handled, total int, client string, lane *int) error {
 	b := s.Bus
 	if g.key != "" {
 		if v, source, ok := s.fromCache(ctx, g.jobs[0]); ok {
@@ -145,9 +146,12 @@ func (s *Service) queueGroup(ctx context.Context, log *slog.Logger, g *group, ha
 	}
 	job := g.jobs[0]
 	job.Share = g.key != ""
+	if *lane < 0 {
+		*lane = s.lane(ctx, client)
+	}
 	data, err := json.Marshal(job)
 	if err == nil {
-		g.seq, err = b.QueueJob(ctx, JobSubject(s.mode(), job.Options, false), job.ID, data)
+		g.seq, err = b.QueueJob(ctx, JobSubject(s.mode(), job.Options, false, *lane), job.ID, data)
 	}
 	if err == nil {
 		return nil

@@ -71,7 +71,7 @@ func TestWorkersTakeOnlyTheJobsTheyCanRun(t *testing.T) {
 		job := dispatch.Job{ID: fmt.Sprintf("b1-%05d", i), BatchID: "b1", Index: i, Task: eval.Task{Name: "t", Source: "src"},
 			Code: fmt.Sprint("code ", i), Options: requiring(r), EnqueuedAt: time.Now()}
 		data, _ := json.Marshal(job)
-		if err := b.PublishJob(t.Context(), dispatch.JobSubject(eval.TimingGPU, job.Options, false), job.ID, data); err != nil {
+		if err := b.PublishJob(t.Context(), dispatch.JobSubject(eval.TimingGPU, job.Options, false, 0), job.ID, data); err != nil {
 			t.Fatal(err)
 		}
 	}
