@@ -32,5 +32,5 @@
 // read (damage.go), and Verify checks a stopped store (verify.go).
 //
 // Imported by dispatch (the evaluation service), the worker, the gateway
-// (idempotency keys, readiness, metrics) and cmd/kernelgate to wire them.
+// (idempotency keys, readiness, metrics) and stack to wire them.
 package bus

@@ -15,6 +15,6 @@
 // that made them (cache.go), which Submit reads before it queues (fromcache.go).
 // A batch is queued whole or refused (rollback.go).
 //
-// Imported by the gateway, the worker and cmd/kernelgate; it imports
+// Imported by the gateway, the worker and stack; it imports
 // neither of them.
 package dispatch

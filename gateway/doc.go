@@ -13,5 +13,5 @@
 // that imports gin. It builds no queue message: jobs, subjects and results
 // are dispatch's. Every error answer comes from the table in errors.go.
 //
-// Imported by cmd/kernelgate.
+// Imported by stack (which assembles serve) and cmd/kernelgate.
 package gateway

@@ -7,7 +7,7 @@
 // Python side (harness/py/kgharness/protocol.py); both sides test against the
 // golden records in testdata/protocol.
 //
-// Who may import it: whoever runs or configures evaluations (cmd/kernelgate,
+// Who may import it: whoever runs or configures evaluations (cmd/kernelgate, stack,
 // the batch runner, the worker, the gateway's GPU and readiness views).
 // Naming a verdict, a task or options is eval's: imports_test.go fails a
 // package that imports harness for those alone (vocab.go's aliases are for

@@ -16,5 +16,5 @@
 //
 // The job queue's protocol (Job, Result, subjects, sharing, cache keys) is
 // package dispatch's; this package is its pulling end. Imported by
-// cmd/kernelgate.
+// stack (serve and `kernelgate worker`).
 package worker

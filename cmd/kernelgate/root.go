@@ -9,8 +9,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/spf13/cobra"
+
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/stack"
 )
 
 // Exit codes: 0 whenever an evaluation happened (whatever its status).
@@ -23,6 +25,16 @@ const (
 
 // usageError marks bad flags or arguments (exit 2).
 type usageError struct{ error }
+
+// configError is err as a usage error when the configuration was at fault
+// (stack.ConfigError: a task suite that does not load, an unusable LLM
+// endpoint).
+func configError(err error) error {
+	if _, ok := errors.AsType[*stack.ConfigError](err); ok {
+		return usageError{err}
+	}
+	return err
+}
 
 // globals are the flags every subcommand shares.
 type globals struct {

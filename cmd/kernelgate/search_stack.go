@@ -14,12 +14,11 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
-	"github.com/kernelgate/kernelgate/rollout"
 	"github.com/kernelgate/kernelgate/rollout/llm"
 	"github.com/kernelgate/kernelgate/rollout/runner"
 	"github.com/kernelgate/kernelgate/rollout/skills"
+	"github.com/kernelgate/kernelgate/stack"
 )
 
 // llmFlags select the endpoint of `search` and `adapt`.
@@ -61,20 +60,18 @@ func (f *llmFlags) config() (llm.Config, error) {
 }
 
 // searchStack is what `search` and `adapt` run on, wired as serve wires
-// it: the embedded bus and Parquet sink in --data, a Supervisor, the skill
-// memory (--data/skills.json) and the runner.
+// it (stack): the embedded bus and Parquet sink in --data, a Supervisor,
+// the skill memory (--data/skills.json) and the runner.
 type searchStack struct {
-	b        *bus.Bus
-	sup      *harness.Supervisor
-	mem      *skills.Memory
-	mgr      *runner.Manager
-	log      *slog.Logger
-	sink     *export.Sink // nil until it runs
-	stopSink context.CancelFunc
-	sinkDone chan struct{}
+	b       *bus.Bus
+	sup     *harness.Supervisor
+	mem     *skills.Memory
+	mgr     *runner.Manager
+	log     *slog.Logger
+	running *stack.Running
 }
 
-func (g *globals) openSearchStack(ctx context.Context, dataDir, device string, lc llm.Config, reg runner.Tasks) (_ *searchStack, err error) {
+func (g *globals) openSearchStack(ctx context.Context, dataDir, device string, lc llm.Config, reg runner.Tasks) (*searchStack, error) {
 	cfg, err := g.config(device)
 	if err != nil {
 		return nil, err
@@ -83,77 +80,33 @@ func (g *globals) openSearchStack(ctx context.Context, dataDir, device string, l
 	if err != nil {
 		return nil, err
 	}
-	s := &searchStack{log: log, sinkDone: make(chan struct{}), stopSink: func() {}}
-	defer func() {
-		if err != nil {
-			s.close()
-		}
-	}()
-	if s.b, err = bus.Open(ctx, bus.Options{DataDir: dataDir}, log); err != nil {
-		return nil, err
-	}
-	sink, err := export.NewSink(filepath.Join(dataDir, "parquet"), writerID(), log)
+	s := &searchStack{log: log}
+	s.running, err = stack.Start(ctx, log,
+		stack.Component{Name: "the bus", Start: func(ctx context.Context) (err error) {
+			s.b, err = bus.Open(ctx, bus.Options{DataDir: dataDir}, log)
+			return err
+		}, Stop: func(context.Context) error { s.b.Close(); return nil }},
+		stack.Sink(filepath.Join(dataDir, "parquet"), writerID(), func() *bus.Bus { return s.b }, log),
+		stack.Component{Name: "the harness", Start: func(ctx context.Context) (err error) {
+			s.sup, err = g.startSupervisor(ctx, cfg)
+			return err
+		}, Stop: func(context.Context) error { s.sup.Close(); return nil }},
+		stack.Component{Name: "the search runner", Start: func(ctx context.Context) (err error) {
+			s.mgr, s.mem, err = stack.NewRunner(ctx, lc, dataDir, s.b, s.sup, stack.GPUName(s.sup), reg, log)
+			return configError(err)
+		}, Stop: func(context.Context) error { s.mgr.Close(); return nil }},
+	)
 	if err != nil {
 		return nil, err
 	}
-	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	s.stopSink = stop
-	s.sink = sink
-	go func() {
-		defer close(s.sinkDone)
-		if err := sink.Run(sctx, s.b); err != nil {
-			log.Error("Parquet sink stopped", "err", err)
-		}
-	}()
-	if s.sup, err = g.startSupervisor(ctx, cfg); err != nil {
-		return nil, err
-	}
-	s.mgr, s.mem, err = newRunner(ctx, lc, dataDir, s.b, s.sup, gpuName(s.sup), reg, log)
-	return s, err
-}
-
-// newRunner is the search runner `search`, `adapt` and `serve` share: the
-// LLM client, the skill memory (dataDir/skills.json, its changes logged on
-// the bus) and the Manager.
-func newRunner(ctx context.Context, lc llm.Config, dataDir string, b *bus.Bus, ev rollout.Evaluator, gpu string,
-	reg runner.Tasks, log *slog.Logger) (*runner.Manager, *skills.Memory, error) {
-	client, err := llm.New(lc, log)
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
-	mem := skills.New(skills.NewFileStore(filepath.Join(dataDir, "skills.json")), runner.LogCalls(client, b, "", log),
-		skills.Config{OnChange: runner.SkillEvents(b, log)}, log)
-	if err := mem.Load(ctx); err != nil {
-		return nil, nil, err
-	}
-	mgr, err := runner.NewManager(ctx, runner.Deps{Bus: b, Eval: ev, Skills: mem, Tasks: reg,
-		LLM: lc, GPUName: gpu, Log: log})
-	return mgr, mem, err
-}
-
-func gpuName(sup *harness.Supervisor) string {
-	if d := sup.GPUs().Devices; len(d) > 0 && sup.Mode() != eval.TimingCPUInterpreter {
-		return d[0].Name
-	}
-	return ""
+	return s, nil
 }
 
 // close stops the runner (a search still running stays resumable), the
 // workers, then lets the sink write everything logged before it stops.
 func (s *searchStack) close() {
-	if s.mgr != nil {
-		s.mgr.Close()
-	}
-	if s.sup != nil {
-		s.sup.Close()
-	}
-	if s.sink != nil {
-		flushSink(s.sink, s.b, s.log, sinkFlushTimeout)
-		s.stopSink()
-		<-s.sinkDone
-	}
-	if s.b != nil {
-		s.b.Close()
+	if err := s.running.Stop(); err != nil {
+		s.log.Warn("stopping the search stack", "err", err)
 	}
 }
 

@@ -6,22 +6,18 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/episode"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/gateway"
 	"github.com/kernelgate/kernelgate/gateway/apikey"
 	"github.com/kernelgate/kernelgate/harness"
-	"github.com/kernelgate/kernelgate/worker"
+	"github.com/kernelgate/kernelgate/stack"
 )
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -48,7 +44,6 @@ func newServeCmd(g *globals) *cobra.Command {
 			if workers != -1 && workers != 0 {
 				return usageError{fmt.Errorf("--workers takes 0 (no local evaluation: workers on other hosts join over NATS); leave it out for a worker on every local GPU, got %d", workers)}
 			}
-			local := workers != 0
 			bopts, err := nf.options(bus.Options{DataDir: dataDir, MaxQueuedJobs: maxQueued})
 			if err != nil {
 				return err
@@ -72,117 +67,30 @@ func newServeCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			b, err := bus.Open(ctx, bopts, log)
-			if err != nil {
-				return err
+			cfg := stack.ServeConfig{
+				DataDir: dataDir, Bus: bopts, Gateway: gcfg, Keys: keys, TaskDirs: taskDirs,
+				Episodes: episode.Config{Idle: episodeIdle}, CompactEvery: compactEvery,
+				HostMemoryMB: hostMemoryMB, Version: version, WriterID: writerID(), Log: log,
+				Serving: func(a net.Addr, where string) {
+					fmt.Fprintf(g.stderr, "kernelgate: serving on http://%s (data %s, %s)\n", a, dataDir, where)
+				},
 			}
-			defer b.Close()
-			reg, err := openTasks(ctx, b, taskDirs, log)
-			if err != nil {
-				return err
-			}
-			eps, err := episode.Open(ctx, b, episode.Config{Idle: episodeIdle})
-			if err != nil {
-				return err
-			}
-			var sup *harness.Supervisor
-			if local {
-				cfg, err := g.config(device)
+			cfg.Gateway.Addr = addr
+			if workers != 0 {
+				hcfg, err := g.config(device)
 				if err != nil {
 					return err
 				}
-				if sup, err = g.startSupervisor(ctx, cfg); err != nil {
+				cfg.Supervisor = func(ctx context.Context) (*harness.Supervisor, error) { return g.startSupervisor(ctx, hcfg) }
+			}
+			if lf.url != "" {
+				lc, err := lf.config()
+				if err != nil {
 					return err
 				}
-				defer sup.Close()
+				cfg.LLM = &lc
 			}
-			sink, err := export.NewSink(filepath.Join(dataDir, "parquet"), writerID(), log)
-			if err != nil {
-				return err
-			}
-			gcfg.Addr = addr
-			if gcfg.MaxMemoryMB == 0 && local {
-				slots := evalSlots(sup)
-				mb, m, err := hostMemoryMB(slots)
-				if err != nil {
-					log.Warn("host memory unknown: --max-memory-mb is the harness default", "max_memory_mb", mb, "err", err)
-				} else {
-					log.Info("--max-memory-mb from the host", "max_memory_mb", mb, "host", m.String(), "slots", slots)
-				}
-				gcfg.MaxMemoryMB = mb
-			}
-			deps := gateway.Deps{
-				Bus: b, Tasks: reg, Episodes: eps, Keys: keys, Log: log,
-				Exports: gateway.Exports{DataDir: dataDir, Version: version},
-			}
-			if local {
-				deps.Ready, deps.TimingMode, deps.GPUs = func() error { return worker.Ready(sup) }, sup.Mode, sup
-				deps.Envs = func() []dispatch.Env { return dispatch.PoolEnvs(sup) }
-			} else {
-				// Workers on other hosts: ready while one is announced, and the
-				// cache answers with verdicts made in their environments.
-				roster := worker.NewRoster(b, 2*time.Second)
-				deps.Ready, deps.TimingMode, deps.Envs, deps.GPUs = roster.Ready, roster.Mode, roster.Envs, roster
-			}
-			// One evaluation service for reward batches, task checks, episodes
-			// and searches.
-			deps.Evals = &dispatch.Service{Bus: b, Mode: deps.TimingMode, Envs: deps.Envs, Poll: gcfg.ResultPoll, Log: log}
-			mgr, err := openSearches(ctx, &lf, dataDir, b, sup, reg, &deps, log)
-			if err != nil {
-				return err
-			}
-			srv := gateway.New(gcfg, deps)
-			// Listen before saying "serving": a busy port is the one error, not
-			// a line after a false start.
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return fmt.Errorf("cannot listen on %s: %w", addr, err)
-			}
-
-			// Shutdown order: the HTTP server drains first (its in-flight
-			// requests wait on the workers); then the workers stop (a job
-			// cut short goes back to the queue); then the sink writes what
-			// they logged (bounded) and stops.
-			bg := context.WithoutCancel(ctx)
-			wctx, stopWorkers := context.WithCancel(bg)
-			defer stopWorkers()
-			sctx, stopSink := context.WithCancel(bg)
-			defer stopSink()
-			eg, gctx := errgroup.WithContext(bg)
-			workersDone := make(chan struct{})
-			eg.Go(func() error {
-				defer close(workersDone)
-				if !local {
-					return nil
-				}
-				return worker.Run(wctx, b, sup, log)
-			})
-			eg.Go(func() error { return sink.Run(sctx, b) })
-			go compactLoop(sctx, filepath.Join(dataDir, "parquet"), compactEvery, log)
-			eg.Go(func() error {
-				hctx, stop := context.WithCancel(gctx) // a failed worker or sink stops the server too
-				defer stop()
-				defer context.AfterFunc(ctx, stop)()
-				err := srv.Serve(hctx, ln)
-				if mgr != nil {
-					mgr.Close() // running searches stay resumable at the next start
-				}
-				stopWorkers()
-				<-workersDone
-				flushSink(sink, b, log, sinkFlushTimeout)
-				stopSink()
-				return err
-			})
-			where := "no local workers"
-			if local {
-				where = sup.Mode()
-			}
-			if a := b.ListenAddr(); a != "" {
-				where += ", NATS for workers on nats://" + a
-			}
-			fmt.Fprintf(g.stderr, "kernelgate: serving on http://%s (data %s, %s)\n", ln.Addr(), dataDir, where)
-			return eg.Wait()
+			return configError(stack.Serve(cmd.Context(), cfg))
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", gateway.DefaultAddr, "HTTP listen address")
@@ -191,7 +99,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&device, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $KERNELGATE_DEVICE)")
 	cmd.Flags().StringSliceVar(&taskDirs, "tasks", nil, "task suite directories, repeatable or comma-separated; ids are DIRNAME/STEM (default: the suites under datasets/ next to the working dir or the binary)")
 	cmd.Flags().DurationVar(&episodeIdle, "episode-idle", episode.DefaultIdle, "an episode without a step for this long expires")
-	cmd.Flags().DurationVar(&compactEvery, "compact-every", DefaultCompactEvery, "how often the Parquet log's days before today are compacted into one file each (0: never; `kernelgate compact` does it by hand)")
+	cmd.Flags().DurationVar(&compactEvery, "compact-every", stack.DefaultCompactEvery, "how often the Parquet log's days before today are compacted into one file each (0: never; `kernelgate compact` does it by hand)")
 	rf.register(cmd) // serve_retention.go
 	cmd.Flags().Float64Var(&gcfg.RateLimit, "rate-limit", gateway.DefaultRateLimit, "requests/s per API key (0: no limit)")
 	cmd.Flags().IntVar(&gcfg.RateBurst, "rate-burst", gateway.DefaultRateBurst, "requests a key may send at once before --rate-limit applies")

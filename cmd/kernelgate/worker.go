@@ -1,15 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/worker"
+	"github.com/kernelgate/kernelgate/harness"
+	"github.com/kernelgate/kernelgate/stack"
 )
 
 func newWorkerCmd(g *globals) *cobra.Command {
@@ -44,24 +45,16 @@ func newWorkerCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			b, err := bus.Open(ctx, bopts, log)
-			if err != nil {
-				return err
-			}
-			defer b.Close()
-			sup, err := g.startSupervisor(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer sup.Close()
 			host, _ := os.Hostname()
 			id := fmt.Sprintf("%s-%d", writerID(), os.Getpid())
-			eg, ectx := errgroup.WithContext(ctx)
-			eg.Go(func() error { return worker.Run(ectx, b, sup, log) })
-			eg.Go(func() error { return worker.Announce(ectx, b, sup, sup, id, host, log) })
-			fmt.Fprintf(g.stderr, "kernelgate: worker %s pulling jobs from %s (%s, %d slots)\n", id, nf.url, sup.Mode(), worker.Slots(sup))
-			return eg.Wait()
+			return stack.Worker(cmd.Context(), stack.WorkerConfig{
+				Bus:        bopts,
+				Supervisor: func(ctx context.Context) (*harness.Supervisor, error) { return g.startSupervisor(ctx, cfg) },
+				ID:         id, Host: host, Log: log,
+				Started: func(mode string, slots int) {
+					fmt.Fprintf(g.stderr, "kernelgate: worker %s pulling jobs from %s (%s, %d slots)\n", id, nf.url, mode, slots)
+				},
+			})
 		},
 	}
 	nf.register(cmd, false)

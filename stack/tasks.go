@@ -1,4 +1,4 @@
-package main
+package stack
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
-// openTasks builds the task registry of `serve`: the suites in dirs (none
+// openTasks builds the task registry of serve: the suites in dirs (none
 // given: tasks.DefaultDirs from the working directory and the binary), and
 // the API tasks kept in the bus.
 func openTasks(ctx context.Context, b *bus.Bus, dirs []string, log *slog.Logger) (*tasks.Registry, error) {
@@ -24,7 +24,7 @@ func openTasks(ctx context.Context, b *bus.Bus, dirs []string, log *slog.Logger)
 	}
 	suite, err := tasks.LoadSuites(dirs)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, &ConfigError{err}
 	}
 	if err := tasks.WithFigures(suite, dirs); err != nil {
 		log.Warn("task figures not shown (GET /v1/tasks, the dashboard's tasks page)", "err", err)
@@ -35,7 +35,7 @@ func openTasks(ctx context.Context, b *bus.Bus, dirs []string, log *slog.Logger)
 	}
 	reg, err := tasks.NewRegistry(suite, store)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, &ConfigError{err}
 	}
 	log.Info("task suites loaded", "dirs", fmt.Sprint(dirs), "tasks", len(suite))
 	return reg, nil
