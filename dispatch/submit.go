@@ -66,9 +66,12 @@ func (s *Service) Submit(ctx context.Context, b Batch) error {
 	}
 	handled := len(b.Items) - len(jobs)
 	groups := groupIdentical(jobs, b.Share)
-	lane := -1 // the client's lane, looked up when a job is first queued
+	// One mode and one lane for the whole batch: its jobs go where one
+	// kind of worker pulls them (the lane is looked up when a job is first
+	// queued).
+	dest := destination{mode: s.mode(), lane: -1, client: b.ClientID}
 	for i, g := range groups {
-		if err := s.queueGroup(ctx, log, g, handled, len(b.Items), b.ClientID, &lane); err != nil {
+		if err := s.queueGroup(ctx, log, g, handled, len(b.Items), &dest); err != nil {
 			s.rollback(ctx, log, groups[:i])
 			return err
 		}
@@ -117,7 +120,15 @@ func groupIdentical(jobs []Job, share bool) []*group {
 // queueGroup answers g from the cache, joins it to an identical evaluation
 // in flight, or queues its first job for all of it. handled is how many of
 // the batch's items were handled before g, for the queue-full error.
-func (s *Service) queueGroup(ctx context.Context, log *slog.Logger, g *group, handled, total int, client string, lane *int) error {
+// destination is where a batch's jobs are queued: the timing mode of the
+// workers and the lane of the client's key.
+type destination struct {
+	mode   string
+	lane   int // -1: not looked up yet
+	client string
+}
+
+func (s *Service) queueGroup(ctx context.Context, log *slog.Logger, g *group, handled, total int, dest *destination) error {
 	b := s.Bus
 	if g.key != "" {
 		if v, source, ok := s.fromCache(ctx, g.jobs[0]); ok {
@@ -146,12 +157,12 @@ func (s *Service) queueGroup(ctx context.Context, log *slog.Logger, g *group, ha
 	}
 	job := g.jobs[0]
 	job.Share = g.key != ""
-	if *lane < 0 {
-		*lane = s.lane(ctx, client)
+	if dest.lane < 0 {
+		dest.lane = s.lane(ctx, dest.client)
 	}
 	data, err := json.Marshal(job)
 	if err == nil {
-		g.seq, err = b.QueueJob(ctx, JobSubject(s.mode(), job.Options, false, *lane), job.ID, data)
+		g.seq, err = b.QueueJob(ctx, JobSubject(dest.mode, job.Options, false, dest.lane), job.ID, data)
 	}
 	if err == nil {
 		return nil

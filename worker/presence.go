@@ -95,7 +95,8 @@ type Roster struct {
 	now     func() time.Time
 
 	mu   sync.Mutex
-	at   time.Time
+	at   time.Time // the last read
+	good time.Time // the last read that answered
 	list []Announcement
 	err  error
 }
@@ -110,9 +111,23 @@ func (r *Roster) current() ([]Announcement, error) {
 	defer r.mu.Unlock()
 	if r.at.IsZero() || r.now().Sub(r.at) >= r.refresh {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		r.list, r.err = Present(ctx, r.bus)
+		list, err := Present(ctx, r.bus)
 		cancel()
-		r.at = r.now()
+		now := r.now()
+		r.at = now
+		switch {
+		case err == nil:
+			r.list, r.err, r.good = list, nil, now
+		case !r.good.IsZero() && now.Sub(r.good) < bus.WorkerTTL:
+			// A read that fails (the bucket's leader lost and a new one
+			// being elected) keeps what was announced, as long as an
+			// announcement lives. Forgetting it made the timing mode unknown
+			// for a moment, and the jobs queued meanwhile went to
+			// jobs.eval.gpu, which CPU workers never pull: the stall of
+			// issue 15's leader-kill test.
+		default:
+			r.list, r.err = nil, err
+		}
 	}
 	return r.list, r.err
 }

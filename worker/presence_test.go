@@ -122,3 +122,32 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A read of the workers bucket that fails (its leader lost, a new one being
+// elected) does not make a gateway forget its workers, as long as an
+// announcement lives: their timing mode stays known, so jobs still go where
+// those workers pull (issue 15's leader-kill stall queued them for gpu).
+func TestTheRosterKeepsItsWorkersThroughAFailedRead(t *testing.T) {
+	b, err := bus.Open(t.Context(), bus.Options{DataDir: t.TempDir()}, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Workers().Put(t.Context(), "w", []byte(`{"id":"w","up":true,"mode":"cpu_interpreter"}`)); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1000, 0)
+	roster := NewRoster(b, time.Second)
+	roster.now = func() time.Time { return now }
+	if roster.Mode() != eval.TimingCPUInterpreter || roster.Ready() != nil {
+		t.Fatalf("mode %q, ready %v", roster.Mode(), roster.Ready())
+	}
+	b.Close() // every read fails from here on
+	now = now.Add(5 * time.Second)
+	if roster.Mode() != eval.TimingCPUInterpreter || roster.Ready() != nil {
+		t.Fatalf("after a failed read: mode %q, ready %v; want the workers kept", roster.Mode(), roster.Ready())
+	}
+	now = now.Add(bus.WorkerTTL)
+	if roster.Ready() == nil || roster.Mode() != "" {
+		t.Fatalf("past the announcements' TTL: mode %q, ready %v; want them gone", roster.Mode(), roster.Ready())
+	}
+}
