@@ -137,7 +137,6 @@ func takeTurns(ctx context.Context, tier []jetstream.Consumer, start, n int, run
 		active[i] = true
 	}
 	next = start
-	var firstErr error
 	for got < n && left > 0 {
 		for j := range tier {
 			q := (start + j) % len(tier)
@@ -151,21 +150,21 @@ func takeTurns(ctx context.Context, tier []jetstream.Consumer, start, n int, run
 			if left == 1 {
 				want = n - got
 			}
-			k, err := pullNoWait(ctx, tier[q], want, run)
+			k, perr := pullNoWait(ctx, tier[q], want, run)
 			got += k
 			if k > 0 {
 				next = (q + 1) % len(tier)
 			}
-			if err != nil || k < want {
+			if perr != nil || k < want {
 				active[q] = false
 				left--
-				if err != nil && firstErr == nil {
-					firstErr = err
+				if err == nil {
+					err = perr
 				}
 			}
 		}
 	}
-	return got, next, firstErr
+	return got, next, err
 }
 
 // jobsConsumer creates (or updates) q's durable consumer of JOBS.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
@@ -20,6 +19,7 @@ import (
 // NATS and can be lost (a reconnect); after quiet time without one the
 // follower reads the stored results again.
 type Follower struct {
+	svc   *Service
 	bus   *bus.Bus
 	log   *slog.Logger
 	id    string
@@ -39,7 +39,7 @@ func (s *Service) Follow(ctx context.Context, id string, total int) (*Follower, 
 		return nil, &StoreError{"the queue", fmt.Errorf("following %s: %w", id, err)}
 	}
 	return &Follower{
-		bus: s.Bus, log: s.log().With("batch", id), id: id, quiet: s.poll(),
+		svc: s, bus: s.Bus, log: s.log().With("batch", id), id: id, quiet: s.poll(),
 		sub: sub, seen: make([]bool, total), left: total,
 	}, nil
 }
@@ -51,23 +51,15 @@ func (f *Follower) Close() { f.sub.Unsubscribe() }
 // does so itself after quiet time; a caller following a batch that may be
 // under way calls it once after Follow).
 func (f *Follower) Load(ctx context.Context) error {
-	stored, err := f.bus.Results(ctx, f.id)
+	stored, err := f.svc.Results(ctx, f.id, len(f.seen))
 	if err != nil {
-		return &StoreError{"the result store", fmt.Errorf("following %s: %w", f.id, err)}
+		return err
 	}
-	var rs []Result
-	for _, data := range stored {
-		r, err := DecodeResult(data, len(f.seen))
-		if err != nil {
-			f.log.Error("bad stored result", "err", err)
-			continue
-		}
+	for _, r := range stored {
 		if !f.seen[r.Index] {
-			rs = append(rs, r)
+			f.queue = append(f.queue, r)
 		}
 	}
-	slices.SortFunc(rs, func(a, b Result) int { return a.Index - b.Index })
-	f.queue = append(f.queue, rs...)
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
 )
 
@@ -82,10 +81,7 @@ func (s *Service) queueOne(ctx context.Context, job Job, interactive bool) (*Fol
 	}
 	if err := s.Bus.PublishJob(ctx, JobSubject(s.mode(), job.Options, interactive, 0), job.ID, data); err != nil {
 		f.Close()
-		if errors.Is(err, bus.ErrQueueFull) {
-			return nil, &QueueFullError{Handled: 0, Total: 1}
-		}
-		return nil, &StoreError{"the queue", err}
+		return nil, queueError(err, 0, 1)
 	}
 	return f, nil
 }

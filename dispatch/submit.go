@@ -172,9 +172,17 @@ func (s *Service) queueGroup(ctx context.Context, log *slog.Logger, g *group, ha
 			log.Warn("removing identical items of a refused batch failed", "err", uerr)
 		}
 	}
+	if !errors.Is(err, bus.ErrQueueFull) {
+		log.Error("publish failed", "err", err)
+	}
+	return queueError(err, handled, total)
+}
+
+// queueError is a refused queueing as the service's error: the queue full
+// after handled of total items, or the store failing.
+func queueError(err error, handled, total int) error {
 	if errors.Is(err, bus.ErrQueueFull) {
 		return &QueueFullError{Handled: handled, Total: total}
 	}
-	log.Error("publish failed", "err", err)
 	return &StoreError{"the queue", err}
 }
