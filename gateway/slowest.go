@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/kernelgate/kernelgate/gateway/ui/overview"
 )
 
 // The slowest tasks are kept here, in memory, over the last slowestRuns
@@ -70,23 +72,13 @@ func (s *slowest) add(hash, name string, ms float64) {
 	s.next = (s.next + 1) % len(s.runs)
 }
 
-// slowTask is one task in GET /v1/stats/slowest-tasks (schema SlowTask).
-type slowTask struct {
-	TaskID      string    `json:"task_id,omitempty"` // absent: no registered task has this source
-	TaskName    string    `json:"task_name"`
-	TaskHash    string    `json:"task_hash"`
-	Evaluations int       `json:"evaluations"`
-	MedianExecS float64   `json:"median_exec_s"`
-	MaxExecS    float64   `json:"max_exec_s"`
-	LastAt      time.Time `json:"last_at"`
-}
-
-// slowestTasks is the 200 body (schema SlowestTasks).
-type slowestTasks struct {
-	Runs  int        `json:"runs"`  // the runs ranked (at most slowestRuns)
-	Since *time.Time `json:"since"` // the oldest of them; null with none
-	Tasks []slowTask `json:"tasks"`
-}
+// slowTask and slowestTasks are the body of GET /v1/stats/slowest-tasks
+// (schemas SlowTask, SlowestTasks): the types the dashboard and `kernelgate
+// top` decode it into, so the server and its readers cannot drift apart.
+type (
+	slowTask     = overview.SlowTask
+	slowestTasks = overview.Slowest
+)
 
 // top ranks the tasks of the kept runs by their median run time, slowest
 // first (ties: the larger maximum, then the hash): one timeout does not make

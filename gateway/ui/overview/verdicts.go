@@ -15,7 +15,7 @@ import (
 // SlowTask is one task of GET /v1/stats/slowest-tasks: the tasks whose
 // evaluations ran slowest lately, by median run time.
 type SlowTask struct {
-	TaskID      string    `json:"task_id,omitempty"`
+	TaskID      string    `json:"task_id,omitempty"` // absent: no registered task has this source
 	TaskName    string    `json:"task_name"`
 	TaskHash    string    `json:"task_hash"`
 	Evaluations int       `json:"evaluations"`
@@ -26,8 +26,8 @@ type SlowTask struct {
 
 // Slowest is that endpoint's answer.
 type Slowest struct {
-	Runs  int        `json:"runs"`
-	Since *time.Time `json:"since"`
+	Runs  int        `json:"runs"`  // the runs ranked (at most the gateway keeps)
+	Since *time.Time `json:"since"` // the oldest of them; null with none
 	Tasks []SlowTask `json:"tasks"`
 }
 
