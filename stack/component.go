@@ -102,14 +102,3 @@ func (r *Running) Stop() error {
 	r.started = nil
 	return errors.Join(errs...)
 }
-
-// Run starts comps, waits until ctx ends or one of them fails, and stops
-// them in reverse order. A component that failed is the error; else the
-// first error of stopping.
-func Run(ctx context.Context, log *slog.Logger, comps ...Component) error {
-	r, err := Start(ctx, log, comps...)
-	if err != nil {
-		return err
-	}
-	return wait(ctx, r)
-}

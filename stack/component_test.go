@@ -61,7 +61,7 @@ func TestComponentsStopInReverseOrder(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, nil, part(j, "bus", nil, nil), part(j, "sink", nil, nil), part(j, "http", nil, nil))
+		done <- run(ctx, part(j, "bus", nil, nil), part(j, "sink", nil, nil), part(j, "http", nil, nil))
 	}()
 	time.Sleep(50 * time.Millisecond)
 	cancel()
@@ -81,7 +81,7 @@ func TestAFailedComponentStopsTheProcess(t *testing.T) {
 	fail := make(chan error, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(t.Context(), nil, part(j, "bus", nil, nil), part(j, "sink", nil, fail), part(j, "http", nil, nil))
+		done <- run(t.Context(), part(j, "bus", nil, nil), part(j, "sink", nil, fail), part(j, "http", nil, nil))
 	}()
 	time.Sleep(50 * time.Millisecond)
 	fail <- errors.New("disk gone")
@@ -111,4 +111,14 @@ func TestAFailedStartStopsWhatStarted(t *testing.T) {
 	if got := j.get(); !slices.Equal(got, want) {
 		t.Fatalf("journal\n%v\nwant\n%v", got, want)
 	}
+}
+
+// run is what Serve and Worker do with their components: start them, wait
+// for ctx or a failure, stop them.
+func run(ctx context.Context, comps ...Component) error {
+	r, err := Start(ctx, nil, comps...)
+	if err != nil {
+		return err
+	}
+	return wait(ctx, r)
 }
