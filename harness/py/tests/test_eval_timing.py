@@ -143,3 +143,40 @@ def test_the_buffer_checksum_sees_any_changed_word_and_the_tail():
         other[i] += 1
         assert fingerprint(other) != base, i
     assert fingerprint(torch.zeros(0, dtype=torch.uint8)) == 0
+
+
+def test_a_runner_frees_its_last_inputs_and_outputs_before_making_new_ones(tmp_path):
+    """Admission sizes a task's evaluations by their runners' peak memory: a runner that
+    kept the last inputs or outputs while making the next held two sets at its peak."""
+    import gc
+    import weakref
+
+    import torch
+    from kgharness.runner import Runner
+
+    made, alive = [], []
+
+    def get_inputs():
+        alive.append(sum(r() is not None for r in made))
+        x = torch.ones(256)
+        made.append(weakref.ref(x))
+        return [x]
+
+    def model(x):
+        y = x * 2
+        made.append(weakref.ref(y))
+        return y
+
+    r = Runner("reference", {}, "cpu_interpreter", "cpu", str(tmp_path))
+    r.get_inputs, r.model, r.held = get_inputs, model, []
+    try:
+        for op, req in (("call", {"inputs": {"seed": 1}}), ("call", {"inputs": {"seed": 2}}),
+                        ("sum", {"inputs": {"seed": 3}}), ("call", {"inputs": {"seed": 4}}),
+                        ("prep", {"seed": 5}), ("go", {}), ("prep", {"seed": 6}), ("go", {}),
+                        ("call", {"inputs": {"seed": 7}})):
+            rep = r.handle(dict(req, op=op), [])
+            assert rep.get("ok", True) is not False, (op, rep)
+    finally:
+        gc.enable()
+    assert len(alive) == 7
+    assert alive == [0] * 7, f"earlier inputs or outputs alive while new inputs were made: {alive}"
