@@ -10,7 +10,8 @@ none is answered from another's evaluation or from the result cache.
 
 Reports per group its makespan (request to answer, the client's clock), its slowest
 member's exec_ms and their ratio; over the run evals/s, slot utilisation (the sum of
-exec_ms over slots x wall; slots from GET /v1/gpus), statuses, and the reference work
+exec_ms over slots x wall; slots from GET /v1/gpus) and the busy share of it (less the
+waits for device memory and the timing lock), statuses, and the reference work
 done (the sum of the reference runners' load time and CPU time, stage_ms "reference" and
 "cpu_reference") and how many verdicts used shared reference work.
 
@@ -95,6 +96,10 @@ def run_group(url, task_id, members):
             "gateway_makespan_s": (resp.get("makespan_ms") or 0) / 1e3,
             "makespan_over_slowest": makespan / max(exec_s) if max(exec_s) > 0 else None,
             "exec_s_total": sum(exec_s),
+            # The part of exec spent waiting for device memory or the GPU's timing lock: a
+            # slot that waits counts as used in the utilisation, not in the busy share.
+            "wait_s_total": sum(((r.get("stage_ms") or {}).get("lock_mem_wait", 0) +
+                                 (r.get("stage_ms") or {}).get("lock_wait", 0)) / 1e3 for r in results),
             "reference_ms_total": sum((r.get("stage_ms") or {}).get("reference", 0) for r in results),
             # The reference runners' CPU time: what sharing the reference work saves.
             "reference_cpu_ms_total": sum((r.get("stage_ms") or {}).get("cpu_reference", 0) for r in results),
@@ -146,6 +151,7 @@ def main():
     report = {"suite": a.suite, "group": a.group, "groups": len(done), "evals": evals, "wall_s": wall,
               "evals_per_s": evals / wall, "slots": slots,
               "slot_utilisation": sum(g["exec_s_total"] for g in done) / (slots * wall) if slots else None,
+              "slot_busy": sum(g["exec_s_total"] - g["wait_s_total"] for g in done) / (slots * wall) if slots else None,
               "makespan_over_slowest_median": statistics.median(ratios) if ratios else None,
               "makespan_over_slowest_max": max(ratios) if ratios else None,
               "reference_ms_total": sum(g["reference_ms_total"] for g in done),
@@ -155,9 +161,10 @@ def main():
     for g in done:
         print(f"{g['task_id']:40s} n={g['n']:3d} makespan {g['makespan_s']:7.1f} s  slowest {g['slowest_exec_s']:7.1f} s"
               f"  ratio {g['makespan_over_slowest'] or 0:5.2f}")
-    util = report["slot_utilisation"]
+    util, busy = report["slot_utilisation"], report["slot_busy"]
     print(f"{evals} evaluations in {wall:.1f} s: {report['evals_per_s']:.3f} evals/s; slots {slots}, utilisation "
-          f"{'-' if util is None else f'{100 * util:.0f}%'}; makespan/slowest median "
+          f"{'-' if util is None else f'{100 * util:.0f}%'} (busy {'-' if busy is None else f'{100 * busy:.0f}%'} "
+          f"without waits for memory and the timing lock); makespan/slowest median "
           f"{report['makespan_over_slowest_median'] or 0:.2f}, max {report['makespan_over_slowest_max'] or 0:.2f}; "
           f"reference loads {report['reference_ms_total'] / 1e3:.1f} s, reference CPU "
           f"{report['reference_cpu_ms_total'] / 1e3:.1f} s, {report['reference_shared']} shared; {statuses}")

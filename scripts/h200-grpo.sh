@@ -28,4 +28,7 @@ if [ "${L2:-0}" = 1 ]; then
     echo "level2 $share rc=$? $(python3 -c "import json;b=json.load(open('$out/l2-$share.json'));print(b['evals'], 'evals', '%.3f evals/s' % b['evals_per_s'], b['statuses'])" 2>&1 | tail -1)"
   done
 fi
-python3 scripts/summarize_grpo.py $(ls "$out"/grpo-*.json "$out"/grpo-*.partial 2>/dev/null)
+# A run's report, or the groups that landed where it was cut short.
+reports=(); for p in "$out"/grpo-*.json.partial; do [ -e "$p" ] || continue
+  if [ -e "${p%.partial}" ]; then reports+=("${p%.partial}"); else reports+=("$p"); fi; done
+python3 scripts/summarize_grpo.py "${reports[@]}"

@@ -13,6 +13,17 @@ STAGES = ("fork", "admission", "lock_mem_wait", "load", "reference", "candidate_
           "window_calls", "checks", "total")
 
 
+def busy(report, members):
+    """Slot use less the waits for device memory and the timing lock (from the members, so
+    reports written before grpo_bench's slot_busy read the same)."""
+    cap = (report.get("slots") or 0) * (report.get("wall_s") or 0)
+    if not cap or cap != cap:
+        return 0.0
+    st = [m.get("stage_ms") or {} for m in members]
+    return sum(m.get("exec_s", 0) - (x.get("lock_mem_wait", 0) + x.get("lock_wait", 0)) / 1e3
+               for m, x in zip(members, st)) / cap
+
+
 def main(paths):
     reports = []
     for p in paths:
@@ -34,7 +45,8 @@ def main(paths):
     for p, r in reports:
         ms = [m for g in r["per_group"] for m in g["members"]]
         print(f"{p}: {r['evals']} evals in {r['wall_s']:.1f} s = {r['evals_per_s']:.3f} evals/s; "
-              f"slots {r['slots']}, utilisation {100 * (r['slot_utilisation'] or 0):.0f}%; makespan/slowest "
+              f"slots {r['slots']}, utilisation {100 * (r['slot_utilisation'] or 0):.0f}% "
+              f"(busy {100 * busy(r, ms):.0f}%); makespan/slowest "
               f"median {r['makespan_over_slowest_median'] or 0:.2f} max {r['makespan_over_slowest_max'] or 0:.2f}; "
               f"reference loads {r['reference_ms_total'] / 1e3:.1f} s, reference CPU "
               f"{r.get('reference_cpu_ms_total', 0) / 1e3:.1f} s; {r['statuses']}")

@@ -21,6 +21,7 @@ def test_grpo_bench_reports_groups_and_slots(tmp_path):
         assert srv.stop() == 0, srv.log()
     assert (r["groups"], r["evals"], r["slots"]) == (2, 24, 2), r
     assert 0 < r["slot_utilisation"] <= 1.05 and r["evals_per_s"] > 0, r
+    assert 0 < r["slot_busy"] <= r["slot_utilisation"], r   # the waits left out of the busy share
     for g in r["per_group"]:
         kinds = {m["kind"]: m["status"] for m in g["members"]}
         assert kinds["solution"] == "correct" and kinds["broken"] == "compile_error", kinds
