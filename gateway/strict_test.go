@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernelgate/kernelgate/gateway/apikey"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -91,6 +92,19 @@ func TestExportQuota(t *testing.T) {
 		t.Fatalf("second export: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
 	checkSpec(t, "POST", "/v1/exports", rec)
+
+	// A quota is per key: one key's spent quota leaves another's whole.
+	f, keys := keyFile(t, map[string]string{"a": "export", "b": "export"})
+	keyed := New(Config{ExportsPerHour: 1}, Deps{Log: kgtest.Logger(t), Keys: apikey.NewKeyring(f), Exports: Exports{DataDir: data}}).Handler()
+	for i, tt := range []struct {
+		key  string
+		want bool // within its quota
+	}{{"a", true}, {"a", false}, {"b", true}, {"b", false}} {
+		rec := request(t, keyed, "POST", "/v1/exports", "Bearer "+keys[tt.key], []byte(`{"format": "sft"}`))
+		if got := rec.Code != 429; got != tt.want || rec.Code >= 500 {
+			t.Fatalf("export %d by key %s: %d %s, want within quota %v", i, tt.key, rec.Code, rec.Body, tt.want)
+		}
+	}
 	unlimited := New(Config{ExportsPerHour: -1}, Deps{Log: kgtest.Logger(t), Exports: Exports{DataDir: data}}).Handler()
 	for range 3 {
 		if rec := do(t, unlimited, "POST", "/v1/exports", []byte(`{"format": "sft"}`)); rec.Code == 429 {
