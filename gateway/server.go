@@ -212,6 +212,7 @@ func (s *Server) routes() http.Handler {
 	r.GET("/v1/stats/slowest-tasks", s.slowestTasks) // slowest.go
 	r.GET("/v1/batches/:id", s.getBatch)
 	r.GET("/v1/batches/:id/stream", s.streamBatch)
+	r.GET("/v1/batches/:id/code", s.getBatchCode) // batch_code.go
 	r.POST("/v1/evaluations", s.evaluate)
 	r.GET("/v1/evaluations/:id", s.getEvaluation)
 	s.exportRoutes(r) // exports.go

@@ -100,6 +100,24 @@ func TestDashboardInChromium(t *testing.T) {
 		if want := []string{"correct", "incorrect", "invalid_submission"}; fmt.Sprint(statuses) != fmt.Sprint(want) {
 			t.Errorf("item statuses %v, want %v", statuses, want)
 		}
+		// The honest item's code, read from the Parquet log once the sink has
+		// written it (until then the page says so; closed and opened, it asks again).
+		b.waitFor(t, 60*time.Second, "the first item's code comes from the log", func() string {
+			got, err := eval[string](b, `(() => {
+				const d = document.querySelector('#items details[data-code="0"]');
+				if (!d) return "no code link";
+				if (!d.open) { d.open = true; return "opened"; }
+				const s = d.querySelector("pre").textContent;
+				if (!s.includes("class ModelNew")) d.open = false;
+				return s; })()`)
+			if err != nil {
+				return err.Error()
+			}
+			if !strings.Contains(got, "class ModelNew") || strings.Contains(got, "```") {
+				return fmt.Sprintf("code shown: %.120q", got)
+			}
+			return ""
+		})
 		b.do(t, `document.querySelector("#items details").open = true`)
 		b.shot(t, "batch")
 	})

@@ -192,6 +192,11 @@ function verdictDetail(s, total) {
 
 function batch(id) {
   let shown = -1;
+  // An item's code is in the Parquet log, not the batch store: read when a "code" is opened.
+  $("#items").addEventListener("toggle", (ev) => {
+    const d = ev.target;
+    if (d.open && d.dataset && d.dataset.code !== undefined) showCode(id, d);
+  }, true);
   async function poll() {
     let b;
     try { b = await getJSON("/ui/api/v1/batches/" + encodeURIComponent(id)); } catch (e) {
@@ -207,8 +212,24 @@ function batch(id) {
   poll();
 }
 
+let codes = new Map();   // index -> item of GET /v1/batches/{id}/code
+
+async function showCode(id, d) {
+  const i = Number(d.dataset.code), pre = d.querySelector("pre");
+  if (!codes.has(i)) {
+    try {
+      const c = await getJSON("/ui/api/v1/batches/" + encodeURIComponent(id) + "/code");
+      codes = new Map(c.items.map((it) => [it.index, it]));
+    } catch (e) { pre.textContent = e.message; return; }
+  }
+  const it = codes.get(i);
+  pre.textContent = it ? (it.code || "(no code: the completion held none)\n\n" + (it.completion || ""))
+    : "not in the log yet (it lands seconds after the verdict): close and open again";
+}
+
 function batchRows(b) {
-  const open = new Set([...document.querySelectorAll("#items details[open]")].map((d) => d.dataset.i));
+  const open = new Set([...document.querySelectorAll("#items details[data-i][open]")].map((d) => d.dataset.i));
+  const openCode = new Set([...document.querySelectorAll("#items details[data-code][open]")].map((d) => d.dataset.code));
   const rows = [];
   for (let i = 0; i < b.total; i++) {
     const v = b.results[i];
@@ -220,7 +241,9 @@ function batchRows(b) {
       if (v.error_signature) d.append(html("p", {}, "error signature: ", html("code", {}, v.error_signature)));
       if (v.feedback) d.append(html("pre", { class: "feedback" }, v.feedback));
       d.append(html("pre", {}, JSON.stringify(v, null, 2)));
-      details.append(d);
+      const c = html("details", { "data-code": i }, html("summary", {}, "code"), html("pre", { class: "code" }));
+      details.append(d, c);
+      if (openCode.has(String(i))) c.open = true;
     }
     if (b.notes[i]) details.append(html("p", { class: "hint" }, b.notes[i]));
     rows.push(html("tr", { class: v ? "in" : "pending" }, html("td", {}, i),

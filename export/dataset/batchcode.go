@@ -1,0 +1,124 @@
+package dataset
+
+import (
+	"cmp"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kernelgate/kernelgate/export"
+	"github.com/parquet-go/parquet-go"
+)
+
+// ItemCode is what the log holds of one item's submission (GET
+// /v1/batches/{id}/code): the batch store keeps verdicts, the log the code.
+type ItemCode struct {
+	Index      int
+	EvalID     string
+	Code       string
+	Completion *string
+}
+
+// codeRow and evalIDRow are the columns read: eval_id of every row, the
+// rest only of a batch's rows (a day's log is mostly code).
+type codeRow struct {
+	EvalID     string  `parquet:"eval_id"`
+	Code       string  `parquet:"code"`
+	Completion *string `parquet:"completion,optional"`
+}
+
+type evalIDRow struct {
+	EvalID string `parquet:"eval_id"`
+}
+
+// BatchCode reads the logged items of batch id (eval_ids "<id>-<index>",
+// dispatch.EvalID) from the evaluations table, in the partitions from
+// created's day on (an item is logged when it ends), sorted by index. Items
+// not logged yet are absent. A part that is not valid Parquet is moved
+// aside, as the exports do.
+func BatchCode(log *slog.Logger, dataDir, id string, created time.Time) ([]ItemCode, error) {
+	root, err := logRoot(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	files, err := partFiles(root, "evaluations", Filter{Since: created})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[int]bool{}
+	var out []ItemCode
+	for _, p := range files {
+		got, err := batchCodeIn(p, id+"-")
+		if export.IsCorrupt(err) {
+			if _, qerr := export.Quarantine(root, p, err, log); qerr != nil {
+				return nil, fmt.Errorf("dataset: %w (and moving it aside failed: %v)", err, qerr)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range got {
+			if !seen[c.Index] { // logged twice (a redelivered job): one item
+				seen[c.Index] = true
+				out = append(out, c)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b ItemCode) int { return cmp.Compare(a.Index, b.Index) })
+	return out, nil
+}
+
+// batchCodeIn reads the rows of part path whose eval_id is prefix<index>.
+func batchCodeIn(path, prefix string) (out []ItemCode, err error) {
+	ids, err := export.ReadRows[evalIDRow](path)
+	if err != nil {
+		return nil, err
+	}
+	var rows []int64
+	var index []int
+	for row, x := range ids {
+		rest, ok := strings.CutPrefix(x.EvalID, prefix)
+		if i, aerr := strconv.Atoi(rest); ok && aerr == nil && i >= 0 {
+			rows, index = append(rows, int64(row)), append(index, i)
+		}
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	defer func() { // parquet-go panics on some malformed input (export.ReadRows)
+		if r := recover(); r != nil {
+			out, err = nil, &export.CorruptError{Path: path, Err: fmt.Errorf("decoder panic: %v", r)}
+		}
+	}()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return nil, &export.CorruptError{Path: path, Err: err}
+	}
+	r := parquet.NewGenericReader[codeRow](pf)
+	defer r.Close()
+	one := make([]codeRow, 1)
+	for k, row := range rows {
+		if err := r.SeekToRow(row); err != nil {
+			return nil, &export.CorruptError{Path: path, Err: err}
+		}
+		if n, err := r.Read(one); n != 1 {
+			return nil, &export.CorruptError{Path: path, Err: fmt.Errorf("row %d: read %d rows: %v", row, n, err)}
+		}
+		out = append(out, ItemCode{Index: index[k], EvalID: one[0].EvalID, Code: one[0].Code, Completion: one[0].Completion})
+	}
+	return out, nil
+}
