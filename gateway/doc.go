@@ -3,7 +3,8 @@
 // (dispatch.Service: one job per distinct piece of work, the rest answered
 // from the result cache or an identical evaluation in flight) and answers
 // the verdicts in request order, or 202 when wait_s runs out;
-// GET /v1/batches/{id} and its NDJSON stream, which follow its results;
+// GET /v1/batches/{id} and its NDJSON stream, which follow its results, and
+// its items' code, read from the Parquet log (batch_code.go);
 // /v1/evaluations, a batch of one; on top of that path the task registry
 // (tasks.go, taskchecks.go: checks through dispatch.Service.CheckTask), multi-turn episodes (episodes.go) and OpenRLHF's
 // remote reward model shape (openrlhf.go); GET /v1/gpus and /metrics for

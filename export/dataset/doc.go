@@ -1,6 +1,7 @@
 // Package dataset builds training-data exports from kernelgate's Parquet
 // log (package export) and task suites: `kernelgate export` and
-// POST /v1/exports. Imported by cmd and the gateway; it only reads the log.
+// POST /v1/exports; and a batch's code for GET /v1/batches/{id}/code
+// (BatchCode). Imported by cmd and the gateway; it only reads the log.
 //
 // Formats (Spec.Format), each a directory with a manifest.json:
 //
