@@ -60,8 +60,12 @@ def test_verdicts_are_the_same_with_sharing_on_and_off(on, off):
 
 
 def test_a_shared_evaluation_does_no_reference_work_and_reuses_the_before_timing(on):
-    first = on.evaluate(ADD, src("cand_add_relu.py"), dict(OPTS, seed=7))
-    later = on.evaluate(ADD, src("cand_add_relu.py"), dict(OPTS, seed=7))
+    # Many seeds, so that the reference work the later evaluation skips outweighs the noise
+    # in what both do alike (import, load: ~40 ms of CPU here; with 3 seeds the two came
+    # within 0.2 ms of each other and the order flipped under CI's load).
+    opts = dict(OPTS, seed=7, seeds=24)
+    first = on.evaluate(ADD, src("cand_add_relu.py"), opts)
+    later = on.evaluate(ADD, src("cand_add_relu.py"), opts)
     assert first["status"] == later["status"] == "correct"
     assert not first["reference_shared"] and later["reference_shared"]
     assert "window_before_shared" not in first["stage_ms"]
@@ -69,7 +73,8 @@ def test_a_shared_evaluation_does_no_reference_work_and_reuses_the_before_timing
     assert later["ref_runtime_before"] == first["ref_runtime_before"]      # the published figure
     assert later["ref_runtime_after"]["iterations"] >= OPTS["min_iters"]   # timed in its own window
     # The shared evaluation's reference runner only loaded and was timed: less CPU.
-    assert later["stage_ms"]["cpu_reference"] < first["stage_ms"]["cpu_reference"]
+    assert later["stage_ms"]["cpu_reference"] < first["stage_ms"]["cpu_reference"], \
+        (later["stage_ms"]["cpu_reference"], first["stage_ms"]["cpu_reference"])
 
 
 def test_another_source_or_option_is_not_answered_from_shared_work(on):
