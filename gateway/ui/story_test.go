@@ -158,9 +158,48 @@ func TestDashboardInChromium(t *testing.T) {
 		if c := b.count(t, "#curve polyline"); c != 1 {
 			t.Errorf("best-so-far curve: %d lines", c)
 		}
+		// Each edge is labelled with its action; the tokens spent are counted and drawn.
+		labels, err := eval[[]string](b, `[...document.querySelectorAll("#tree text")].map(e => e.textContent.trim())`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		actions := 0
+		for _, l := range labels {
+			if l == "large" || l == "small" || l == "tune" {
+				actions++
+			}
+		}
+		if actions < final-1 {
+			t.Errorf("edge labels %v: want an action (large, small, tune) on each of the %d edges", labels, final-1)
+		}
+		var in, out int
+		if _, err := fmt.Sscanf(b.text(t, "#tokens"), "%d in / %d out", &in, &out); err != nil || in <= 0 || out <= 0 {
+			t.Errorf("tokens spent %q: want both counts above 0 (%v)", b.text(t, "#tokens"), err)
+		}
+		if c := b.count(t, "#tokencurve polyline"); c != 1 {
+			t.Errorf("token curve: %d lines", c)
+		}
 		b.do(t, `document.querySelector('#tree circle[data-status="correct"]').dispatchEvent(new MouseEvent("click"))`)
-		if d := b.text(t, "#diff"); !strings.Contains(d, "tl.maximum") {
+		d := b.text(t, "#diff")
+		if !strings.Contains(d, "tl.maximum") {
 			t.Errorf("the diff of a correct node does not show its code: %.200q", d)
+		}
+		// A diff, not the bare code: every line kept ("  "), added ("+ ", class add) or
+		// removed ("- ", class del).
+		lines, err := eval[[]string](b, `[...document.querySelector("#diff").childNodes].flatMap(n =>
+			n.nodeType === 1 ? [n.className + ":" + n.textContent] :
+			n.textContent.split("\n").filter(l => l !== "").map(l => "keep:" + l))`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "keep:  ") && !strings.HasPrefix(l, "add:+ ") && !strings.HasPrefix(l, "del:- ") {
+				t.Errorf("diff line %q is not marked kept, added or removed (of %d lines)", l, len(lines))
+				break
+			}
+		}
+		if len(lines) < 5 {
+			t.Errorf("diff of %d lines: %q", len(lines), lines)
 		}
 		b.shot(t, "search")
 		b.open(t, "/ui/searches")
