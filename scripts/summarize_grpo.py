@@ -24,6 +24,26 @@ def busy(report, members):
                for m, x in zip(members, st)) / cap
 
 
+def bound(report, members):
+    """What bounds the run on one GPU. Each evaluation holds its admission for H = X + W +
+    the time it is stopped by other evaluations' windows (a share f = evals/s * W of the
+    wall), so H = (X + W) / (1 - f), and by Little's law evals/s = C / H = C / (X + W + C*W):
+    C from the members' admitted time over the wall, W their mean window, X what is left."""
+    wall, n = report.get("wall_s") or 0, len(members)
+    if not n or not wall or wall != wall:
+        return None
+    st = [m.get("stage_ms") or {} for m in members]
+    held = [(x.get("total", 0) - x.get("lock_mem_wait", 0) - x.get("lock_wait", 0)) / 1e3 for x in st]
+    W = sum(x.get("lock_exclusive_held", 0) for x in st) / 1e3 / n
+    C, H = sum(held) / wall, sum(held) / n
+    if W <= 0 or H <= 0:
+        return None
+    f = min(n / wall * W, 0.99)
+    X = max(H * (1 - f) - W, 0.0)
+    return {"C": C, "X": X, "W": W, "model": C / (X + W + C * W), "double": 2 * C / (X + W + 2 * C * W),
+            "ceiling": 1 / W}
+
+
 def main(paths):
     reports = []
     for p in paths:
@@ -58,6 +78,11 @@ def main(paths):
         print("   median ms: " + ", ".join(line))
         held = sum(m["stage_ms"].get("lock_exclusive_held", 0) for m in ms if isinstance(m.get("stage_ms"), dict))
         print(f"   timing windows held in all: {held / 1e3:.1f} s of {r['wall_s']:.1f} s wall")
+        b = bound(r, ms)
+        if b:
+            print("   bound: C {C:.1f} admitted at once, X {X:.2f} s of own work outside windows, W {W:.3f} s "
+                  "of window an evaluation: C / (X + W + C*W) = {model:.2f} evals/s; 2C would give {double:.2f}; "
+                  "no C beats 1/W = {ceiling:.2f}".format(**b))
         mem = [sum(m["device_memory"].values()) for m in ms if isinstance(m.get("device_memory"), dict)]
         print(f"   reference_shared {sum(1 for m in ms if m.get('reference_shared'))} of {len(ms)}; device memory "
               f"per evaluation median {statistics.median(mem) if mem else 0:.0f} MiB (contexts not counted)")
