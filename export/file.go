@@ -121,44 +121,81 @@ func syncDir(dir string) error {
 // name; columns of the file that T lacks are not decoded into it). A file
 // that is not valid Parquet is a *CorruptError (quarantine.go).
 func ReadRows[T any](path string) (rows []T, err error) {
+	err = withParquet(path, "export.ReadRows", func(pf *parquet.File) error {
+		r := parquet.NewGenericReader[T](pf)
+		defer r.Close()
+		rows = make([]T, r.NumRows())
+		got := 0
+		for got < len(rows) {
+			n, err := r.Read(rows[got:])
+			got += n
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return &CorruptError{Path: path, Err: err}
+			}
+			if n == 0 {
+				return &CorruptError{Path: path, Err: fmt.Errorf("no progress at row %d of %d", got, len(rows))}
+			}
+		}
+		rows = rows[:got]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// ReadRowsAt reads the rows at the given indexes (file order, from 0) of a
+// Parquet file into T, seeking to each: a reader that wants a few rows of
+// wide columns decodes only the pages that hold them. Errors as ReadRows.
+func ReadRowsAt[T any](path string, at []int64) (rows []T, err error) {
+	err = withParquet(path, "export.ReadRowsAt", func(pf *parquet.File) error {
+		r := parquet.NewGenericReader[T](pf)
+		defer r.Close()
+		one := make([]T, 1)
+		for _, row := range at {
+			if err := r.SeekToRow(row); err != nil {
+				return &CorruptError{Path: path, Err: err}
+			}
+			if n, err := r.Read(one); n != 1 {
+				return &CorruptError{Path: path, Err: fmt.Errorf("row %d: read %d rows: %v", row, n, err)}
+			}
+			rows = append(rows, one[0])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// withParquet opens path as a Parquet file for read. parquet-go panics on
+// some malformed input (an index past a buffer): a bad file is a
+// *CorruptError, not a crash of the server.
+func withParquet(path, who string, read func(*parquet.File) error) (err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("export.ReadRows: %w", err)
+		return fmt.Errorf("%s: %w", who, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("export.ReadRows: %w", err)
+		return fmt.Errorf("%s: %w", who, err)
 	}
-	// parquet-go panics on some malformed input (an index past a buffer):
-	// a bad file is an error, not a crash of the server.
 	defer func() {
 		if r := recover(); r != nil {
-			rows, err = nil, &CorruptError{Path: path, Err: fmt.Errorf("decoder panic: %v", r)}
+			err = &CorruptError{Path: path, Err: fmt.Errorf("decoder panic: %v", r)}
 		}
 	}()
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
-		return nil, &CorruptError{Path: path, Err: err}
+		return &CorruptError{Path: path, Err: err}
 	}
-	r := parquet.NewGenericReader[T](pf)
-	defer r.Close()
-	rows = make([]T, r.NumRows())
-	got := 0
-	for got < len(rows) {
-		n, err := r.Read(rows[got:])
-		got += n
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, &CorruptError{Path: path, Err: err}
-		}
-		if n == 0 {
-			return nil, &CorruptError{Path: path, Err: fmt.Errorf("no progress at row %d of %d", got, len(rows))}
-		}
-	}
-	return rows[:got], nil
+	return read(pf)
 }
 
 // VerifyFile reads every column of every row of a Parquet file, as a

@@ -4,14 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kernelgate/kernelgate/export"
-	"github.com/parquet-go/parquet-go"
 )
 
 // ItemCode is what the log holds of one item's submission (GET
@@ -74,7 +72,7 @@ func BatchCode(log *slog.Logger, dataDir, id string, created time.Time) ([]ItemC
 }
 
 // batchCodeIn reads the rows of part path whose eval_id is prefix<index>.
-func batchCodeIn(path, prefix string) (out []ItemCode, err error) {
+func batchCodeIn(path, prefix string) ([]ItemCode, error) {
 	ids, err := export.ReadRows[evalIDRow](path)
 	if err != nil {
 		return nil, err
@@ -90,35 +88,13 @@ func batchCodeIn(path, prefix string) (out []ItemCode, err error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	f, err := os.Open(path)
+	got, err := export.ReadRowsAt[codeRow](path, rows)
 	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
-	}
-	defer func() { // parquet-go panics on some malformed input (export.ReadRows)
-		if r := recover(); r != nil {
-			out, err = nil, &export.CorruptError{Path: path, Err: fmt.Errorf("decoder panic: %v", r)}
-		}
-	}()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return nil, &export.CorruptError{Path: path, Err: err}
-	}
-	r := parquet.NewGenericReader[codeRow](pf)
-	defer r.Close()
-	one := make([]codeRow, 1)
-	for k, row := range rows {
-		if err := r.SeekToRow(row); err != nil {
-			return nil, &export.CorruptError{Path: path, Err: err}
-		}
-		if n, err := r.Read(one); n != 1 {
-			return nil, &export.CorruptError{Path: path, Err: fmt.Errorf("row %d: read %d rows: %v", row, n, err)}
-		}
-		out = append(out, ItemCode{Index: index[k], EvalID: one[0].EvalID, Code: one[0].Code, Completion: one[0].Completion})
+	out := make([]ItemCode, 0, len(got))
+	for k, c := range got {
+		out = append(out, ItemCode{Index: index[k], EvalID: c.EvalID, Code: c.Code, Completion: c.Completion})
 	}
 	return out, nil
 }
