@@ -106,7 +106,12 @@ def run_group(url, task_id, members):
             "members": [{"kind": k, "status": r["status"], "exec_s": e, "speedup": r.get("speedup"),
                          "correct": r.get("correct"), "hack_flags": r.get("hack_flags"),
                          "reference_shared": r.get("reference_shared"), "device_memory": r.get("device_memory"),
-                         "stage_ms": r.get("stage_ms") or {}}
+                         "stage_ms": r.get("stage_ms") or {},
+                         # Where a window's calls go: each side's time on its own clock and
+                         # the judge's overhead beyond it.
+                         "runtime_ms": (r.get("runtime") or {}).get("median_ms"),
+                         "ref_runtime_ms": (r.get("ref_runtime") or {}).get("median_ms"),
+                         "wall_check": r.get("wall_check")}
                         for (k, _), r, e in zip(members, results, exec_s)]}
 
 

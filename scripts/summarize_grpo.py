@@ -86,6 +86,17 @@ def main(paths):
         mem = [sum(m["device_memory"].values()) for m in ms if isinstance(m.get("device_memory"), dict)]
         print(f"   reference_shared {sum(1 for m in ms if m.get('reference_shared'))} of {len(ms)}; device memory "
               f"per evaluation median {statistics.median(mem) if mem else 0:.0f} MiB (contexts not counted)")
+        calls = [m for m in ms if m.get("runtime_ms") and (m.get("stage_ms") or {}).get("window_calls")]
+        if calls:
+            def med(f):
+                return statistics.median(f(m) for m in calls)
+            print(f"   a window's call: go {med(lambda m: m['stage_ms']['window_go'] / m['stage_ms']['window_calls']):.2f} ms "
+                  f"(candidate {med(lambda m: m['runtime_ms']):.2f}, reference {med(lambda m: m['ref_runtime_ms']):.2f} ms "
+                  f"on their clocks; overhead {med(lambda m: (m.get('wall_check') or {}).get('ref_overhead_ms', 0)):.2f} / "
+                  f"{med(lambda m: (m.get('wall_check') or {}).get('cand_overhead_ms', 0)):.2f} ms, head "
+                  f"{med(lambda m: (m.get('wall_check') or {}).get('head_ms', 0)):.2f} ms), prep "
+                  f"{med(lambda m: m['stage_ms'].get('window_prep', 0) / m['stage_ms']['window_calls']):.2f}, check "
+                  f"{med(lambda m: m['stage_ms'].get('window_check', 0) / m['stage_ms']['window_calls']):.2f} ms")
         kinds = {}
         for m in ms:
             kinds.setdefault(m["kind"], []).append(m)

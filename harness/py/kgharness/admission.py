@@ -9,6 +9,9 @@ reservations in FIFO order while they fit the GPU's budget; one that
 cannot fit beside anything runs alone. When the evaluation ends, its verdict's
 `device_memory` is what the next evaluation of the task reserves.
 
+The judge service's store of shared reference work (kgharness.refstore) counts as the
+bytes it holds (`stored`), not as a fixed slice of the budget.
+
 Pure bookkeeping: `grant(holder, mb, alone)` is the zygote's callback (False when the
 holder is gone); mb is what was granted, which the judge splits among its processes.
 """
@@ -78,6 +81,20 @@ class Admission:
         self.queue = collections.deque()      # (holder, MiB, asked at)
         self.learned = {}                     # task key -> MiB measured
         self.asked = {}                       # holder -> its task's key
+        self.store_mb, self.store_version = 0.0, -1
+
+    def used(self):
+        """MiB taken: the reservations and the shared store."""
+        return sum(self.held.values()) + self.store_mb
+
+    def stored(self, mb, version):
+        """The shared store holds mb MiB as of its version-th change (reports can arrive out
+        of order: the latest version wins)."""
+        if not _valid_mb(mb, zero=True) or not isinstance(version, int) or isinstance(version, bool) \
+                or version <= self.store_version:
+            return
+        self.store_mb, self.store_version = float(mb), version
+        self._grant_next()
 
     def need(self, key, estimate_mb):
         """What an evaluation of the task reserves: MARGIN times what its evaluations
@@ -113,7 +130,7 @@ class Admission:
         the shapes' estimate (heavy tasks: ~22 GiB for ~12 used, 10.5 s median wait for
         memory on an H200): its waiting members are re-sized now, and its running ones
         keep no more than the measure either (their runners' caps do not change)."""
-        if not isinstance(mb, (int, float)) or isinstance(mb, bool) or not 0 < mb < 1e9:
+        if not _valid_mb(mb):
             return
         self.learned[key] = max(self.learned.get(key, 0.0), float(mb))
         want = self.need(key, None)
@@ -146,7 +163,7 @@ class Admission:
     def _grant_next(self):
         while self.queue:
             who, mb, asked = self.queue[0]
-            used = sum(self.held.values())
+            used = self.used()
             alone = not self.held
             if not alone and used + mb > self.budget:
                 return
@@ -156,3 +173,7 @@ class Admission:
                 stats["mem_wait"] = stats.get("mem_wait", 0.0) + self.clock() - asked
             if self.grant(who, mb, alone and mb > self.budget):
                 self.held[who] = mb
+
+
+def _valid_mb(mb, zero=False):
+    return isinstance(mb, (int, float)) and not isinstance(mb, bool) and (0 <= mb if zero else 0 < mb) and mb < 1e9

@@ -155,15 +155,18 @@ class Local:
 
     def share(self, key, desc, seed_ids, held_ids):
         """Publish this judge's reference work: the snapshots seed_ids and held_ids (ids of
-        snapshot()) move into the store. True when the store took them."""
-        if not refstore.STORE.enabled() or any(i not in self.kept for i in list(seed_ids) + list(held_ids)):
-            return False
+        snapshot()) move into the store. {"taken": whether the store took them, "bytes" the
+        store holds now, "version" of that figure (refstore.Store.version)}."""
+        store = refstore.STORE
+        if not store.enabled() or any(i not in self.kept for i in list(seed_ids) + list(held_ids)):
+            return dict(_held(store), taken=False)
         # On the device: kept in host memory instead, every compare copied a seed's outputs
         # back through this one process, and heavy groups ran at 0.54 evals/s against 0.85
         # with sharing off (H200, eebd4c8).
         seeds = [self.kept.pop(i) for i in seed_ids]
         held = [self.kept.pop(i) for i in held_ids]
-        return refstore.STORE.put(key, desc, seeds, held)
+        taken = store.put(key, desc, seeds, held)
+        return dict(_held(store), taken=taken)
 
     def share_before(self, key, stats):
         return refstore.STORE.set_before(key, stats)
@@ -193,6 +196,11 @@ class Local:
         if self.device not in Local._bw:
             Local._bw[self.device] = timing.bandwidth_bytes_per_ms(self.device)
         return Local._bw[self.device]
+
+
+def _held(store):
+    st = store.stats()
+    return {"bytes": st["bytes"], "version": st["version"]}
 
 
 def _floats(ls):

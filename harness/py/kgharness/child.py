@@ -102,6 +102,9 @@ class PipeContext(Context):
     def measured(self, mb):
         self.send({"type": "measured", "mb": round(float(mb), 1)})
 
+    def stored(self, mb, version):
+        self.send({"type": "stored", "mb": round(float(mb), 1), "version": int(version)})
+
     @contextlib.contextmanager
     def timing_lock(self):
         if self._held:

@@ -34,6 +34,9 @@ class Context:
         """The evaluation has used mb MiB of device memory through its correctness trials
         (the zygote re-sizes its task's reservations: kgharness.admission)."""
 
+    def stored(self, mb, version):
+        """The judge service's shared store holds mb MiB as of its version-th change."""
+
     @contextlib.contextmanager
     def timing_lock(self):
         """Hold the GPU's timing lock: every other evaluation on it is stopped meanwhile."""

@@ -25,8 +25,9 @@ still comes from the reference and the candidate timed in one window (only the
 The key is the task source's hash and every option that changes the reference's
 outputs or their screens; the store lives in the judge service, one per zygote, so a
 new GPU, harness or toolchain (a new zygote) starts empty. Entries are evicted least
-recently used beyond a byte budget, which the zygote takes out of the GPU memory that
-evaluations may reserve.
+recently used beyond a byte budget; what the store holds counts against the GPU memory
+that evaluations may reserve (the judge that publishes tells the zygote:
+kgharness.admission.stored).
 """
 
 import collections
@@ -74,6 +75,7 @@ class Store:
         self.entries = collections.OrderedDict()    # key -> Entry, least recently used first
         self.claims = {}                             # key -> the judge publishing it now
         self.published = self.evicted = 0
+        self.version = 0                             # one more at every change of held_bytes()
 
     def enabled(self):
         return self.budget > 0
@@ -103,8 +105,10 @@ class Store:
             while self.entries and self.held_bytes() + e.nbytes > self.budget:
                 self.entries.popitem(last=False)
                 self.evicted += 1
+                self.version += 1
             self.entries[k] = e
             self.published += 1
+            self.version += 1
             return True
 
     def get(self, k):
@@ -134,7 +138,7 @@ class Store:
     def stats(self):
         with self.lock:
             return {"entries": len(self.entries), "bytes": self.held_bytes(), "budget": self.budget,
-                    "published": self.published, "evicted": self.evicted}
+                    "published": self.published, "evicted": self.evicted, "version": self.version}
 
 
 STORE = Store(0)    # the judge service's; configure() sets its budget at start

@@ -128,9 +128,12 @@ class Trials:
         held_ids = [self.ops.snapshot(bid, spec) for bid, spec, _ in held]
         desc = {"spec": self.spec, "tol": self.tol, "in_sums": self.in_sums, "held_count": self.j.held,
                 "held": [{"spec": spec, "in_sum": in_sum} for _, spec, in_sum in held]}
-        if not self.ops.share(self.j.share_key, desc, self.keep, held_ids):
+        got = self.ops.share(self.j.share_key, desc, self.keep, held_ids)
+        if not isinstance(got, dict) or got.get("taken") is not True:
             for bid in self.keep + held_ids:
                 self.ops.drop(bid)
+        elif isinstance(got.get("bytes"), int) and isinstance(got.get("version"), int):
+            self.j.ctx.stored(got["bytes"] / (1 << 20), got["version"])
         self.keep = None
 
     def setup(self, spec):

@@ -128,6 +128,46 @@ def test_a_footprint_measured_mid_run_resizes_its_task_waiting_and_running():
     assert adm.held == {} and adm.asked == {}
 
 
+def test_the_store_counts_what_it_holds_as_of_its_latest_report():
+    adm, granted, _ = make(1000)
+    a, b, c = Holder("a"), Holder("b"), Holder("c")
+    adm.request(a, 450)
+    adm.stored(400, 2)
+    adm.stored(900, 1)                      # an older report arriving late changes nothing
+    for bad in (-1, None, True, float("nan"), "9"):
+        adm.stored(bad, 3)
+    assert adm.used() == pytest.approx(850)
+    adm.request(b, 200)                     # 1050 > 1000: waits for a
+    assert [h for h, _ in granted] == [a]
+    adm.stored(300, 3)                      # an eviction, reported with the next publish
+    assert granted[-1] == (b, False) and adm.used() == pytest.approx(950)
+    adm.release(a)
+    adm.release(b)
+    adm.request(c, 900)                     # nothing admitted: in, though not beside the store
+    assert granted[-1] == (c, False)
+
+
+def test_zygote_counts_the_store_against_its_budget():
+    # A zygote of its own: what the store holds stays with it.
+    with ZygoteClient(evaluator=EVALUATOR, env={"PYTHONPATH": TESTS},
+                      extra_args=["--memory-budget-mb", "1000"]) as z:
+        f = z.submit(TASK, "reserve 400 1.0")
+        z.started(f)
+        time.sleep(0.2)
+        g = z.submit(TASK, "reserve 400 0.1")       # fits beside f
+        vf, vg = z.wait(f, 30), z.wait(g, 30)
+        assert vg["probe"]["granted"][0] < vf["probe"]["granted"][1] - 0.5, (vf, vg)
+        # The store holds 700 MiB: two 400s no longer fit side by side.
+        assert z.evaluate(TASK, "stored 700 1")["status"] == "correct"
+        f = z.submit(TASK, "reserve 400 1.0")
+        z.started(f)
+        time.sleep(0.2)
+        g = z.submit(TASK, "reserve 400 0.1")
+        vf, vg = z.wait(f, 30), z.wait(g, 30)
+        assert vf["status"] == vg["status"] == "correct", (vf, vg)
+        assert vg["probe"]["granted"][0] >= vf["probe"]["granted"][1] - 0.05, (vf, vg)
+
+
 def test_zygote_resizes_a_group_on_its_first_measure(z):
     # A GRPO group's members arrive at once: the second waits for the first's estimate
     # only until the first says what it used.

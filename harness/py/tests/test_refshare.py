@@ -120,6 +120,7 @@ def test_the_store_evicts_the_least_recently_used_beyond_its_budget():
     assert not s.put("d", {}, *entry(2000))       # larger than the whole budget
     assert not s.put("a", {}, *entry(100))        # first publisher wins
     assert s.stats()["evicted"] == 1 and s.stats()["bytes"] == 800
+    assert s.stats()["version"] == 4              # three puts and an eviction changed what it holds
     assert not refstore.Store(0).put("a", {}, *entry(4))     # sharing off
 
 

@@ -108,6 +108,9 @@ def evaluate(job, ctx):
             ctx.measured(float(args[2]))
         time.sleep(float(args[1]))
         return _verdict(ctx, granted=[t1, time.time()], waited=t1 - t0, alone=alone, mb=granted)
+    if cmd == "stored":          # the shared store holds args[0] MiB as of change args[1]
+        ctx.stored(float(args[0]), int(args[1]))
+        return _verdict(ctx)
     if cmd == "nested":          # a lock request while holding one: must fail, not hang
         with ctx.timing_lock():
             with ctx.timing_lock():
