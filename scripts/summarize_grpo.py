@@ -9,8 +9,9 @@ import statistics
 import sys
 
 STAGES = ("fork", "admission", "lock_mem_wait", "load", "reference", "candidate_build", "correctness",
-          "first_call", "lock_wait", "timing", "lock_exclusive_held", "window_before", "window_pairs", "window_prep", "window_go", "window_check",
-          "window_calls", "checks", "total")
+          "first_call", "lock_wait", "timing", "lock_exclusive_held", "lock_freeze", "window_open", "window_gate",
+          "window_prelude", "window_before", "window_pairs", "window_prep", "window_go", "window_check",
+          "window_calls", "window_close", "lock_frozen", "checks", "total")
 
 
 def busy(report, members):
@@ -40,8 +41,13 @@ def bound(report, members):
         return None
     f = min(n / wall * W, 0.99)
     X = max(H * (1 - f) - W, 0.0)
-    return {"C": C, "X": X, "W": W, "model": C / (X + W + C * W), "double": 2 * C / (X + W + 2 * C * W),
-            "ceiling": 1 / W}
+    out = {"C": C, "X": X, "W": W, "model": C / (X + W + C * W), "double": 2 * C / (X + W + 2 * C * W),
+           "ceiling": 1 / W, "stopped": None}
+    if any("lock_frozen" in x for x in st):
+        # Measured, where the zygote reports it: the time each was stopped, and X as what is left.
+        S = sum(x.get("lock_frozen", 0) for x in st) / 1e3 / n
+        out.update(stopped=S, X_measured=max(H - W - S, 0.0))
+    return out
 
 
 def main(paths):
@@ -83,6 +89,9 @@ def main(paths):
             print("   bound: C {C:.1f} admitted at once, X {X:.2f} s of own work outside windows, W {W:.3f} s "
                   "of window an evaluation: C / (X + W + C*W) = {model:.2f} evals/s; 2C would give {double:.2f}; "
                   "no C beats 1/W = {ceiling:.2f}".format(**b))
+            if b["stopped"] is not None:
+                print("   measured: stopped {stopped:.2f} s an evaluation (the model's C*W: {cw:.2f}), "
+                      "X {X_measured:.2f} s".format(cw=b["C"] * b["W"], **b))
         mem = [sum(m["device_memory"].values()) for m in ms if isinstance(m.get("device_memory"), dict)]
         print(f"   reference_shared {sum(1 for m in ms if m.get('reference_shared'))} of {len(ms)}; device memory "
               f"per evaluation median {statistics.median(mem) if mem else 0:.0f} MiB (contexts not counted)")

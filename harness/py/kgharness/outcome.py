@@ -9,6 +9,7 @@ harness error, never the candidate's success.
 
 import os
 import signal
+import time
 
 from . import procs
 from .verdict import STATUSES, add_flag, finalize, name_task_failure, new_verdict
@@ -56,6 +57,11 @@ class Outcomes:
             v["stage_ms"]["fork"] = round((started - child.t_recv) * 1000.0, 3)
         for key, seconds in child.lock_stats.items():   # where the GPU lock's time went
             v["stage_ms"][f"lock_{key}"] = round(seconds * 1000.0, 3)
+        # Stopped while other evaluations held the timing window: on a busy GPU the term
+        # that bounds throughput (scripts/summarize_grpo.py, "bound").
+        frozen = child.frozen_s + (time.monotonic() - child.frozen_since if child.frozen_since is not None else 0.0)
+        if frozen > 0:
+            v["stage_ms"]["lock_frozen"] = round(frozen * 1000.0, 3)
         v["output_tail"] = tail
         v = finalize(v)
         if isinstance(child.job, dict) and child.job.get("task_check"):

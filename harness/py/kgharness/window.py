@@ -78,12 +78,16 @@ class Window:
         self.enqueue = {"reference": [], "candidate": []}
         # Where the window's time goes (stage_ms window_*): its length bounds a GPU's
         # throughput, since every other evaluation on the GPU is stopped meanwhile.
+        # open: from asking for the lock to the window's first step (the wait, the grant, the
+        # judge service's gate); prelude: stopping the candidate, the drain, the bandwidth.
         self.spent = {"prep": 0.0, "go": 0.0, "check": 0.0, "calls": 0}
 
     # ---- the two entry points ----------------------------------------------------------
     def run(self):
         j, v = self.j, self.j.v
+        asked = time.perf_counter()
         with j.ctx.timing_lock(), self.held(), _no_gc():
+            opened = time.perf_counter()
             if getattr(j.ctx, "shared_gpu", False):
                 v["warnings"].append("another kernelgate process on this GPU did not stop its "
                                      "evaluations for this timing window: its work may be in the timings")
@@ -94,6 +98,7 @@ class Window:
                 v["stage_ms"]["drain"] = self.drain()
                 self.bw = self.ops.bandwidth()
                 t0 = time.perf_counter()
+                self.spent["prelude"] = (t0 - opened) * 1e3      # stop, drain, bandwidth
                 before = self.shared_before()
                 if before is None:
                     before, _ = self.alone(self.R, self.t.ref_buf, 0.5)
@@ -106,6 +111,7 @@ class Window:
             t1 = time.perf_counter()
             pairs = self.interleave()
             t2 = time.perf_counter()
+        self.spent["open"] = (opened - asked) * 1e3               # the lock's wait and grant, the gate
         v["stage_ms"].update(window_before=round((t1 - t0) * 1e3, 3), window_pairs=round((t2 - t1) * 1e3, 3),
                              **{f"window_{k}": round(x, 3) for k, x in self.spent.items()})
         self.conclude(before, pairs)
@@ -132,13 +138,17 @@ class Window:
     def held(self):
         """The judge service runs no other judge's request while this window is open, and
         both runners run on one CPU."""
+        g0 = time.perf_counter()
         self.ops.window(True)
+        self.spent["gate"] = (time.perf_counter() - g0) * 1e3
         pinned = _pin((self.R, self.C))
         try:
             yield
         finally:
+            c0 = time.perf_counter()
             _unpin(pinned)
             self.ops.window(False)
+            self.spent["close"] = (time.perf_counter() - c0) * 1e3
 
     def drain(self):
         """Wait until GPU work queued by the evaluations the zygote just stopped has run out."""

@@ -341,6 +341,9 @@ class Zygote:
         now = time.monotonic()
         watch.freeze(list(self.children.values()), child, now, self.scan)
         watch.thaw([child], now)    # stopped with the rest while the peers were timing
+        # Inside the holder's window (its lock_exclusive_held): stopping the others and
+        # rescanning their processes.
+        child.lock_stats["freeze"] = child.lock_stats.get("freeze", 0.0) + time.monotonic() - now
         # 3: the window opens although a peer did not stop its evaluations (gpupeers)
         return self._tell(child, b"\x01" if exclusive else b"\x03")
 

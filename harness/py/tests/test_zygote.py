@@ -189,6 +189,9 @@ def test_other_evaluations_are_stopped_while_one_is_timed(z):
     assert any(a <= l0 + 0.05 and b >= l1 - 0.05 for a, b in gaps), (gaps, (l0, l1))
     # ... and the time it spent stopped did not count against its timeout
     assert vb["status"] == "correct"
+    # Its verdict says how long it was stopped; the holder's says nothing of the kind.
+    assert 0.5 <= vb["stage_ms"]["lock_frozen"] / 1e3 <= 0.6 + 1.0, vb["stage_ms"]
+    assert "lock_frozen" not in vl["stage_ms"], vl["stage_ms"]
 
 
 def test_nested_lock_request_fails_fast(z):
