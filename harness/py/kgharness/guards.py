@@ -144,6 +144,7 @@ class _State:
     compile_calls = 0
     taint = None          # ctx.taint: streams audit findings as they happen
     cov = None            # [(start, end)] CUDA events around own launches, while measuring coverage
+    streams = None        # {handle: stream} of own launches, while a correctness call is checked
     busy = set()          # thread idents inside the hook (re-entrancy guard)
 
 
@@ -152,6 +153,8 @@ S = _State
 
 _Event = getattr(torch.cuda, "Event", None)
 _record = getattr(_Event, "record", None)
+current_stream = getattr(torch.cuda, "current_stream", None)
+stream_query = getattr(getattr(torch.cuda, "Stream", None), "query", None)
 
 
 def _make_counting_run(orig):
@@ -174,6 +177,9 @@ def _make_counting_run(orig):
         # behind try/except) did no work.
         S.launches += 1
         S.launched_names.add(code.co_name)
+        if S.streams is not None and current_stream is not None:
+            st = current_stream()
+            S.streams.setdefault(st.cuda_stream, st)
         return result
     run._kg_counting = True
     return run

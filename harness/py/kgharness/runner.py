@@ -255,11 +255,15 @@ class Runner:
         return out
 
     def run(self, inputs, checked=False):
+        streams = checked and self.gpu and self.role == "candidate"
         try:
+            if streams:
+                guards.S.streams = {}
             with self.window(), torch.no_grad():
                 out = self.model(*inputs)
             leaves = I.flatten(out)
-            if checked and self.gpu and self.role == "candidate":
+            if streams:
+                self.unjoined(guards.S.streams)
                 # queued on the current stream without a sync: reads what the stream sees now
                 at_return = I.fingerprint(leaves)
                 T.cuda_sync()
@@ -271,6 +275,24 @@ class Runner:
             raise
         except BaseException as e:  # noqa: BLE001
             raise Stop(**self.failure(e))
+        finally:
+            guards.S.streams = None
+
+    def unjoined(self, streams):
+        """Own kernels still queued on another stream when forward() returned, while the
+        current stream has nothing left to do, so nothing on it waits for them: the timed
+        events (on the current stream) miss their work. The fingerprint check below races
+        with that work when every stream shares one hardware queue
+        (CUDA_DEVICE_MAX_CONNECTIONS=1): the GPU suite let side_stream_unjoined through
+        once in 158 (H200, 2026-12-02). This one does not race. A joined stream leaves a
+        wait on the current one, which then still has work: not flagged."""
+        cur = guards.current_stream() if guards.current_stream is not None else None
+        if not streams or cur is None or guards.stream_query is None:
+            return
+        pending = [st for k, st in streams.items() if k != cur.cuda_stream and not guards.stream_query(st)]
+        if pending and guards.stream_query(cur):
+            self.flag("side_stream", "its kernels were still running on a stream that forward() did not "
+                      "join when it returned")
 
     def release(self):
         """Drop the last call's inputs and outputs before making new ones. Held while the
