@@ -91,9 +91,14 @@ def freeze(children, holder, now, scan):
             signal_all(c, signal.SIGSTOP)
 
 
-def thaw(children, now):
+def thaw(children, now, waiting=lambda c: None):
+    """Continue children. The time each was stopped counts as frozen_s up to when it began
+    waiting for memory or the lock (waiting(c), None when it is not): that time counts
+    as the wait already (its verdict's lock_mem_wait, lock_wait; its timeout skips
+    both). One granted while stopped counts all of it: its wait too, a little."""
     for c in children:
         if c.frozen_since is not None:
             signal_all(c, signal.SIGCONT)
-            c.frozen_s += now - c.frozen_since
+            w = waiting(c)
+            c.frozen_s += max(0.0, (now if w is None else min(now, w)) - c.frozen_since)
             c.frozen_since = None

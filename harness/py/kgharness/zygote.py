@@ -340,7 +340,7 @@ class Zygote:
     def _open_window(self, child, exclusive):
         now = time.monotonic()
         watch.freeze(list(self.children.values()), child, now, self.scan)
-        watch.thaw([child], now)    # stopped with the rest while the peers were timing
+        watch.thaw([child], now, self.waiting)    # stopped with the rest while the peers were timing
         # Inside the holder's window (its lock_exclusive_held): stopping the others and
         # rescanning their processes.
         child.lock_stats["freeze"] = child.lock_stats.get("freeze", 0.0) + time.monotonic() - now
@@ -358,7 +358,7 @@ class Zygote:
             watch.freeze(list(self.children.values()), None, now, self.scan)
             self.peer_stopped = True
         elif act == "go":
-            watch.thaw(list(self.children.values()), now)
+            watch.thaw(list(self.children.values()), now, self.waiting)
             self.peer_stopped = False
         elif isinstance(act, tuple):
             child, self.pending = self.pending, None
@@ -369,6 +369,13 @@ class Zygote:
             child.lock_stats["wait"] = child.lock_stats.get("wait", 0.0) + now - self.pending_since
             if not self._open_window(child, act[1]):
                 self.release(child)
+
+    def waiting(self, child):
+        """When child began waiting for the timing lock or device memory, or None."""
+        since = [self.lock.waiting_since(child), self.mem.waiting_since(child) if self.mem is not None else None,
+                 self.pending_since if self.pending is child else None]
+        since = [t for t in since if t is not None]
+        return min(since) if since else None
 
     @staticmethod
     def _grant_mem(child, mb, alone):
@@ -392,7 +399,7 @@ class Zygote:
         if self.pending is child:
             self.pending = None
         if holder and self.peers is None:
-            watch.thaw(list(self.children.values()), time.monotonic())
+            watch.thaw(list(self.children.values()), time.monotonic(), self.waiting)
         elif holder:
             # Ours stay stopped until `run` is held again: a peer waiting for it could
             # otherwise open its window while they run.

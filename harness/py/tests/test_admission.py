@@ -168,6 +168,21 @@ def test_zygote_counts_the_store_against_its_budget():
         assert vg["probe"]["granted"][0] >= vf["probe"]["granted"][1] - 0.05, (vf, vg)
 
 
+def test_time_stopped_while_waiting_for_memory_counts_as_the_wait_only(z):
+    a = z.submit(TASK, "reserve 900 2.5")
+    z.started(a)
+    time.sleep(0.3)
+    b = z.submit(TASK, "reserve 900 0.1")         # waits for a's memory ...
+    z.started(b)
+    time.sleep(0.3)
+    c = z.evaluate(TASK, "lock 0.8")              # ... while c's window stops both
+    va, vb = z.wait(a, 30), z.wait(b, 30)
+    assert c["status"] == va["status"] == vb["status"] == "correct", (c, va, vb)
+    assert 0.7 <= va["stage_ms"]["lock_frozen"] / 1e3 <= 1.8, va["stage_ms"]
+    assert vb["stage_ms"].get("lock_frozen", 0) < 100, vb["stage_ms"]
+    assert vb["stage_ms"]["lock_mem_wait"] / 1e3 >= 1.5, vb["stage_ms"]
+
+
 def test_zygote_resizes_a_group_on_its_first_measure(z):
     # A GRPO group's members arrive at once: the second waits for the first's estimate
     # only until the first says what it used.
