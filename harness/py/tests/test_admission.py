@@ -151,21 +151,22 @@ def test_zygote_counts_the_store_against_its_budget():
     # A zygote of its own: what the store holds stays with it.
     with ZygoteClient(evaluator=EVALUATOR, env={"PYTHONPATH": TESTS},
                       extra_args=["--memory-budget-mb", "1000"]) as z:
-        f = z.submit(TASK, "reserve 400 1.0")
-        z.started(f)
-        time.sleep(0.2)
-        g = z.submit(TASK, "reserve 400 0.1")       # fits beside f
-        vf, vg = z.wait(f, 30), z.wait(g, 30)
-        assert vg["probe"]["granted"][0] < vf["probe"]["granted"][1] - 0.5, (vf, vg)
+        vf, vg = one_then_another(z, TASK, "reserve 400 1.0", "reserve 400 0.1")
+        assert vg["probe"]["granted"][0] < vf["probe"]["granted"][1] - 0.5, (vf, vg)   # beside f
         # The store holds 700 MiB: two 400s no longer fit side by side.
         assert z.evaluate(TASK, "stored 700 1")["status"] == "correct"
-        f = z.submit(TASK, "reserve 400 1.0")
-        z.started(f)
-        time.sleep(0.2)
-        g = z.submit(TASK, "reserve 400 0.1")
-        vf, vg = z.wait(f, 30), z.wait(g, 30)
+        vf, vg = one_then_another(z, TASK, "reserve 400 1.0", "reserve 400 0.1")
         assert vf["status"] == vg["status"] == "correct", (vf, vg)
         assert vg["probe"]["granted"][0] >= vf["probe"]["granted"][1] - 0.05, (vf, vg)
+
+
+def one_then_another(z, task, first, second):
+    """Two evaluations' verdicts: the second submitted once the first has started."""
+    a = z.submit(task, first)
+    z.started(a)
+    time.sleep(0.2)
+    b = z.submit(task, second)
+    return z.wait(a, 30), z.wait(b, 30)
 
 
 def test_time_stopped_while_waiting_for_memory_counts_as_the_wait_only(z):
@@ -187,10 +188,6 @@ def test_zygote_resizes_a_group_on_its_first_measure(z):
     # A GRPO group's members arrive at once: the second waits for the first's estimate
     # only until the first says what it used.
     task = TASK + "# a task of its own: what it learns stays with it\n"
-    a = z.submit(task, "reserve 900 1.5 200")
-    z.started(a)
-    time.sleep(0.2)
-    b = z.submit(task, "reserve 900 0.1")
-    va, vb = z.wait(a, 30), z.wait(b, 30)
+    va, vb = one_then_another(z, task, "reserve 900 1.5 200", "reserve 900 0.1")
     assert va["status"] == vb["status"] == "correct", (va, vb)
     assert vb["probe"]["granted"][0] < va["probe"]["granted"][1] - 0.5   # beside a, not after it
