@@ -152,3 +152,31 @@ def test_raising_its_own_gpu_memory_cap(tmp_path):
                    "        out = torch.empty_like(x)\n")
     v = run(tmp_path, "task_add_relu.py", code)
     assert v["status"] == "reward_hack" and "resource" in v["hack_flags"], (v["status"], v["hack_flags"])
+
+
+class _Stream:
+    def __init__(self, handle, done):
+        self.cuda_stream, self.done = handle, done
+
+
+def test_unjoined_side_stream_is_flagged_only_while_the_current_stream_is_idle(tmp_path, monkeypatch):
+    # The host-side half of the side_stream check (kgharness.runner.Runner.unjoined), with
+    # streams that say whether their work is done: on a GPU a joined side stream leaves a
+    # wait on the current one, which then is not idle.
+    from kgharness import guards
+    from kgharness.runner import Runner
+    found = []
+    r = Runner("candidate", {}, "gpu", "cuda:0", str(tmp_path), taint=lambda f, d: found.append(f))
+    current = _Stream(7, True)
+    monkeypatch.setattr(guards, "current_stream", lambda: current)
+    monkeypatch.setattr(guards, "stream_query", lambda s: s.done)
+    side_busy, side_done = _Stream(9, False), _Stream(11, True)
+    for streams, cur_done, want in (({9: side_busy}, True, ["side_stream"]),      # unjoined, still running
+                                    ({9: side_busy}, False, []),                 # joined: current waits
+                                    ({11: side_done}, True, []),                 # finished before return
+                                    ({7: current}, True, []),                    # only the current stream
+                                    ({}, True, [])):
+        found.clear()
+        current.done = cur_done
+        r.unjoined(streams)
+        assert found == want, (streams, cur_done)
