@@ -2,7 +2,6 @@ package dataset
 
 import (
 	"cmp"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -43,28 +42,18 @@ func BatchCode(log *slog.Logger, dataDir, id string, created time.Time) ([]ItemC
 	if err != nil {
 		return nil, err
 	}
-	files, err := partFiles(root, "evaluations", Filter{Since: created})
+	got, _, err := readParts(log, root, "evaluations", Filter{Since: created}, func(p string) ([]ItemCode, error) {
+		return batchCodeIn(p, id+"-")
+	})
 	if err != nil {
 		return nil, err
 	}
 	seen := map[int]bool{}
 	var out []ItemCode
-	for _, p := range files {
-		got, err := batchCodeIn(p, id+"-")
-		if export.IsCorrupt(err) {
-			if _, qerr := export.Quarantine(root, p, err, log); qerr != nil {
-				return nil, fmt.Errorf("dataset: %w (and moving it aside failed: %v)", err, qerr)
-			}
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range got {
-			if !seen[c.Index] { // logged twice (a redelivered job): one item
-				seen[c.Index] = true
-				out = append(out, c)
-			}
+	for _, c := range got {
+		if !seen[c.Index] { // logged twice (a redelivered job): one item
+			seen[c.Index] = true
+			out = append(out, c)
 		}
 	}
 	slices.SortFunc(out, func(a, b ItemCode) int { return cmp.Compare(a.Index, b.Index) })

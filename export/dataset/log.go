@@ -10,8 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kernelgate/kernelgate/export"
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/kernelgate/kernelgate/export"
 )
 
 // LogDir is where the gateway's sink writes under its data directory.
@@ -76,18 +77,29 @@ func tableExists(root, table string) bool {
 // readTable reads the rows of table that keep accepts, in file order, and
 // the files read. Columns a file lacks (older schema versions) read as
 // zero values.
-//
-// A file that is not valid Parquet is moved aside (export.Quarantine) and
-// left out, so that one bad file does not fail every export.
 func readTable[T any](log *slog.Logger, root, table string, f Filter, keep func(T) bool) ([]T, []string, error) {
+	return readParts(log, root, table, f, func(p string) ([]T, error) {
+		rows, err := export.ReadRows[T](p)
+		if err != nil {
+			return nil, err
+		}
+		return slices.DeleteFunc(rows, func(r T) bool { return !keep(r) }), nil
+	})
+}
+
+// readParts reads each part of table that f selects with read, in file
+// order: the rows, and the files read. A file that is not valid Parquet is
+// moved aside (export.Quarantine) and left out, so that one bad file does
+// not fail every reader.
+func readParts[T any](log *slog.Logger, root, table string, f Filter, read func(path string) ([]T, error)) ([]T, []string, error) {
 	files, err := partFiles(root, table, f)
 	if err != nil {
 		return nil, nil, err
 	}
 	var all []T
-	read := files[:0:0]
+	done := files[:0:0]
 	for _, p := range files {
-		rows, err := export.ReadRows[T](p)
+		rows, err := read(p)
 		if export.IsCorrupt(err) {
 			if _, qerr := export.Quarantine(root, p, err, log); qerr != nil {
 				return nil, nil, fmt.Errorf("dataset: %w (and moving it aside failed: %v)", err, qerr)
@@ -97,14 +109,10 @@ func readTable[T any](log *slog.Logger, root, table string, f Filter, keep func(
 		if err != nil {
 			return nil, nil, err
 		}
-		read = append(read, p)
-		for _, r := range rows {
-			if keep(r) {
-				all = append(all, r)
-			}
-		}
+		done = append(done, p)
+		all = append(all, rows...)
 	}
-	return all, read, nil
+	return all, done, nil
 }
 
 // writeParquet writes rows (possibly none: the file still has the schema)
