@@ -11,7 +11,7 @@ import os
 import signal
 import time
 
-from . import procs
+from . import procs, watch
 from .verdict import STATUSES, add_flag, finalize, name_task_failure, new_verdict
 
 OUTPUT_TAIL_BYTES = 2048
@@ -59,7 +59,7 @@ class Outcomes:
             v["stage_ms"][f"lock_{key}"] = round(seconds * 1000.0, 3)
         # Stopped while other evaluations held the timing window: on a busy GPU the term
         # that bounds throughput (scripts/summarize_grpo.py, "bound").
-        frozen = child.frozen_s + (time.monotonic() - child.frozen_since if child.frozen_since is not None else 0.0)
+        frozen = watch.frozen_s(child, time.monotonic())
         if frozen > 0:
             v["stage_ms"]["lock_frozen"] = round(frozen * 1000.0, 3)
         v["output_tail"] = tail

@@ -99,6 +99,14 @@ def thaw(children, now, waiting=lambda c: None):
     for c in children:
         if c.frozen_since is not None:
             signal_all(c, signal.SIGCONT)
-            w = waiting(c)
-            c.frozen_s += max(0.0, (now if w is None else min(now, w)) - c.frozen_since)
+            c.frozen_s = frozen_s(c, now, waiting(c))
             c.frozen_since = None
+
+
+def frozen_s(c, now, waiting_since=None):
+    """Seconds c was stopped for other evaluations' windows, the stop in progress
+    included up to waiting_since (see thaw)."""
+    if c.frozen_since is None:
+        return c.frozen_s
+    end = now if waiting_since is None else min(now, waiting_since)
+    return c.frozen_s + max(0.0, end - c.frozen_since)

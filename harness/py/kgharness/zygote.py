@@ -84,7 +84,7 @@ class Child:
         """Seconds the evaluation has run, not counting waits for the GPU lock or time
         spent stopped while another evaluation held it."""
         waiting = now - waiting_since if waiting_since is not None else 0.0
-        frozen = self.frozen_s + (now - self.frozen_since if self.frozen_since is not None else 0.0)
+        frozen = watch.frozen_s(self, now, waiting_since)
         waits = self.lock_stats.get("wait", 0.0) + self.lock_stats.get("mem_wait", 0.0)
         return now - self.t_fork - waits - waiting - frozen
 
@@ -453,12 +453,7 @@ class Zygote:
             if child.kill_reason:
                 procs.kill_group(child.pid, child.pids)   # a fork bomb may outrun one kill
                 continue
-            waiting = self.lock.waiting_since(child)
-            if waiting is None and child is self.pending:
-                waiting = self.pending_since
-            if waiting is None and self.mem is not None:
-                waiting = self.mem.waiting_since(child)
-            active = child.active_s(now, waiting)
+            active = child.active_s(now, self.waiting(child))
             if active > child.timeout_s:
                 self.kill(child, "timeout", f"the evaluation exceeded its {child.timeout_s:g} s "
                           f"wall-clock limit during stage {child.stage}")
