@@ -77,7 +77,7 @@ func DefaultOptions() Options {
 		Seeds:             5,
 		Timing:            true,
 		TimingBudgetMS:    50,
-		MinIters:          10,
+		MinIters:          5,
 		MaxIters:          500,
 		TimeoutS:          120,
 		MemoryLimitMB:     DefaultMemoryLimitMB,

@@ -2,30 +2,33 @@
 # GRPO-shaped load on a lent H200 (issue 14): `kernelgate serve` and scripts/grpo_bench.py,
 # groups of GROUP completions for the first TASKS heavy tasks, once per SHARE setting
 # ("off on": reference sharing off, then on, in one call); L2=1 adds a level2 bench per
-# setting. Builds nothing (bin/kernelgate
-# is carried). Logs and JSON under $OUT; a stage table last.
+# setting. Builds nothing (bin/kernelgate is carried; KG=another/build with TAG=-name runs
+# that one, its files named with the tag, to compare two commits in one call). Logs and
+# JSON under $OUT; a stage table last.
 set -uo pipefail
 export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3} PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/kg-out}; mkdir -p "$out"
 suite=${SUITE:-heavy}; group=${GROUP:-16}; tasks=${TASKS:-8}; limit=${LIMIT:-280}
+kg=${KG:-bin/kernelgate}   # another build to compare in one call
+tag=${TAG:-}
 nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv,noheader > "$out/smi.txt"
 for share in ${SHARE:-off}; do
   data=$(mktemp -d); port=$((18080 + RANDOM % 1000))
-  KERNELGATE_SHARE_REFERENCE=$share bin/kernelgate serve --addr 127.0.0.1:$port --data "$data" --open \
-      > "$out/serve-$share.log" 2>&1 &
+  KERNELGATE_SHARE_REFERENCE=$share "$kg" serve --addr 127.0.0.1:$port --data "$data" --open \
+      > "$out/serve-$share$tag.log" 2>&1 &
   pid=$!
   for _ in $(seq 120); do curl -sf "127.0.0.1:$port/healthz" > /dev/null && break; sleep 0.5; done
   timeout "$limit" python3 scripts/grpo_bench.py --url "http://127.0.0.1:$port" --suite "$suite" \
-      --group "$group" --tasks "$tasks" --json "$out/grpo-$share.json" > "$out/grpo-$share.txt" 2>&1
-  echo "grpo $share rc=$?"; tail -4 "$out/grpo-$share.txt"
+      --group "$group" --tasks "$tasks" --json "$out/grpo-$share$tag.json" > "$out/grpo-$share$tag.txt" 2>&1
+  echo "grpo $share$tag rc=$?"; tail -4 "$out/grpo-$share$tag.txt"
   kill -TERM $pid; wait $pid; echo "serve exit=$?"
 done
 # level2 (small tasks) with the same settings: REPEAT rounds of its 20 solutions.
 if [ "${L2:-0}" = 1 ]; then
   for share in ${SHARE:-off}; do
-    KERNELGATE_SHARE_REFERENCE=$share timeout 150 bin/kernelgate bench --tasks datasets/level2 \
-        --kernels datasets/solutions/level2 --repeat "${REPEAT:-5}" --json > "$out/l2-$share.json" 2> "$out/l2-$share.err"
-    echo "level2 $share rc=$? $(python3 -c "import json;b=json.load(open('$out/l2-$share.json'));print(b['evals'], 'evals', '%.3f evals/s' % b['evals_per_s'], b['statuses'])" 2>&1 | tail -1)"
+    KERNELGATE_SHARE_REFERENCE=$share timeout 150 "$kg" bench --tasks datasets/level2 \
+        --kernels datasets/solutions/level2 --repeat "${REPEAT:-5}" --json > "$out/l2-$share$tag.json" 2> "$out/l2-$share$tag.err"
+    echo "level2 $share$tag rc=$? $(python3 -c "import json;b=json.load(open('$out/l2-$share$tag.json'));print(b['evals'], 'evals', '%.3f evals/s' % b['evals_per_s'], b['statuses'])" 2>&1 | tail -1)"
   done
 fi
 # A run's report, or the groups that landed where it was cut short.

@@ -10,7 +10,7 @@ import schemathesis
 from schemathesis import GenerationMode
 
 # harness.DefaultOptions: what an omitted min_iters or max_iters is.
-MIN_ITERS, MAX_ITERS = 10, 500
+MIN_ITERS, MAX_ITERS = 5, 500
 
 
 def fit(body, key, n, filler):

@@ -27,7 +27,7 @@ from . import admission, channel, feedback, loader, refstore, screen, spawn, tas
 from .verdict import FLAGS, STATUSES, add_flag, finalize, name_task_failure, new_verdict
 
 DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
-            "timing_budget_ms": 50, "min_iters": 10, "max_iters": 500,
+            "timing_budget_ms": 50, "min_iters": 5, "max_iters": 500,
             "copy_weights": False, "max_code_bytes": 262144, "gpu_memory_fraction": 0.25,
             "require_triton": True, "cpu_timing": False}
 

@@ -52,6 +52,16 @@ MIN_CALL_MS = 0.002
 SLOW_RATIO = 10.0
 SLOW_PAIRS = 3
 VERIFY_SHARE = 8          # verify about one timed call in this many (at least two, and the last)
+# A phase plans max(min_iters, PLANNED_CALLS, what the budget buys) calls, but stops from
+# min_iters on once its medians are precise: the estimated standard error of the
+# speedup (both medians, from their p10-p90 spreads) under PRECISION, and the
+# candidate's overhead well inside the wall check's limit (under SETTLED_EXCESS of it).
+# Heavy calls (0.7-2.7 ms, 0.0-0.1% apart on the H200) are settled long before the old
+# fixed ten pairs, and every call of a window stops every other evaluation on the GPU.
+# A close or noisy case still gets its whole plan.
+PLANNED_CALLS = 10
+PRECISION = 0.005
+SETTLED_EXCESS = 0.5
 # The spin head start (kgharness.timing) must outlast the host's launches of a call, or
 # the GPU idles inside the call's events and host speed leaks into its time. With a fixed
 # 0.3 ms, heavy candidates (whose host enqueue under the guards is 0.4-0.8 ms) measured
@@ -224,7 +234,8 @@ class Window:
         n = self.count(share * self.budget, (time.perf_counter() - c0) * 1e3)
         times, over = [ms], [wall - ms]
         t_end = time.monotonic() + 3 * share * self.budget / 1e3
-        while len(times) < n and (len(times) < self.min_iters or time.monotonic() < t_end):
+        while len(times) < n and (len(times) < self.min_iters or
+                                  (time.monotonic() < t_end and _rel_error(times) > PRECISION)):
             ms, wall = self.call(r, buf, self.j.rng.randrange(1 << 30))
             times.append(ms)
             over.append(wall - ms)
@@ -235,7 +246,8 @@ class Window:
         inputs and stopping the other runner included. Counting only the timed request
         and its inputs, level2 windows held the GPU 205 ms (median, H200) for a 125 ms
         budget, every other evaluation frozen meanwhile."""
-        return int(min(max(budget_ms / max(per_call_ms, 1e-3), self.min_iters), self.max_iters))
+        floor = max(self.min_iters, PLANNED_CALLS)
+        return int(min(max(budget_ms / max(per_call_ms, 1e-3), floor), self.max_iters))
 
     def paired(self, first, second, seed):
         """Both runners on one seed, each stopped while the other runs."""
@@ -254,7 +266,9 @@ class Window:
         c0 = time.perf_counter()
         got = self.paired(self.R, self.C, j.rng.randrange(1 << 30))
         n = self.count(2 * self.budget, (time.perf_counter() - c0) * 1e3)
-        verify = set(j.rng.sample(range(n), min(n, max(2, n // VERIFY_SHARE)))) | {n - 1}
+        verify = set(j.rng.sample(range(1, n), min(n - 1, max(2, n // VERIFY_SHARE)))) | {n - 1}
+        if n > 1:   # one before the min_iters-th, where a settled window may stop (it verifies its last)
+            verify.add(j.rng.randrange(1, max(2, min(self.min_iters, n) - 1)))
         rows = [got]
         t_end = time.monotonic() + 6 * self.budget / 1e3
         k = 1
@@ -265,11 +279,23 @@ class Window:
             if k in verify:
                 self.verify(k)
             k += 1
-            if (k >= self.min_iters and time.monotonic() > t_end) or (self.gpu and self.hopeless(rows)):
+            if (k >= self.min_iters and (time.monotonic() > t_end or self.settled(rows))) or \
+                    (self.gpu and self.hopeless(rows)):
                 self.verify(k - 1)   # an early stop still checks the last call made
                 break
         self.check_pending()
         return rows
+
+    def settled(self, rows):
+        """The pairs so far measure the speedup to PRECISION, and the candidate's overhead
+        is nowhere near the wall check's limit."""
+        tr = [row["reference"][0] for row in rows]
+        tc = [row["candidate"][0] for row in rows]
+        if (_rel_error(tr) ** 2 + _rel_error(tc) ** 2) ** 0.5 > PRECISION:
+            return False
+        oh_r = [row["reference"][1] - row["reference"][0] for row in rows]
+        excess = [(c[1] - c[0]) - (r[1] - r[0]) for r, c in ((row["reference"], row["candidate"]) for row in rows)]
+        return timing.median(excess) <= SETTLED_EXCESS * self.limit(oh_r, timing.median(tc))
 
     @staticmethod
     def hopeless(rows):
@@ -314,11 +340,16 @@ class Window:
                 j.flag("too_fast", f"median {cand['median_ms']:.4g} ms is below the floor {floor:.4g} ms "
                        f"(its outputs written once at the measured bandwidth, or one kernel launch)")
 
-    def wall_check(self, oh_r, oh_c, cand_ms):
-        mr, mc = timing.median(oh_r), timing.median(oh_c)
+    def limit(self, oh_r, cand_ms):
+        """How much more per call the candidate's overhead may be than the reference's."""
+        mr = timing.median(oh_r)
         mad = timing.median([abs(x - mr) for x in oh_r])
         mode = self.j.ctx.mode
-        limit = max(ABS_LIMIT_MS[mode], REL_LIMIT[mode] * cand_ms, MAD_LIMIT * mad)
+        return max(ABS_LIMIT_MS[mode], REL_LIMIT[mode] * cand_ms, MAD_LIMIT * mad)
+
+    def wall_check(self, oh_r, oh_c, cand_ms):
+        mr, mc = timing.median(oh_r), timing.median(oh_c)
+        limit = self.limit(oh_r, cand_ms)
         self.j.v["wall_check"] = {"ref_overhead_ms": round(mr, 4), "cand_overhead_ms": round(mc, 4),
                                   "limit_ms": round(limit, 4)}
         if self.head_ms is not None:
@@ -330,6 +361,17 @@ class Window:
             self.j.flag("forge", f"the judge's clock saw {mc - mr:.3g} ms more per call than the "
                         f"candidate's own timer: its work ran where that timer could not see it, or "
                         f"the timer was forged")
+
+
+def _rel_error(times):
+    """The standard error of the median of times, relative to it: 1.2533 sigma / sqrt(n),
+    sigma from the p10-p90 spread (2.563 sigma for a normal); inf below three calls."""
+    if len(times) < 3:
+        return float("inf")
+    st = timing.stats(times)
+    if st["median_ms"] <= 0:
+        return float("inf")
+    return 1.2533 * (st["p90_ms"] - st["p10_ms"]) / 2.563 / (st["median_ms"] * len(times) ** 0.5)
 
 
 def _pin(runners):

@@ -132,6 +132,63 @@ def test_a_hopelessly_slow_candidate_stops_being_timed_after_a_few_pairs():
     assert not Window.hopeless([close] * SLOW_PAIRS)
 
 
+def _bare_window(min_iters, planned, times):
+    """A Window with its runners' calls replaced: each pair takes the next of times."""
+    import random
+    import types
+
+    from kgharness.window import Window
+    w = Window.__new__(Window)
+    w.min_iters, w.budget, w.gpu = min_iters, 50.0, True
+    w.j = types.SimpleNamespace(rng=random.Random(7), ctx=types.SimpleNamespace(mode="gpu"))
+    w.R, w.C, w.t = "R", "C", types.SimpleNamespace(cand_buf=None)
+    it = iter(times)
+    w.paired = lambda first, second, seed: next(it)
+    w.warm = w.check_pending = lambda *a: None
+    w.count = lambda budget_ms, per_call_ms: planned
+    w.verified = []
+    w.verify = w.verified.append
+    return w
+
+
+def _pair(ref_ms, cand_ms, ref_over=0.5, cand_over=0.5):
+    return {"reference": (ref_ms, ref_ms + ref_over), "candidate": (cand_ms, cand_ms + cand_over)}
+
+
+def test_a_settled_window_stops_at_min_iters_and_still_verifies_a_random_early_call():
+    steady = [_pair(2.67 * (1 + 1e-4 * (i % 3)), 0.74 * (1 + 1e-4 * (i % 2))) for i in range(40)]
+    for seed in range(20):
+        w = _bare_window(5, 10, steady)
+        w.j.rng.seed(seed)
+        rows = w.interleave()
+        assert len(rows) == 5, "0.01% apart: settled at min_iters"
+        early = [k for k in w.verified if k < 4]
+        assert early and 4 in w.verified, w.verified
+
+
+def test_a_noisy_or_close_window_runs_its_whole_plan():
+    import random
+    rng = random.Random(1)
+    noisy = [_pair(2.67 * rng.uniform(0.8, 1.2), 0.74 * rng.uniform(0.8, 1.2)) for _ in range(40)]
+    assert len(_bare_window(5, 10, noisy).interleave()) == 10
+    # Steady times, but the candidate's overhead 0.2 ms over the reference's: near the
+    # 0.25 ms limit the wall check gets every pair it planned.
+    close = [_pair(2.67, 0.74 * (1 + 1e-4 * (i % 2)), cand_over=0.7) for i in range(40)]
+    assert len(_bare_window(5, 10, close).interleave()) == 10
+    # min_iters is a floor the rule never goes under.
+    steady = [_pair(2.67, 0.74 * (1 + 1e-4 * (i % 2))) for i in range(40)]
+    assert len(_bare_window(8, 10, steady).interleave()) == 8
+
+
+def test_the_relative_error_of_a_median():
+    from kgharness.window import _rel_error
+    assert _rel_error([1.0, 1.0]) == float("inf")
+    assert _rel_error([1.0] * 5) == 0.0
+    wide, narrow = [0.9, 1.0, 1.1] * 3, [0.99, 1.0, 1.01] * 3
+    assert _rel_error(wide) > _rel_error(narrow) > 0
+    assert abs(_rel_error(narrow * 4) - _rel_error(narrow) / 2) < 1e-3 * _rel_error(narrow)
+
+
 def test_the_buffer_checksum_sees_any_changed_word_and_the_tail():
     import torch
     from kgharness.correctness import fingerprint
