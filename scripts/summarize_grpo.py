@@ -11,7 +11,8 @@ import sys
 STAGES = ("fork", "admission", "lock_mem_wait", "load", "reference", "candidate_build", "correctness",
           "first_call", "lock_wait", "timing", "lock_exclusive_held", "lock_freeze", "window_open", "window_gate",
           "window_prelude", "window_before", "window_pairs", "window_prep", "window_go", "window_check",
-          "window_calls", "window_close", "lock_frozen", "checks", "total")
+          "window_calls", "window_switch", "window_verify", "window_verifies", "window_close", "lock_frozen",
+          "trial_calls", "trial_checks", "reference_cuda", "candidate_cuda", "checks", "total")
 
 
 def busy(report, members):

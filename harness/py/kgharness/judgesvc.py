@@ -17,13 +17,15 @@ service exits when the zygote closes the control socket, and dies with it (PDEAT
 import array
 import ctypes
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import traceback
 
-from . import channel, feedback
+from . import channel, feedback, warmup
 from .startup import log
 
 PR_SET_PDEATHSIG = 1
@@ -83,7 +85,7 @@ class Service:
 
 
 def _main(ctrl, mode, device, close_fds, share_bytes=0):
-    code = 70
+    code, cache = 70, None
     try:
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         for fd in close_fds:
@@ -95,6 +97,7 @@ def _main(ctrl, mode, device, close_fds, share_bytes=0):
             signal.signal(sig, signal.SIG_DFL)
         signal.set_wakeup_fd(-1)
         if mode == "gpu":
+            cache = _private_triton_cache()
             import torch
             torch.cuda.init()
             torch.zeros(1, device=device)
@@ -105,8 +108,27 @@ def _main(ctrl, mode, device, close_fds, share_bytes=0):
     except BaseException:
         traceback.print_exc()
     finally:
+        if cache is not None:
+            shutil.rmtree(os.path.dirname(cache), ignore_errors=True)
         sys.stderr.flush()
         os._exit(code)
+
+
+def _private_triton_cache():
+    """The service compiles its comparison kernel (kgharness.comparekernel) into a Triton
+    cache of its own (a fresh 0700 directory, seeded from the zygote's trusted one): no
+    candidate can put a compiled kernel where the judges' comparisons load theirs."""
+    d = tempfile.mkdtemp(prefix="kg-judgesvc-")
+    cache = os.path.join(d, "triton-cache")
+    os.makedirs(cache, mode=0o700)
+    os.environ["TRITON_CACHE_DIR"] = cache
+    warmup.seed_private(cache)
+    try:
+        from triton import knobs   # a value Triton already read would win over the environment
+        knobs.cache.dir = cache
+    except Exception:   # noqa: BLE001
+        pass
+    return cache
 
 
 class Gate:

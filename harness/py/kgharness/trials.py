@@ -15,6 +15,9 @@ is not there does it as above, keeps a copy of each seed's and held-out set's ou
 and publishes them once every screen has passed.
 """
 
+import contextlib
+import time
+
 from . import channel, exchange
 
 MAX_LEAVES = 256
@@ -35,6 +38,17 @@ class Trials:
         self.shared = judge.shared   # a refstore entry this evaluation uses, or None
         # Snapshots of the reference's outputs per seed, to publish (None: not publishing).
         self.keep = [] if judge.publisher and self.shared is None and self.Cr is not None else None
+
+    @contextlib.contextmanager
+    def spend(self, key):
+        """Where correctness time goes (stage_ms trial_calls, trial_checks: the judge's clock,
+        time stopped for other evaluations' windows included)."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            sm = self.j.v["stage_ms"]
+            sm[key] = round(sm.get(key, 0.0) + (time.perf_counter() - t0) * 1e3, 3)
 
     # ---- the run ----------------------------------------------------------------------
     def run(self):
@@ -67,7 +81,8 @@ class Trials:
     def extra_calls(self, i):
         """0-2 calls the candidate cannot tell from trials: call counts are not predictable."""
         for _ in range(self.j.rng.randint(0, 2)):
-            rep = self.j.ask(self.Cr, "call", inputs={"seed": self.j.rng.randrange(1 << 30)})
+            with self.spend("trial_calls"):
+                rep = self.j.ask(self.Cr, "call", inputs={"seed": self.j.rng.randrange(1 << 30)})
             self.valid_spec(self.Cr, rep.get("spec"))
 
     def trial(self, i, s):
@@ -80,7 +95,8 @@ class Trials:
             rr, rc = j.ask(self.R, "call", **rf), None
         else:
             cf = {"inputs": {"seed": s}, "buf": None if first else self.cand_buf}
-            rr, rc = j.ask_both("call", rf, cf)
+            with self.spend("trial_calls"):
+                rr, rc = j.ask_both("call", rf, cf)
             if i == 0:
                 j.v["stage_ms"]["first_call"] = channel.reported_ms(rc.get("runner_ms"))
                 j.ctx.compiled()
@@ -105,12 +121,14 @@ class Trials:
             # The reference runs once too, beside the candidate's first call: its first
             # call's one-time work (allocator, library handles, cuDNN's choices) then
             # happens here, not in the window where every other evaluation waits.
-            rr, rc = j.ask_both("call", {"inputs": {"seed": s}, "buf": None}, cf)
+            with self.spend("trial_calls"):
+                rr, rc = j.ask_both("call", {"inputs": {"seed": s}, "buf": None}, cf)
             if self.valid_spec(self.R, rr.get("spec")) != sh["spec"]:
                 j.task_fail("the reference's outputs have other shapes or types than in an earlier "
                             "evaluation of this task")
         else:
-            rc = j.ask(self.Cr, "call", **cf)
+            with self.spend("trial_calls"):
+                rc = j.ask(self.Cr, "call", **cf)
         if i == 0:
             j.v["stage_ms"]["first_call"] = channel.reported_ms(rc.get("runner_ms"))
             j.ctx.compiled()
@@ -170,9 +188,11 @@ class Trials:
                 j.forge("outputs that match the expected layout were not written to the judge's buffer")
             if j.ask(self.Cr, "write", buf=buf).get("written") is not True:
                 j.forge("outputs that match the expected layout were not written to the judge's buffer")
-        before = self.ops.fingerprint(buf)
-        res = self.ops.compare(buf, cspec, ref[0], ref[1], self.tol)
-        if self.ops.fingerprint(buf) != before:
+        with self.spend("trial_checks"):
+            before = self.ops.fingerprint(buf)
+            res = self.ops.compare(buf, cspec, ref[0], ref[1], self.tol)
+            changed = self.ops.fingerprint(buf) != before
+        if changed:
             j.flag("forge", "the candidate's outputs changed after it reported them")
         v = j.v
         v["max_abs_error"] = max(v["max_abs_error"] or 0.0, res["max_abs"])
@@ -208,7 +228,8 @@ class Trials:
             cbuf = self.lend(self.Cr, spec)
             self.last_in_sum = in_sum
             try:
-                rc = j.ask(self.Cr, "call", inputs={"held": k})
+                with self.spend("trial_calls"):
+                    rc = j.ask(self.Cr, "call", inputs={"held": k})
             except Exception:
                 if j.v["status"] in ("runtime_error", "compile_error", "resource_limit"):
                     j.flag("hardcode", f"failed on held-out input set {k} (other shapes)")

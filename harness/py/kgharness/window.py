@@ -90,7 +90,9 @@ class Window:
         # throughput, since every other evaluation on the GPU is stopped meanwhile.
         # open: from asking for the lock to the window's first step (the wait, the grant, the
         # judge service's gate); prelude: stopping the candidate, the drain, the bandwidth.
-        self.spent = {"prep": 0.0, "go": 0.0, "check": 0.0, "calls": 0}
+        self.spent = {"prep": 0.0, "go": 0.0, "check": 0.0, "calls": 0, "switch": 0.0, "verify": 0.0,
+                      "verifies": 0}
+        self.verified = set()
 
     # ---- the two entry points ----------------------------------------------------------
     def run(self):
@@ -253,11 +255,15 @@ class Window:
         """Both runners on one seed, each stopped while the other runs."""
         out = {}
         for r, other in ((first, second), (second, first)):
+            s0 = time.perf_counter()
             other.stop()
+            s1 = time.perf_counter()
             try:
                 out[r.role] = self.call(r, self.t.ref_buf if r is self.R else self.t.cand_buf, seed)
             finally:
+                s2 = time.perf_counter()
                 other.cont()
+                self.spent["switch"] += (s1 - s0 + time.perf_counter() - s2) * 1e3
         return out
 
     def interleave(self):
@@ -306,8 +312,14 @@ class Window:
         return tc >= SLOW_RATIO * tr
 
     def verify(self, k):
+        if k in self.verified:
+            return
+        self.verified.add(k)
         spec = self.t.spec
+        v0 = time.perf_counter()
         res = self.ops.compare(self.t.cand_buf, spec, self.t.ref_buf, spec, self.t.tol)
+        self.spent["verify"] += (time.perf_counter() - v0) * 1e3
+        self.spent["verifies"] += 1
         if not res["ok"]:
             self.j.flag("cache", f"timed call {k} did not match the reference: {res['msg'][:120]}")
             self.j.fail("reward_hack", "")
