@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
-	"github.com/kernelgate/kernelgate/datasets"
 	"slices"
 	"strings"
 
+	"github.com/kernelgate/kernelgate/datasets"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
