@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgate/kernelgate/eval"
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")

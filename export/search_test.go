@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/parquet-go/parquet-go"
 )
 
 func searchStepEvent(seq int, ts time.Time) SearchStepEvent {

@@ -8,10 +8,11 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kernelgate/kernelgate/datasets"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/batch"
-	"github.com/spf13/cobra"
 )
 
 func newBenchCmd(g *globals) *cobra.Command {

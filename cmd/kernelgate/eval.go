@@ -6,11 +6,12 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kernelgate/kernelgate/datasets"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/submission"
-	"github.com/spf13/cobra"
 )
 
 // jobFlags are the evaluation options shared by eval and bench.

@@ -7,9 +7,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kernelgate/kernelgate/datasets"
 	"github.com/kernelgate/kernelgate/tasks/check"
-	"github.com/spf13/cobra"
 )
 
 func newTasksCheckCmd(g *globals) *cobra.Command {

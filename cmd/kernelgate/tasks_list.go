@@ -8,9 +8,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kernelgate/kernelgate/datasets"
 	"github.com/kernelgate/kernelgate/tasks"
-	"github.com/spf13/cobra"
 )
 
 // suitesFrom loads the suites under each path, or the project's own

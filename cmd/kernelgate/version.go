@@ -5,9 +5,10 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
-	"github.com/spf13/cobra"
 )
 
 // version is set at link time: -ldflags "-X main.version=v0.1.0".

@@ -7,9 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
+
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
-	"github.com/schollz/progressbar/v3"
 )
 
 // Evaluator is what Run needs of a harness.Supervisor.

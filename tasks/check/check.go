@@ -10,9 +10,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/schollz/progressbar/v3"
+
 	"github.com/kernelgate/kernelgate/datasets"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/schollz/progressbar/v3"
 )
 
 // Evaluator is what Run needs of a harness.Supervisor.
