@@ -175,6 +175,14 @@ def test_a_noisy_or_close_window_runs_its_whole_plan():
     # 0.25 ms limit the wall check gets every pair it planned.
     close = [_pair(2.67, 0.74 * (1 + 1e-4 * (i % 2)), cand_over=0.7) for i in range(40)]
     assert len(_bare_window(5, 10, close).interleave()) == 10
+    # Steady times, overheads that swing from call to call: the paired excess's median
+    # (0.04 ms) is small, the two sides' medians (what the wall check compares, limit
+    # 0.25 ms) are 0.51 ms apart. An honest level2 kernel failed the wall check after 5
+    # pairs on an H200 with a settling rule that looked at the paired median.
+    swing = [(2.06, 2.57), (2.06, 2.1), (2.06, 2.1), (4.0, 2.57), (4.0, 2.57)] * 8
+    noisy_over = [_pair(0.1, 0.09 * (1 + 1e-4 * (i % 2)), ref_over=r, cand_over=c)
+                  for i, (r, c) in enumerate(swing)]
+    assert len(_bare_window(5, 10, noisy_over).interleave()) == 10
     # min_iters is a floor the rule never goes under.
     steady = [_pair(2.67, 0.74 * (1 + 1e-4 * (i % 2))) for i in range(40)]
     assert len(_bare_window(8, 10, steady).interleave()) == 8
