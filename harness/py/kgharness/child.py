@@ -87,10 +87,14 @@ class PipeContext(Context):
     def send_verdict(self, verdict):
         self.send({"type": "verdict", "nonce": self._nonce, "verdict": verdict})
 
-    def reserve(self, mb):
+    def reserve(self, mb, contexts=False):
         """Wait until the zygote admits this evaluation's device memory (kgharness.admission):
-        (MiB granted, at least mb; True when it runs alone on the GPU)."""
-        self.send({"type": "reserve", "mb": round(float(mb), 1)})
+        (MiB granted, at least mb; True when it runs alone on the GPU). contexts: only its
+        runners' CUDA contexts, ahead of the rest."""
+        rec = {"type": "reserve", "mb": round(float(mb), 1)}
+        if contexts:
+            rec["contexts"] = True
+        self.send(rec)
         b = b""
         while len(b) < 9:
             chunk = os.read(self.grant_fd, 9 - len(b))

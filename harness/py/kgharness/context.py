@@ -25,9 +25,10 @@ class Context:
         """Report that the candidate's first call returned: its load, compile and autotune
         are over, and with them the compile budget (compile_timeout_s)."""
 
-    def reserve(self, mb):
+    def reserve(self, mb, contexts=False):
         """Wait until the GPU has room for mb MiB more (kgharness.admission): (MiB granted,
-        True when the evaluation runs alone). Nothing else runs here: at once, not alone."""
+        True when the evaluation runs alone); contexts: only the runners' CUDA contexts,
+        ahead of the rest. Nothing else runs here: at once, not alone."""
         return float(mb), False
 
     def measured(self, mb):

@@ -31,6 +31,10 @@ DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
             "copy_weights": False, "max_code_bytes": 262144, "gpu_memory_fraction": 0.25,
             "require_triton": True, "cpu_timing": False}
 
+# "on": an evaluation reserves its runners' CUDA contexts ahead of the rest of its device
+# memory and makes them while it waits (kgharness.admission); not yet measured on a GPU.
+EARLY_CONTEXTS_ENV = "KERNELGATE_EARLY_CONTEXTS"
+
 # What a candidate runner may say about its own failure (it cannot claim more).
 CANDIDATE_FAILURES = ("compile_error", "runtime_error", "resource_limit", "invalid_submission")
 
@@ -293,7 +297,17 @@ class Judge:
             info = rep.get("task_info") if isinstance(rep.get("task_info"), dict) else {}
         quotas = admission.quotas_mb(info, check=check) or admission.default_quotas(check)
         want = admission.total_mb(quotas)
+        if check or os.environ.get(EARLY_CONTEXTS_ENV, "off") != "on":
+            _, self.alone = self.ctx.reserve(want)
+            return
+        # Contexts first (kgharness.admission): the runners make theirs while the judge
+        # waits for the rest of the reservation.
+        runners = (self.R, self.C)
+        self.ctx.reserve(len(runners) * admission.CONTEXT_MB, contexts=True)
+        asked = [(r, self.settle(r, lambda r=r: r.request("cuda"))) for r in runners]
         _, self.alone = self.ctx.reserve(want)
+        for r, seq in asked:
+            self.settle(r, lambda r=r, seq=seq: r.reply("cuda", seq))
 
     def note_sandbox(self, walls):
         """The candidate's walls, as its runner saw them (informational: the judge's own

@@ -307,6 +307,8 @@ class Zygote:
             mb = rec.get("mb") if isinstance(rec.get("mb"), (int, float)) else 0.0
             if self.mem is None:
                 self._grant_mem(child, mb, False)
+            elif rec.get("contexts") is True:     # its runners' contexts alone, ahead of the rest
+                self.mem.contexts(child, mb)
             else:
                 key = admission.task_key(child.job)
                 self.mem.request(child, self.mem.need(key, mb), key=key)

@@ -71,6 +71,31 @@ def test_a_dead_waiter_never_blocks_and_learning_raises_the_need():
     assert adm.need(key, 10) > 1000
 
 
+def test_contexts_go_ahead_of_the_queue_and_are_a_down_payment():
+    adm, granted, now = make(1000)
+    a, b, c = Holder("a"), Holder("b"), Holder("c")
+    adm.request(a, 900)
+    adm.contexts(c, 50)                  # fits beside a
+    adm.contexts(b, 80)                  # 950 + 80 does not: waits
+    adm.request(c, 800)                  # c's whole reservation: 750 beyond its contexts, waits
+    assert granted == [(a, False), (c, False)] and adm.used() == 950
+    assert adm.waiting_since(b) == 0.0
+    now[0] = 1.0
+    adm.release(a)                       # b's contexts first, then c's 750: 80 + 50 + 750
+    assert granted[2:] == [(b, False), (c, False)] and adm.used() == 880
+    adm.request(b, 800)                  # 720 beyond b's contexts: does not fit yet
+    now[0] = 3.0
+    adm.release(c)
+    assert granted[-1] == (b, False) and adm.used() == 800
+    assert b.lock_stats["mem_wait"] == 3.0    # 1 s for its contexts, then 2 s for the rest
+    key = "k"
+    adm.asked[b] = key
+    adm.measured(key, 600)               # a measure re-sizes what b holds beyond its contexts
+    assert adm.used() == pytest.approx(MARGIN * 600)
+    adm.release(b)
+    assert adm.used() == 0 and adm.waiting_since(b) is None
+
+
 def test_quotas_from_the_shapes():
     mib = 1 << 20
     small = quotas_mb({"input_bytes": 100 * mib, "param_bytes": 0, "output_bytes": 10 * mib})
@@ -145,6 +170,18 @@ def test_the_store_counts_what_it_holds_as_of_its_latest_report():
     adm.release(b)
     adm.request(c, 900)                     # nothing admitted: in, though not beside the store
     assert granted[-1] == (c, False)
+
+
+def test_zygote_grants_contexts_first_while_the_rest_waits(z):
+    a = z.submit(TASK, "reserve 900 1.0")
+    z.started(a)
+    time.sleep(0.2)
+    b = z.submit(TASK, "early 60 800 0.1")      # its contexts fit beside a; the rest does not
+    va, vb = z.wait(a, 30), z.wait(b, 30)
+    assert va["status"] == vb["status"] == "correct", (va, vb)
+    assert vb["probe"]["contexts"][1] < va["probe"]["granted"][1] - 0.3, (va, vb)   # during a
+    assert vb["probe"]["granted"][0] >= va["probe"]["granted"][1] - 0.05, (va, vb)  # after a
+    assert vb["probe"]["mb"] == 800.0
 
 
 def test_zygote_counts_the_store_against_its_budget():

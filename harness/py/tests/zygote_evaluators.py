@@ -108,6 +108,14 @@ def evaluate(job, ctx):
             ctx.measured(float(args[2]))
         time.sleep(float(args[1]))
         return _verdict(ctx, granted=[t1, time.time()], waited=t1 - t0, alone=alone, mb=granted)
+    if cmd == "early":           # args[0] MiB of contexts first, then args[1] MiB, held args[2] s
+        t0 = time.time()
+        ctx.reserve(float(args[0]), contexts=True)
+        t1 = time.time()
+        granted, alone = ctx.reserve(float(args[1]))
+        t2 = time.time()
+        time.sleep(float(args[2]))
+        return _verdict(ctx, contexts=[t0, t1], granted=[t2, time.time()], alone=alone, mb=granted)
     if cmd == "stored":          # the shared store holds args[0] MiB as of change args[1]
         ctx.stored(float(args[0]), int(args[1]))
         return _verdict(ctx)
