@@ -31,7 +31,8 @@ for dtype, n in ((torch.bfloat16, 1 << 29), (torch.float32, 1 << 27)):
     out[12345] += 1.0
     out[n - 7] = float("nan")
     tol = correctness.tolerance([ref], {})
-    t_fast, fast = timed(lambda: comparekernel.stats(out, ref, tol["atol"], tol["rtol"]))
+    work = correctness.work_dtype(dtype)
+    t_fast, fast = timed(lambda: comparekernel.stats(out, ref, tol["atol"], tol["rtol"], work))
     t_slow, slow = timed(lambda: correctness.float_stats(out, ref, tol))
     same = fast[:2] == slow[:2] and fast[5] == slow[5]
     print(f"{str(dtype):15s} {n * ref.element_size() / 2**20:6.0f} MiB  kernel {t_fast:7.2f} ms  "

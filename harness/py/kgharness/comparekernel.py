@@ -19,8 +19,7 @@ import triton
 import triton.language as tl
 
 BLOCK = 4096
-# What the kernel compares: floating outputs, in the same work precision as the torch path.
-WIDE = {torch.float32: True, torch.float64: True, torch.float16: False, torch.bfloat16: False}
+FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)   # what the kernel compares
 
 
 @triton.jit
@@ -62,17 +61,17 @@ def _compare_blocks(o_ptr, r_ptr, n, tol_ptr, counts_ptr, vals_ptr, idx_ptr,
 def usable(o, r):
     """The kernel applies: floating outputs of one dtype, contiguous, on a GPU (or any
     device under Triton's interpreter, which the CPU tests use)."""
-    return (o.dtype == r.dtype and r.dtype in WIDE and o.is_contiguous() and r.is_contiguous()
+    return (o.dtype == r.dtype and r.dtype in FLOATS and o.is_contiguous() and r.is_contiguous()
             and o.numel() == r.numel() and o.device == r.device)
 
 
-def stats(o, r, atol, rtol):
+def stats(o, r, atol, rtol, work):
     """(n_bad, n_nonfinite, max_abs, max_rel, max_ref, worst index, worst excess) of the
-    flat tensors o (the candidate's) and r (the reference's): kgharness.correctness's
+    flat tensors o (the candidate's) and r (the reference's), computed in `work`
+    (torch.float32 or float64: kgharness.correctness.work_dtype): kgharness.correctness's
     figures. One host sync."""
     n = r.numel()
     blocks = triton.cdiv(n, BLOCK)
-    work = torch.float64 if WIDE[r.dtype] else torch.float32
     # The tolerances in the work precision, as torch's scalar arithmetic uses them (a
     # Python float argument would reach the kernel as a float32).
     tol = torch.tensor([float(atol), float(rtol)], dtype=work, device=r.device)
@@ -80,7 +79,7 @@ def stats(o, r, atol, rtol):
     vals = torch.empty((blocks, 4), dtype=work, device=r.device)
     idx = torch.empty(blocks, dtype=torch.int32, device=r.device)
     _compare_blocks[(blocks,)](o, r, n, tol, counts, vals, idx,
-                               WIDE=WIDE[r.dtype], BLOCK=BLOCK, num_warps=8)
+                               WIDE=work == torch.float64, BLOCK=BLOCK, num_warps=8)
     totals = counts.sum(dim=0, dtype=torch.int64)
     b = torch.argmax(vals[:, 3])
     worst = b.to(torch.int64) * BLOCK + idx[b].to(torch.int64)

@@ -101,7 +101,7 @@ def _compare_tensor(o, r, tol, res):
     got = None
     if r.is_cuda and comparekernel is not None and comparekernel.usable(of_all, rf_all):
         try:
-            got = comparekernel.stats(of_all, rf_all, tol["atol"], tol["rtol"])
+            got = comparekernel.stats(of_all, rf_all, tol["atol"], tol["rtol"], work_dtype(r.dtype))
         except Exception as e:   # noqa: BLE001 - a kernel that cannot build here: torch does it
             _slow_path(e)
     n_bad, n_nonfinite, max_abs, max_rel, max_ref, worst, _ = got or float_stats(of_all, rf_all, tol)
@@ -130,11 +130,16 @@ def _slow_path(e):
               f"comparing with torch ops", file=sys.stderr, flush=True)
 
 
+def work_dtype(dtype):
+    """The precision outputs are compared in: float64 for float32 and float64, else float32."""
+    return torch.float64 if dtype in (torch.float32, torch.float64) else torch.float32
+
+
 def float_stats(of_all, rf_all, tol):
     """(n_bad, n_nonfinite, max_abs, max_rel, max_ref, worst index, worst excess) with torch
     ops, chunk by chunk: the CPU's path, and the reference semantics of
     kgharness.comparekernel (which the GPU uses)."""
-    work = torch.float64 if rf_all.dtype in (torch.float32, torch.float64) else torch.float32
+    work = work_dtype(rf_all.dtype)
     n_bad = n_nonfinite = 0
     max_abs = max_rel = max_ref = 0.0
     worst, worst_excess = 0, -float("inf")

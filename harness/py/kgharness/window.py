@@ -299,12 +299,9 @@ class Window:
         wall check by construction, and only a whole plan can fail it. With the median
         alone, an honest level2 kernel whose overheads swung 1.2 ms from call to call
         stopped at 5 pairs and failed it (H200, 2026-12-02)."""
-        tr = [row["reference"][0] for row in rows]
-        tc = [row["candidate"][0] for row in rows]
+        tr, tc, oh_r, oh_c = _columns(rows)
         if (_rel_error(tr) ** 2 + _rel_error(tc) ** 2) ** 0.5 > PRECISION:
             return False
-        oh_r = [row["reference"][1] - row["reference"][0] for row in rows]
-        oh_c = [row["candidate"][1] - row["candidate"][0] for row in rows]
         gap = timing.median(oh_c) - timing.median(oh_r)
         return gap + 2 * _std_error([c - r for r, c in zip(oh_r, oh_c)]) <= \
             SETTLED_EXCESS * self.limit(oh_r, timing.median(tc))
@@ -313,9 +310,8 @@ class Window:
     def hopeless(rows):
         if len(rows) < SLOW_PAIRS:
             return False
-        tr = timing.median([row["reference"][0] for row in rows])
-        tc = timing.median([row["candidate"][0] for row in rows])
-        return tc >= SLOW_RATIO * tr
+        tr, tc, _, _ = _columns(rows)
+        return timing.median(tc) >= SLOW_RATIO * timing.median(tr)
 
     def verify(self, k):
         if k in self.verified:
@@ -333,10 +329,7 @@ class Window:
     # ---- the figures ------------------------------------------------------------------
     def conclude(self, before, rows):
         j, v = self.j, self.j.v
-        tr = [row["reference"][0] for row in rows]
-        tc = [row["candidate"][0] for row in rows]
-        oh_r = [row["reference"][1] - row["reference"][0] for row in rows]
-        oh_c = [row["candidate"][1] - row["candidate"][0] for row in rows]
+        tr, tc, oh_r, oh_c = _columns(rows)
         after, cand = timing.stats(tr), timing.stats(tc)
         v["ref_runtime_before"], v["ref_runtime_after"], v["runtime"] = before, after, cand
         v["ref_runtime"] = after
@@ -379,6 +372,16 @@ class Window:
             self.j.flag("forge", f"the judge's clock saw {mc - mr:.3g} ms more per call than the "
                         f"candidate's own timer: its work ran where that timer could not see it, or "
                         f"the timer was forged")
+
+
+def _columns(rows):
+    """The pairs' reference times, candidate times, and each side's overheads (the judge's
+    wall time less the runner's own), call by call."""
+    tr = [row["reference"][0] for row in rows]
+    tc = [row["candidate"][0] for row in rows]
+    oh_r = [row["reference"][1] - row["reference"][0] for row in rows]
+    oh_c = [row["candidate"][1] - row["candidate"][0] for row in rows]
+    return tr, tc, oh_r, oh_c
 
 
 def _std_error(xs):

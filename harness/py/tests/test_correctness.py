@@ -57,7 +57,7 @@ def test_the_gpu_comparison_kernel_gives_the_torch_paths_figures():
     from kgharness import comparekernel
     for out, ref, tol in _cases():
         assert comparekernel.usable(out, ref)
-        fast = comparekernel.stats(out, ref, tol["atol"], tol["rtol"])
+        fast = comparekernel.stats(out, ref, tol["atol"], tol["rtol"], C.work_dtype(ref.dtype))
         slow = C.float_stats(out, ref, tol)
         assert fast[:2] == slow[:2], (ref.dtype, ref.numel(), fast, slow)       # bad and non-finite counts
         assert fast[5] == slow[5], (ref.dtype, ref.numel(), fast, slow)         # worst element
