@@ -6,6 +6,7 @@ views): no candidate object ever reaches this code, so a tensor subclass cannot 
 to a comparison and a patched torch.allclose is in another process.
 """
 
+import math
 import sys
 
 import torch
@@ -162,22 +163,36 @@ def float_stats(of_all, rf_all, tol):
     return n_bad, n_nonfinite, max_abs, max_rel, max_ref, worst, worst_excess
 
 
+def _extremes(t):
+    """(max, min) of a floating tensor as Python floats: NaN when it holds one (torch's
+    reductions propagate NaN). Two reductions and no temporary the size of t: the judge
+    service screens GiB-sized reference outputs, and a full-size fp64 copy (4 GiB for a
+    1 GiB bf16 output, more for its negation and absolute value) stayed in the service's
+    allocator cache, outside every reservation (H200: the GPU filled to 138.9 GiB against
+    a 128 GiB budget, and evaluations ran out of memory)."""
+    return T.float(T.max(t)), T.float(T.min(t))
+
+
 def nonfinite(leaves):
     """Some floating leaf holds NaN or Inf."""
-    return any(isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() and
-               not bool(T.all(T.isfinite(t))) for t in leaves)
+    for t in leaves:
+        if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel():
+            hi, lo = _extremes(t)
+            if not (math.isfinite(hi) and math.isfinite(lo)):
+                return True
+    return False
 
 
 def near_constant(leaves, tol):
     """Every floating output with more than one element is constant within tolerance:
-    a constant kernel would pass."""
+    a constant kernel would pass. Max and min are exact in float64, so their spread and
+    the largest magnitude are those of the whole tensor in float64."""
     floats = [t for t in leaves if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() > 1]
     if not floats:
         return False
     for t in floats:
-        tf = t.double()
-        spread = float(T.max(tf)) - float(-T.max(-tf))
-        if spread > 2 * (tol["atol"] + tol["rtol"] * float(T.max(T.abs(tf)))):
+        hi, lo = _extremes(t)
+        if hi - lo > 2 * (tol["atol"] + tol["rtol"] * max(abs(hi), abs(lo))):
             return False
     return True
 

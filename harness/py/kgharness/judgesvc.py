@@ -212,6 +212,8 @@ def serve_judge(sock, mode, device):
             counted = GATE.enter(chan)
             try:
                 rep, out_fds = handle(ops, req)
+                if ops.gpu:
+                    trim_cache()
             finally:
                 if counted:
                     GATE.leave()
@@ -225,6 +227,21 @@ def serve_judge(sock, mode, device):
         GATE.close(chan)
         ops.close()
         sock.close()
+
+
+# What the service's allocator may keep cached beyond what it holds. Admission counts the
+# judges' buffers and the shared store, not the service's cache: freed snapshots and the
+# temporaries of its computations would otherwise stay on the GPU, outside every
+# reservation, as large as the most that several judges' requests ever held at once.
+CACHE_SLACK = 1 << 30
+
+
+def trim_cache():
+    """Give cached device memory back once more than CACHE_SLACK of it is unused (inside
+    the request, so never in another judge's timing window: the gate counts it)."""
+    import torch
+    if torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > CACHE_SLACK:
+        torch.cuda.empty_cache()
 
 
 def handle(ops, req):

@@ -65,3 +65,40 @@ def test_the_gpu_comparison_kernel_gives_the_torch_paths_figures():
             assert a == b or abs(a - b) <= 1e-6 * max(abs(a), abs(b)), (ref.dtype, ref.numel(), fast, slow)
     assert not comparekernel.usable(torch.zeros(4, dtype=torch.int32), torch.zeros(4, dtype=torch.int32))
     assert not comparekernel.usable(torch.zeros(8)[::2], torch.zeros(4))
+
+
+def _old_screens(t, tol):
+    """The screens as they were, on a full float64 copy: (nonfinite, near_constant)."""
+    tf = t.double()
+    nonfinite = not bool(torch.all(torch.isfinite(t)))
+    spread = float(torch.max(tf)) - float(-torch.max(-tf))
+    return nonfinite, not spread > 2 * (tol["atol"] + tol["rtol"] * float(torch.max(torch.abs(tf))))
+
+
+def test_the_screens_give_what_a_float64_copy_gave():
+    """nonfinite and near_constant read two reductions (max, min) instead of a float64
+    copy of the output: the same answers, NaN and Inf anywhere, spreads either side of
+    the limit, every dtype."""
+    g = torch.Generator().manual_seed(5)
+    tol = {"atol": 1e-2, "rtol": 1.6e-2}
+    n = 0
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+        for base in (torch.randn(1001, generator=g), torch.full((1001,), 3.0), torch.full((1001,), -0.5)):
+            for where in (None, 0, 500, 1000):
+                for bad in ((float("nan"), float("inf"), float("-inf")) if where is not None else (None,)):
+                    t = base.clone()
+                    if where is not None:
+                        t[where] = bad
+                    t = t.to(dtype)
+                    assert (C.nonfinite([t]), C.near_constant([t], tol)) == _old_screens(t, tol), (dtype, where, bad)
+                    n += 1
+            for step in (0.5, 0.9, 0.99, 1.01, 1.1, 2.0):   # one element off by step x the limit
+                t = torch.full((64,), 3.0, dtype=torch.float64)
+                t[7] += step * 2 * (tol["atol"] + tol["rtol"] * 3.0)
+                t = t.to(dtype)
+                assert (C.nonfinite([t]), C.near_constant([t], tol)) == _old_screens(t, tol), (dtype, step)
+                n += 1
+    assert n == 4 * (3 * 10 + 6 * 3)
+    assert C.near_constant([torch.full((8,), 2.0)], tol) and not C.near_constant([torch.arange(8.0)], tol)
+    assert C.nonfinite([torch.arange(4.0), torch.tensor([1.0, float("nan")])])
+    assert not C.nonfinite([torch.arange(4), torch.tensor([], dtype=torch.float32)])
