@@ -53,7 +53,7 @@ def leaves(u8, spec):
 class Local:
     """The operations in this process."""
 
-    _bw = {}              # device -> bytes per ms, measured once per process
+    _bw = {}              # device -> bytes per ms, the most any measurement here gave
 
     def __init__(self, mode, device):
         self.mode, self.device, self.gpu = mode, device, mode == "gpu"
@@ -189,12 +189,17 @@ class Local:
                 return round((time.monotonic() - t0) * 1e3, 3), True
         return round((time.monotonic() - t0) * 1e3, 3), False
 
-    def bandwidth(self):
-        """Device bytes per ms (the too_fast floor); measured once, inside a timing window."""
+    def bandwidth(self, again=False):
+        """Device bytes per ms (the too_fast floor), measured inside a timing window: once,
+        and again when asked (a candidate under the floor). The most any measurement gave
+        stands: other work can only slow one down, and one low figure (3.59 TB/s, H200,
+        7 x 16 heavy groups) put an honest kernel reading at 4.55 TB/s under the floor of
+        every evaluation the service judged after it."""
         if not self.gpu:
             return None
-        if self.device not in Local._bw:
-            Local._bw[self.device] = timing.bandwidth_bytes_per_ms(self.device)
+        if again or self.device not in Local._bw:
+            bw = timing.bandwidth_bytes_per_ms(self.device)
+            Local._bw[self.device] = max(bw, Local._bw.get(self.device, 0.0))
         return Local._bw[self.device]
 
 
