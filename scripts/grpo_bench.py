@@ -111,7 +111,10 @@ def run_group(url, task_id, members):
                          # the judge's overhead beyond it.
                          "runtime_ms": (r.get("runtime") or {}).get("median_ms"),
                          "ref_runtime_ms": (r.get("ref_runtime") or {}).get("median_ms"),
-                         "wall_check": r.get("wall_check")}
+                         "wall_check": r.get("wall_check"),
+                         # Why a member did not come back correct (a harness_error is ours).
+                         "feedback": None if r.get("correct") else (r.get("feedback") or "")[:600],
+                         "warnings": (r.get("warnings") or [])[:8], "retry": r.get("retry")}
                         for (k, _), r, e in zip(members, results, exec_s)]}
 
 
@@ -163,6 +166,10 @@ def main():
               "reference_cpu_ms_total": sum(g["reference_cpu_ms_total"] for g in done),
               "reference_shared": sum(bool(m.get("reference_shared")) for g in done for m in g["members"]),
               "statuses": statuses, "per_group": done}
+    for g in done:
+        for m in g["members"]:
+            if m["status"] == "harness_error":
+                print(f"harness_error in {g['task_id']} ({m['kind']}): {m['feedback']!r} warnings {m['warnings']}")
     for g in done:
         print(f"{g['task_id']:40s} n={g['n']:3d} makespan {g['makespan_s']:7.1f} s  slowest {g['slowest_exec_s']:7.1f} s"
               f"  ratio {g['makespan_over_slowest'] or 0:5.2f}")

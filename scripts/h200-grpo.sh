@@ -14,7 +14,7 @@ tag=${TAG:-}
 nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv,noheader > "$out/smi.txt"
 for share in ${SHARE:-off}; do
   data=$(mktemp -d); port=$((18080 + RANDOM % 1000))
-  KERNELGATE_SHARE_REFERENCE=$share "$kg" serve --addr 127.0.0.1:$port --data "$data" --open \
+  KERNELGATE_SHARE_REFERENCE=$share "$kg" serve --log-level "${LOGLEVEL:-info}" --addr 127.0.0.1:$port --data "$data" --open \
       > "$out/serve-$share$tag.log" 2>&1 &
   pid=$!
   for _ in $(seq 120); do curl -sf "127.0.0.1:$port/healthz" > /dev/null && break; sleep 0.5; done
