@@ -71,6 +71,18 @@ func ExtractPy(cacheDir string) (string, error) {
 	return root, nil
 }
 
+// EmbeddedSum is the first 16 hex digits of the embedded kgharness package's
+// hash (names and contents): `kernelgate version` prints it, so a script can
+// tell whether a binary runs the working tree's harness or an older build's
+// (scripts/check_binary.py computes the same from the files).
+func EmbeddedSum() string {
+	_, sum, err := pyFiles()
+	if err != nil {
+		return "unknown"
+	}
+	return sum[:16]
+}
+
 // pyFiles lists the embedded files (sorted) and hashes names and contents.
 func pyFiles() ([]string, string, error) {
 	files, err := fs.Glob(pyFS, "py/kgharness/*.py")

@@ -4,6 +4,8 @@
 # during each run, to find which resource bounds throughput. Builds nothing.
 # usage: CONCS="16 24 32" REPEAT=10 [BENCH_FLAGS="--timing-budget-ms 100"] bash scripts/h200-concurrency.sh
 set -uo pipefail
+# The carried binary embeds the harness it runs: it must be this working tree's.
+python3 scripts/check_binary.py || exit 2
 export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3} PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/kg-out}; mkdir -p "$out"
 cpu() { awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat; }   # busy idle jiffies

@@ -3,6 +3,8 @@
 # H200 figures), on every GPU of the host, plus a bench on GPU 0 alone for scaling.
 # Builds nothing. usage: TASK=2_gemm_gelu N=512 N1=192 bash scripts/h200-gateway.sh
 set -uo pipefail
+# The carried binary embeds the harness it runs: it must be this working tree's.
+python3 scripts/check_binary.py || exit 2
 export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3} PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/kg-out}; mkdir -p "$out"
 task=${TASK:-2_gemm_gelu}; n=${N:-512}; n1=${N1:-192}

@@ -6,6 +6,8 @@
 # that one, its files named with the tag, to compare two commits in one call). Logs and
 # JSON under $OUT; a stage table last.
 set -uo pipefail
+# The carried binary embeds the harness it runs: it must be this working tree's (KG=: another build, on purpose).
+[ -n "${KG:-}" ] || python3 scripts/check_binary.py || exit 2
 export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3} PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/kg-out}; mkdir -p "$out"
 suite=${SUITE:-heavy}; group=${GROUP:-16}; tasks=${TASKS:-8}; limit=${LIMIT:-280}

@@ -4,6 +4,8 @@
 # suite, a short level2 bench. PHASE=measure: the README's figures (bench, fidelity on
 # level2 and heavy, the heavy suite at full concurrency). Logs under $OUT; a table last.
 set -uo pipefail
+# The carried binary embeds the harness it runs: it must be this working tree's.
+python3 scripts/check_binary.py || exit 2
 export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3} PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/kg-out}; mkdir -p "$out"
 phase=${PHASE:-smoke}

@@ -2,6 +2,8 @@
 # One device call on a lent H200 (README "Measurements"). Builds nothing: bin/kernelgate
 # is built on the dev machine and carried. Logs go under $OUT; a short table prints last.
 set -uo pipefail
+# The carried binary embeds the harness it runs: it must be this working tree's.
+python3 scripts/check_binary.py || exit 2
 export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3} PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/kg-out}; mkdir -p "$out"
 repeat=${REPEAT:-10}

@@ -8,6 +8,8 @@
 # Each config's stage medians (reference_cuda is the runner's CUDA context) say where time
 # goes. Builds nothing (bin/kernelgate is carried). Results under $OUT; a table last.
 set -uo pipefail
+# The carried binary embeds the harness it runs: it must be this working tree's.
+python3 scripts/check_binary.py || exit 2
 export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3} PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/kg-out}; mkdir -p "$out"
 n=${N:-10}; configs=${CONFIGS:-one1 one2 wrk1 wrk2}; suite=${SUITE:-level2}

@@ -5,6 +5,8 @@
 # overhead per step (step_ms - llm_ms - eval_ms, from the step log lines) and whether the
 # token-free `tune` action finds a faster kernel. Builds nothing: carry bin/kernelgate.
 set -uo pipefail
+# The carried binary embeds the harness it runs: it must be this working tree's.
+python3 scripts/check_binary.py || exit 2
 cd "$(dirname "$0")/.."
 export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3}
 OUT=${OUT:-/tmp/kg-out}

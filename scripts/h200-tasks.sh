@@ -3,6 +3,8 @@
 # evaluated and their speedups), a GPU-size synthetic suite, then the harness's GPU
 # tests. Builds nothing: carry bin/kernelgate. Writes under $OUT.
 set -uo pipefail
+# The carried binary embeds the harness it runs: it must be this working tree's.
+python3 scripts/check_binary.py || exit 2
 cd "$(dirname "$0")/.."
 export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3}
 OUT=${OUT:-/tmp/kg-out}

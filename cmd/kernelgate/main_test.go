@@ -20,6 +20,7 @@ func TestExitCodes(t *testing.T) {
 		stderrHas string
 	}{
 		{"version", []string{"version"}, exitOK, "protocol " + harness.ProtocolVersion, ""},
+		{"version names the embedded harness", []string{"version"}, exitOK, "harness " + harness.EmbeddedSum(), ""},
 		{"unknown command", []string{"bogus"}, exitUsage, "", "unknown command"},
 		{"bad flag", []string{"eval", "--seeds", "x"}, exitUsage, "", "invalid argument"},
 		{"seeds out of range", []string{"eval", "--task", "a.py", "--kernel", "b.py", "--seeds", "0"}, exitUsage, "", "seeds must be in 1..100"},
