@@ -26,6 +26,9 @@ def test_grpo_bench_reports_groups_and_slots(tmp_path):
         kinds = {m["kind"]: m["status"] for m in g["members"]}
         assert kinds["solution"] == "correct" and kinds["broken"] == "compile_error", kinds
         assert kinds["wrong"] == "incorrect" and kinds["slow"] == "correct", kinds
+        why = {m["kind"]: m["feedback"] for m in g["members"]}
+        assert why["solution"] is None and "SyntaxError" in why["broken"], why   # why a member failed
+        assert "mismatch" in why["wrong"], why
         assert any(k.startswith("num_warps=") for k in kinds), kinds   # the ci solutions launch with num_warps
         assert g["makespan_s"] >= g["slowest_exec_s"] > 0 and g["reference_ms_total"] > 0, g
         assert g["makespan_s"] >= g["gateway_makespan_s"] >= g["slowest_exec_s"], g   # the gateway's makespan_ms
