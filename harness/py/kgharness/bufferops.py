@@ -121,20 +121,28 @@ class Local:
         return C.differ(self._leaves(a_id, spec), self._leaves(b_id, spec), tol)
 
     def accumulate(self, acc_id, bid, spec):
-        """Add a buffer's floating leaves (as float32) into acc_id (None: a new sum): its id."""
-        floats = [t.float() for t in _floats(self._leaves(bid, spec))]
+        """Add a buffer's floating leaves (as float32) into acc_id (None: a new sum): its id.
+        Chunk by chunk: beside the sum, no float32 copy of a whole output (the service's
+        temporaries are outside every reservation)."""
+        mine = _floats(self._leaves(bid, spec))
         if acc_id is None:
-            return self._keep(floats)
-        acc = self.kept[acc_id]
-        for a, f in zip(acc, floats):
-            a.add_(f)
+            acc_id = self._keep([torch.zeros(t.shape, dtype=torch.float32, device=t.device) for t in mine])
+        for a, t in zip(self.kept[acc_id], mine):
+            af, tf = a.reshape(-1), t.reshape(-1)
+            for i in range(0, tf.numel(), C.CHUNK):
+                af[i:i + C.CHUNK].add_(tf[i:i + C.CHUNK].float())
         return acc_id
 
     def mean_within(self, acc_id, n, bid, spec, tol):
-        """The sum in acc_id divided by n is within tolerance of the buffer's floating leaves."""
-        mine = _floats(self._leaves(bid, spec))
-        mean = [(a / n).to(t.dtype) for a, t in zip(self.kept[acc_id], mine)]
-        return C.compare(mean, mine, tol)["ok"]
+        """The sum in acc_id divided by n is within tolerance of the buffer's floating
+        leaves (chunk by chunk, as accumulate)."""
+        for a, t in zip(self.kept[acc_id], _floats(self._leaves(bid, spec))):
+            af, tf = a.reshape(-1), t.reshape(-1)
+            for i in range(0, tf.numel(), C.CHUNK):
+                mean = (af[i:i + C.CHUNK] / n).to(t.dtype)
+                if not C.compare([mean], [tf[i:i + C.CHUNK]], tol)["ok"]:
+                    return False
+        return True
 
     def drop(self, bid):
         self.kept.pop(bid, None)

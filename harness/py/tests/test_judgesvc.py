@@ -118,3 +118,37 @@ def test_the_zygote_restarts_a_dead_service(tmp_path):
         v = z.wait(z.submit(task, code), 120)
         assert v["status"] == "correct", v
         assert z.alive()
+
+
+def test_the_seed_mean_is_summed_and_compared_chunk_by_chunk(monkeypatch):
+    """accumulate and mean_within work a chunk at a time (no float32 copy of a whole output
+    in the service) and answer what whole-tensor arithmetic answers: chunks of 7 elements
+    over outputs of 32, a mean within tolerance and one element off."""
+    from kgharness import correctness
+    monkeypatch.setattr(correctness, "CHUNK", 7)
+    ops = bufferops.Local("cpu_interpreter", "cpu")
+    g = torch.Generator().manual_seed(2)
+    seeds = [torch.randn(4, 8, generator=g) * 1e-3 + 5.0 for _ in range(3)]
+    ids, acc = [], None
+    for x in seeds:
+        bid, _ = _local_lend(ops, x)
+        ids.append(bid)
+        acc = ops.accumulate(acc, bid, SPEC)
+    whole = sum(x.float() for x in seeds)
+    assert torch.equal(ops.kept[acc][0], whole)
+    tol = {"atol": 1e-2, "rtol": 1e-2}
+    assert all(ops.mean_within(acc, 3, bid, SPEC, tol) for bid in ids)
+    off = seeds[0].clone()
+    off[3, 5] += 1.0
+    bid, _ = _local_lend(ops, off)
+    assert not ops.mean_within(acc, 3, bid, SPEC, tol)
+    ops.close()
+
+
+def _local_lend(ops, values):
+    _, size = exchange.layout(SPEC)
+    bid, handle, fds = ops.alloc(size)
+    view = torch.frombuffer(mmap.mmap(fds[0], size), dtype=torch.uint8)
+    os.close(fds[0])
+    bufferops.leaves(view, SPEC)[0].copy_(values)
+    return bid, view
