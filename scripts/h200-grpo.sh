@@ -14,6 +14,13 @@ suite=${SUITE:-heavy}; group=${GROUP:-16}; tasks=${TASKS:-8}; limit=${LIMIT:-280
 kg=${KG:-bin/kernelgate}   # another build to compare in one call
 tag=${TAG:-}
 nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv,noheader > "$out/smi.txt"
+# MEMPOLL=1: the GPU's and each process's device memory every 0.5 s (scripts/mem_peaks.py).
+if [ "${MEMPOLL:-0}" = 1 ]; then
+  (while :; do t=$(date +%s.%N)
+     echo "$t $(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits)" >> "$out/mem.txt"
+     nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits | sed "s/^/$t /" >> "$out/apps.txt"
+     sleep 0.5; done) & poller=$!
+fi
 for share in ${SHARE:-off}; do
   data=$(mktemp -d); port=$((18080 + RANDOM % 1000))
   KERNELGATE_SHARE_REFERENCE=$share "$kg" serve --log-level "${LOGLEVEL:-info}" --addr 127.0.0.1:$port --data "$data" --open \
@@ -37,3 +44,4 @@ fi
 reports=(); for p in "$out"/grpo-*.json.partial; do [ -e "$p" ] || continue
   if [ -e "${p%.partial}" ]; then reports+=("${p%.partial}"); else reports+=("$p"); fi; done
 python3 scripts/summarize_grpo.py "${reports[@]}"
+if [ "${MEMPOLL:-0}" = 1 ]; then kill "$poller"; python3 scripts/mem_peaks.py "$out"; fi
