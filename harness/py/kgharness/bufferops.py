@@ -128,19 +128,16 @@ class Local:
         if acc_id is None:
             acc_id = self._keep([torch.zeros(t.shape, dtype=torch.float32, device=t.device) for t in mine])
         for a, t in zip(self.kept[acc_id], mine):
-            af, tf = a.reshape(-1), t.reshape(-1)
-            for i in range(0, tf.numel(), C.CHUNK):
-                af[i:i + C.CHUNK].add_(tf[i:i + C.CHUNK].float())
+            for _, (ac, tc) in C.chunks(a, t):
+                ac.add_(tc.float())
         return acc_id
 
     def mean_within(self, acc_id, n, bid, spec, tol):
         """The sum in acc_id divided by n is within tolerance of the buffer's floating
         leaves (chunk by chunk, as accumulate)."""
         for a, t in zip(self.kept[acc_id], _floats(self._leaves(bid, spec))):
-            af, tf = a.reshape(-1), t.reshape(-1)
-            for i in range(0, tf.numel(), C.CHUNK):
-                mean = (af[i:i + C.CHUNK] / n).to(t.dtype)
-                if not C.compare([mean], [tf[i:i + C.CHUNK]], tol)["ok"]:
+            for _, (ac, tc) in C.chunks(a, t):
+                if not C.compare([(ac / n).to(t.dtype)], [tc], tol)["ok"]:
                     return False
         return True
 

@@ -85,12 +85,21 @@ def compare(out_leaves, ref_leaves, tol):
 CHUNK = 1 << 24   # elements compared at a time: a 16 GB output must not need 64 GB of float64
 
 
+def chunks(*tensors):
+    """Aligned slices of tensors of one size, flattened, CHUNK elements at a time:
+    (offset, [slices]). Every whole-output computation here and in the judge service
+    goes through it, so none needs a temporary the size of an output."""
+    flat = [t.reshape(-1) for t in tensors]
+    for i in range(0, flat[0].numel(), CHUNK):
+        yield i, [t[i:i + CHUNK] for t in flat]
+
+
 def _compare_tensor(o, r, tol, res):
     of_all, rf_all = o.reshape(-1), r.reshape(-1)
     if not (r.is_floating_point() or r.is_complex()):
         n, first = 0, None
-        for i in range(0, rf_all.numel(), CHUNK):
-            neq = T.ne(of_all[i:i + CHUNK], rf_all[i:i + CHUNK])
+        for i, (of, rf) in chunks(of_all, rf_all):
+            neq = T.ne(of, rf)
             k = int(T.sum(neq))
             if k and first is None:
                 first = i + int(T.argmax(neq.to(torch.uint8)))
@@ -144,8 +153,8 @@ def float_stats(of_all, rf_all, tol):
     n_bad = n_nonfinite = 0
     max_abs = max_rel = max_ref = 0.0
     worst, worst_excess = 0, -float("inf")
-    for i in range(0, rf_all.numel(), CHUNK):
-        of, rf = of_all[i:i + CHUNK].to(work), rf_all[i:i + CHUNK].to(work)
+    for i, (of, rf) in chunks(of_all, rf_all):
+        of, rf = of.to(work), rf.to(work)
         diff = T.abs(T.sub(of, rf))
         diff = T.where(T.isnan(diff), T.full_like(diff, float("inf")), diff)  # NaN counts as worst
         aref = T.abs(rf)
@@ -207,11 +216,10 @@ def differ(a_leaves, b_leaves, tol):
     return any(x.shape == y.shape and _differ(x, y, tol) for x, y in zip(a, b))
 
 
-def _differ(a, b, tol, chunk=1 << 24):
+def _differ(a, b, tol):
     """Some element of a and b differs by more than two tolerances."""
-    a, b = a.reshape(-1), b.reshape(-1)
-    for i in range(0, a.numel(), chunk):
-        x, y = a[i:i + chunk].float(), b[i:i + chunk].float()
+    for _, (x, y) in chunks(a, b):
+        x, y = x.float(), y.float()
         bound = 2 * (tol["atol"] + tol["rtol"] * torch.maximum(x.abs(), y.abs()))
         if bool(((x - y).abs() > bound).any()):
             return True

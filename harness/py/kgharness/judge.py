@@ -32,7 +32,8 @@ DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
             "require_triton": True, "cpu_timing": False}
 
 # "on": an evaluation reserves its runners' CUDA contexts ahead of the rest of its device
-# memory and makes them while it waits (kgharness.admission); not yet measured on a GPU.
+# memory and makes them while it waits (kgharness.admission). Off by default: +5% on heavy
+# GRPO groups on an H200, and its waiting contexts take headroom (README, Measurements).
 EARLY_CONTEXTS_ENV = "KERNELGATE_EARLY_CONTEXTS"
 
 # What a candidate runner may say about its own failure (it cannot claim more).
