@@ -12,7 +12,8 @@ STAGES = ("fork", "admission", "lock_mem_wait", "load", "reference", "candidate_
           "first_call", "lock_wait", "timing", "lock_exclusive_held", "lock_freeze", "window_open", "window_gate",
           "window_prelude", "window_before", "window_pairs", "window_prep", "window_go", "window_check",
           "window_calls", "window_switch", "window_verify", "window_verifies", "window_close", "lock_frozen",
-          "trial_calls", "trial_checks", "reference_cuda", "candidate_cuda", "checks", "total")
+          "trial_calls", "trial_checks", "reference_cuda", "candidate_cuda", "reference_later",
+          "reference_later_wait", "checks", "total")
 
 
 def busy(report, members):
@@ -94,7 +95,9 @@ def main(paths):
                 print("   measured: stopped {stopped:.2f} s an evaluation (the model's C*W: {cw:.2f}), "
                       "X {X_measured:.2f} s".format(cw=b["C"] * b["W"], **b))
         mem = [sum(m["device_memory"].values()) for m in ms if isinstance(m.get("device_memory"), dict)]
-        print(f"   reference_shared {sum(1 for m in ms if m.get('reference_shared'))} of {len(ms)}; device memory "
+        owed = sum(1 for m in ms if (m.get("stage_ms") or {}).get("reference_owed"))
+        print(f"   reference_shared {sum(1 for m in ms if m.get('reference_shared'))} of {len(ms)}, "
+              f"admitted without their reference {owed}; device memory "
               f"per evaluation median {statistics.median(mem) if mem else 0:.0f} MiB (contexts not counted)")
         calls = [m for m in ms if m.get("runtime_ms") and (m.get("stage_ms") or {}).get("window_calls")]
         if calls:

@@ -12,6 +12,16 @@ cannot fit beside anything runs alone. When the evaluation ends, its verdict's
 The judge service's store of shared reference work (kgharness.refstore) counts as the
 bytes it holds (`stored`), not as a fixed slice of the budget.
 
+The reference later (an evaluation whose task's reference work is shared): its candidate
+is compared with the shared outputs and its reference runner only runs in the timing
+window, so what the reference needs beyond its context (`later`) may wait. When the
+whole reservation does not fit but the rest does, the zygote grants the rest alone and
+the judge brings the reference in (`more`) only if the candidate is correct. A candidate
+that fails never holds its reference's memory; one that passes holds it for its window
+instead of its whole evaluation. `more` goes ahead of every new reservation, and when
+every holder waits for its `more` (none will release) the first is granted anyway: an
+out-of-memory error is retried, a deadlock would not end.
+
 Contexts first (KERNELGATE_EARLY_CONTEXTS=on, the judge's choice): an evaluation may
 reserve its runners' CUDA contexts alone (`contexts`), granted ahead of the queue
 whenever they fit, and make them while it waits for the rest. Under load a context took
@@ -90,6 +100,9 @@ class Admission:
         self.store_mb, self.store_version = 0.0, -1
         self.ctx = {}                         # holder -> MiB of contexts held ahead of the rest
         self.ctx_queue = collections.deque()  # (holder, MiB, asked at)
+        self.learned_ref = {}                 # task key -> MiB its reference runner measured
+        self.owed = {}                        # holder -> MiB of its reference, granted later
+        self.more_queue = collections.deque() # (holder, asked at): holders bringing their reference in
 
     def used(self):
         """MiB taken: the reservations, contexts held ahead of them, the shared store."""
@@ -122,20 +135,45 @@ class Admission:
         known = self.learned.get(key)
         return known * MARGIN if known else float(estimate_mb or 0.0)
 
-    def request(self, who, mb, key=None):
+    def later(self, key, estimate_mb):
+        """What an evaluation of the task may bring in later: its reference runner's
+        share beyond its context (MARGIN times the largest measured, else the estimate)."""
+        known = self.learned_ref.get(key)
+        mb = known * MARGIN if known else estimate_mb
+        return float(mb) if _valid_mb(mb, zero=True) else 0.0
+
+    def request(self, who, mb, key=None, later=0.0):
         """Queue who for mb MiB; with its task's key, a footprint measured meanwhile
-        (measured) re-sizes the request."""
-        if who in self.held or any(w is who for w, _, _ in self.queue):
+        (measured) re-sizes the request. later: the part it can bring in afterwards
+        (`more`), granted without it when only the rest fits."""
+        if who in self.held or any(q[0] is who for q in self.queue):
             return
         if key is not None:
             self.asked[who] = key
-        self.queue.append((who, mb, self.clock()))
+        self.queue.append((who, mb, self.clock(), float(later or 0.0)))
         self._grant_next()
+
+    def more(self, who):
+        """who, admitted without its reference, brings it in: granted ahead of every new
+        reservation (at once when it owes nothing)."""
+        if who not in self.held or any(w is who for w, _ in self.more_queue):
+            return
+        if who not in self.owed:
+            self.grant(who, 0.0, False)
+            return
+        self.more_queue.append((who, self.clock()))
+        self._grant_next()
+
+    def owes(self, who):
+        """True while who was admitted without its reference and has not brought it in."""
+        return who in self.owed
 
     def release(self, who):
         self.asked.pop(who, None)
+        self.owed.pop(who, None)
         self.queue = collections.deque(q for q in self.queue if q[0] is not who)
         self.ctx_queue = collections.deque(q for q in self.ctx_queue if q[0] is not who)
+        self.more_queue = collections.deque(q for q in self.more_queue if q[0] is not who)
         held, ctx = self.held.pop(who, None), self.ctx.pop(who, None)
         if held is not None or ctx is not None:
             self._grant_next()
@@ -154,8 +192,8 @@ class Admission:
         ours = {who for who, k in self.asked.items() if k == key}
         for who in ours & self.held.keys():
             self.held[who] = min(self.held[who], self.rest(who, want))
-        self.queue = collections.deque((who, want if who in ours else mb, asked)
-                                       for who, mb, asked in self.queue)
+        self.queue = collections.deque((who, want if who in ours else mb, asked, later)
+                                       for who, mb, asked, later in self.queue)
         self._grant_next()
 
     def learn(self, key, verdict, oom=False):
@@ -165,6 +203,9 @@ class Admission:
         full = isinstance(verdict, dict) and verdict.get("status") in ("correct", "incorrect", "reward_hack")
         if mb and full:
             self.learned[key] = max(self.learned.get(key, 0.0), mb)
+        ref = verdict["device_memory"].get("reference_mb") if mb and full else None
+        if _valid_mb(ref):
+            self.learned_ref[key] = max(self.learned_ref.get(key, 0.0), float(ref))
         if oom:
             # It did not fit what it reserved: half the GPU next time, then all of it.
             had = self.learned.get(key, 0.0)
@@ -172,9 +213,9 @@ class Admission:
                 max(had, 1.5 * (mb or 0.0), self.budget / 2)
 
     def waiting_since(self, who):
-        for w, _, asked in list(self.ctx_queue) + list(self.queue):
-            if w is who:
-                return asked
+        for q in list(self.ctx_queue) + list(self.queue) + list(self.more_queue):
+            if q[0] is who:
+                return q[-1] if len(q) == 2 else q[2]
         return None
 
     def rest(self, who, mb):
@@ -196,16 +237,35 @@ class Admission:
             self._waited(who, asked)
             if self.grant(who, mb, False):
                 self.ctx[who] = mb
+        # A holder bringing its reference in is closer to releasing all it holds: nothing
+        # new is granted before it (else small reservations could starve it).
+        while self.more_queue:
+            who, asked = self.more_queue[0]
+            mb = self.owed[who]
+            stuck = all(any(w is h for w, _ in self.more_queue) for h in self.held)
+            if not stuck and self.used() + mb > self.budget:
+                return
+            self.more_queue.popleft()
+            self._waited(who, asked)
+            del self.owed[who]
+            if self.grant(who, mb, False):
+                self.held[who] += mb
         while self.queue:
-            who, mb, asked = self.queue[0]
+            who, mb, asked, later = self.queue[0]
             rest = self.rest(who, mb)
             alone = not self.held
+            first = rest - later if 0 < later < rest else None
             if not alone and self.used() + rest > self.budget:
-                return
+                if first is None or self.used() + first > self.budget:
+                    return
+                rest = first              # the reference comes later, if at all
+                self.owed[who] = later
             self.queue.popleft()
             self._waited(who, asked)
-            if self.grant(who, mb, alone and mb > self.budget):
+            if self.grant(who, mb - (later if who in self.owed else 0.0), alone and mb > self.budget):
                 self.held[who] = rest
+            else:
+                self.owed.pop(who, None)
 
 
 def _valid_mb(mb, zero=False):

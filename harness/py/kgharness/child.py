@@ -94,6 +94,19 @@ class PipeContext(Context):
         rec = {"type": "reserve", "mb": round(float(mb), 1)}
         if contexts:
             rec["contexts"] = True
+        granted, kind = self._granted(rec)
+        return granted, kind == b"\x02"
+
+    def reserve_first(self, mb, later):
+        granted, kind = self._granted({"type": "reserve", "mb": round(float(mb), 1),
+                                       "later_mb": round(float(later), 1)})
+        return granted, kind == b"\x02", kind == b"\x04"
+
+    def reserve_more(self):
+        return self._granted({"type": "reserve_more"})[0]
+
+    def _granted(self, rec):
+        """Send a reservation record and wait for its grant: (MiB, the kind byte)."""
         self.send(rec)
         b = b""
         while len(b) < 9:
@@ -101,7 +114,7 @@ class PipeContext(Context):
             if not chunk:
                 raise RuntimeError("memory admission: the zygote closed the grant pipe")
             b += chunk
-        return struct.unpack("<d", b[1:])[0], b[:1] == b"\x02"
+        return struct.unpack("<d", b[1:])[0], b[:1]
 
     def measured(self, mb):
         self.send({"type": "measured", "mb": round(float(mb), 1)})

@@ -31,6 +31,16 @@ class Context:
         ahead of the rest. Nothing else runs here: at once, not alone."""
         return float(mb), False
 
+    def reserve_first(self, mb, later):
+        """Like reserve, but the zygote may grant it without `later` MiB (its reference's
+        share, kgharness.admission): (MiB granted, alone, True when `later` is still owed)."""
+        granted, alone = self.reserve(mb)
+        return granted, alone, False
+
+    def reserve_more(self):
+        """Wait until what reserve_first left owed is granted too: MiB granted."""
+        return 0.0
+
     def measured(self, mb):
         """The evaluation has used mb MiB of device memory through its correctness trials
         (the zygote re-sizes its task's reservations: kgharness.admission)."""

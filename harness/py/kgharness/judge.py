@@ -71,6 +71,12 @@ class Judge:
         self.launches, self.used_compile = 0, False
         self.mem = {}                       # role -> peak MiB reserved on the device
         self.alone = False                  # admitted with the GPU to itself
+        # Admitted without its reference's memory (kgharness.admission, "the reference
+        # later"): the reference runner is loaded but makes its first call only once the
+        # candidate has passed, after reserve_more. In CPU mode every shared evaluation
+        # works this way (there is no memory to wait for; a failing candidate then costs
+        # no reference call at all).
+        self.owed = False
         # The shared reference work (kgharness.refstore): the key, whether this GPU's
         # judge service shares at all, and the entry this evaluation uses (None: its own
         # reference runner does the work, and publishes it when complete).
@@ -258,9 +264,13 @@ class Judge:
         self.R = self.ctx.spawn("reference", job)
         self.C = self.ctx.spawn("candidate", job)
         self.ctx.seal()
-        self.admit(check=False)
+        # The judge service (no CUDA context here) before admission: whether the task's
+        # reference work is shared decides what the evaluation reserves.
         self.init_device()
         self.find_shared()
+        self.admit(check=False)
+        if self.shared is None and self.share_on and not self.publisher:
+            self.find_shared()      # published while this evaluation waited for memory
         self.stage("load")
         rr, rc = self.ask_both("load")
         v["compiled"] = True
@@ -274,22 +284,25 @@ class Judge:
         if self.shared is not None and self.shared.get("held_count") != self.held:
             self.shared = None      # not the work this task's reference does now: its own
             v["reference_shared"] = False
+            self.bring_reference_memory()
         self.stage("correctness")
         t = trials.Trials(self)
         failure = t.run()
         self.conclude(failure)
-        if self.gpu:
+        if self.gpu and not self.owed:   # an owed reference has not run: not the task's footprint
             mb = admission.measured_mb({"device_memory": self.footprint()})
             if mb:
                 self.ctx.measured(mb)
         if self.timed():
+            if self.owed:
+                self.bring_reference(t)
             self.stage("timing")
             window.Window(self, t).run()
         self.stage("checks")
         self.final_checks()
 
     def admit(self, check, info=None):
-        """Wait for the GPU's memory (the zygote's admission) before any CUDA work."""
+        """Wait for the GPU's memory (the zygote's admission) before the runners' CUDA work."""
         if not self.gpu:
             return
         self.stage("admission")
@@ -298,17 +311,44 @@ class Judge:
             info = rep.get("task_info") if isinstance(rep.get("task_info"), dict) else {}
         quotas = admission.quotas_mb(info, check=check) or admission.default_quotas(check)
         want = admission.total_mb(quotas)
-        if check or os.environ.get(EARLY_CONTEXTS_ENV, "off") != "on":
+        # A shared evaluation's reference only runs in the timing window: its share may
+        # come later (kgharness.admission), if the candidate passes.
+        later = quotas["reference"] if self.shared is not None and not check else 0.0
+        asked = []
+        if not check and os.environ.get(EARLY_CONTEXTS_ENV, "off") == "on":
+            # Contexts first (kgharness.admission): the runners make theirs while the judge
+            # waits for the rest of the reservation.
+            runners = (self.R, self.C)
+            self.ctx.reserve(len(runners) * admission.CONTEXT_MB, contexts=True)
+            asked = [(r, self.settle(r, lambda r=r: r.request("cuda"))) for r in runners]
+        if later:
+            _, self.alone, self.owed = self.ctx.reserve_first(want, later)
+            if self.owed:
+                self.v["stage_ms"]["reference_owed"] = 1
+        else:
             _, self.alone = self.ctx.reserve(want)
-            return
-        # Contexts first (kgharness.admission): the runners make theirs while the judge
-        # waits for the rest of the reservation.
-        runners = (self.R, self.C)
-        self.ctx.reserve(len(runners) * admission.CONTEXT_MB, contexts=True)
-        asked = [(r, self.settle(r, lambda r=r: r.request("cuda"))) for r in runners]
-        _, self.alone = self.ctx.reserve(want)
         for r, seq in asked:
             self.settle(r, lambda r=r, seq=seq: r.reply("cuda", seq))
+
+    def bring_reference_memory(self):
+        """Wait for the reference's share that admission left owed."""
+        if self.owed:
+            t0 = time.monotonic()
+            self.ctx.reserve_more()
+            self.v["stage_ms"]["reference_later_wait"] = round((time.monotonic() - t0) * 1e3, 3)
+            self.owed = False
+
+    def bring_reference(self, t):
+        """The candidate passed against the shared outputs: the reference, loaded but idle
+        so far, gets its memory and makes its first call (its one-time work: allocator,
+        library handles, cuDNN's choices) before the window, where every other evaluation
+        would wait for it."""
+        self.stage("reference_later")
+        self.bring_reference_memory()
+        rr = self.ask(self.R, "call", inputs={"seed": self.rng.randrange(1 << 30)}, buf=None)
+        if t.valid_spec(self.R, rr.get("spec")) != self.shared["spec"]:
+            self.task_fail("the reference's outputs have other shapes or types than in an earlier "
+                           "evaluation of this task")
 
     def note_sandbox(self, walls):
         """The candidate's walls, as its runner saw them (informational: the judge's own
@@ -336,6 +376,7 @@ class Judge:
         self.shared = got.get("entry") if isinstance(got.get("entry"), dict) else None
         self.publisher = got.get("publish") is True
         self.v["reference_shared"] = self.shared is not None
+        self.owed = self.shared is not None and not self.gpu
 
     def timed(self):
         v, o = self.v, self.opts

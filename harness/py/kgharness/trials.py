@@ -117,10 +117,12 @@ class Trials:
         j, sh = self.j, self.shared
         first = self.cand_buf is None
         cf = {"inputs": {"seed": s}, "buf": None if first else self.cand_buf}
-        if first:
+        if first and not j.owed:
             # The reference runs once too, beside the candidate's first call: its first
             # call's one-time work (allocator, library handles, cuDNN's choices) then
-            # happens here, not in the window where every other evaluation waits.
+            # happens here, not in the window where every other evaluation waits. Admitted
+            # without its memory, it makes that call once the candidate has passed
+            # (Judge.bring_reference).
             with self.spend("trial_calls"):
                 rr, rc = j.ask_both("call", {"inputs": {"seed": s}, "buf": None}, cf)
             if self.valid_spec(self.R, rr.get("spec")) != sh["spec"]:

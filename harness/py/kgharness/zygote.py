@@ -311,7 +311,14 @@ class Zygote:
                 self.mem.contexts(child, mb)
             else:
                 key = admission.task_key(child.job)
-                self.mem.request(child, self.mem.need(key, mb), key=key)
+                later = rec.get("later_mb") if isinstance(rec.get("later_mb"), (int, float)) else 0.0
+                self.mem.request(child, self.mem.need(key, mb), key=key,
+                                 later=self.mem.later(key, later) if later else 0.0)
+        elif kind == "reserve_more":
+            if self.mem is None:
+                self._grant_mem(child, 0.0, False)
+            else:
+                self.mem.more(child)
         elif kind == "measured":
             if self.mem is not None:
                 self.mem.measured(admission.task_key(child.job), rec.get("mb"))
@@ -379,11 +386,12 @@ class Zygote:
         since = [t for t in since if t is not None]
         return min(since) if since else None
 
-    @staticmethod
-    def _grant_mem(child, mb, alone):
+    def _grant_mem(self, child, mb, alone):
         """Tell a judge its device memory is reserved: one byte (2: and no other evaluation
-        runs), then the MiB granted (8 bytes, a double): a pipe write this short is atomic."""
-        return Zygote._tell(child, (b"\x02" if alone else b"\x01") + struct.pack("<d", float(mb)))
+        runs; 4: without its reference, which it asks for later), then the MiB granted (8
+        bytes, a double): a pipe write this short is atomic."""
+        kind = b"\x02" if alone else b"\x04" if self.mem is not None and self.mem.owes(child) else b"\x01"
+        return Zygote._tell(child, kind + struct.pack("<d", float(mb)))
 
     @staticmethod
     def _tell(child, data):

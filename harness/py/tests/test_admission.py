@@ -96,6 +96,62 @@ def test_contexts_go_ahead_of_the_queue_and_are_a_down_payment():
     assert adm.used() == 0 and adm.waiting_since(b) is None
 
 
+def test_the_reference_comes_later_when_only_the_rest_fits():
+    adm, granted, now = make(1000)
+    a, b, c, d = Holder("a"), Holder("b"), Holder("c"), Holder("d")
+    adm.request(a, 300, later=200)       # the whole fits: granted whole, owes nothing
+    assert granted == [(a, False)] and not adm.owes(a) and adm.used() == 300
+    adm.request(b, 900, later=500)       # 900 does not fit beside a; 400 without its reference does
+    assert adm.used() == 700 and adm.owes(b)
+    adm.request(c, 300)
+    assert granted[-1] == (c, False) and adm.used() == 1000
+    adm.more(b)                          # 500 more: waits, and nothing new goes before it
+    adm.request(d, 50)
+    assert len(granted) == 3 and adm.waiting_since(b) == 0.0
+    now[0] = 2.0
+    adm.release(c)                       # 700 + 500 does not fit yet
+    assert len(granted) == 3
+    adm.release(a)                       # b's 500 first, then d's 50
+    assert granted[3:] == [(b, False), (d, False)] and not adm.owes(b)
+    assert adm.used() == 950 and b.lock_stats["mem_wait"] == 2.0
+    adm.more(d)                          # owes nothing: at once, for nothing
+    assert granted[-1] == (d, False) and adm.used() == 950
+    adm.release(b)
+    adm.release(d)
+    assert adm.used() == 0 and not adm.owed and adm.waiting_since(b) is None
+
+
+def test_holders_that_all_wait_for_their_reference_do_not_deadlock():
+    adm, granted, _ = make(1000)
+    a, b, c = Holder("a"), Holder("b"), Holder("c")
+    adm.request(a, 600, later=500)       # alone: whole
+    adm.request(b, 600, later=500)       # 100 without its reference
+    adm.request(c, 600, later=500)       # likewise
+    assert adm.owes(b) and adm.owes(c) and adm.used() == 800
+    adm.release(a)
+    adm.stored(700, 1)                   # the store grows: 900 of 1000 taken
+    adm.more(b)                          # 500 more does not fit, and c still runs: b waits
+    assert adm.owes(b)
+    adm.more(c)                          # now no holder runs: the first is granted anyway
+    assert not adm.owes(b) and adm.owes(c) and adm.used() == 1400
+    adm.release(b)                       # c alone, still over the budget with the store: granted
+    assert not adm.owes(c) and adm.used() == 1300
+    assert [h for h, _ in granted] == [a, b, c, b, c]
+
+
+def test_the_reference_share_is_learned_from_correct_runs():
+    adm, _, _ = make(1000)
+    key = "k"
+    assert adm.later(key, 300.0) == 300.0                  # the estimate until measured
+    v = {"status": "correct", "device_memory": {"reference_mb": 100.0, "candidate_mb": 120.0, "judge_mb": 30.0}}
+    adm.learn(key, dict(v, status="compile_error"))
+    assert adm.later(key, 300.0) == 300.0
+    adm.learn(key, v)
+    assert adm.later(key, 300.0) == pytest.approx(MARGIN * 100.0)
+    adm.learn(key, dict(v, device_memory=dict(v["device_memory"], reference_mb=20.0)))
+    assert adm.later(key, 300.0) == pytest.approx(MARGIN * 100.0)  # the largest
+
+
 def test_quotas_from_the_shapes():
     mib = 1 << 20
     small = quotas_mb({"input_bytes": 100 * mib, "param_bytes": 0, "output_bytes": 10 * mib})
@@ -228,3 +284,19 @@ def test_zygote_resizes_a_group_on_its_first_measure(z):
     va, vb = one_then_another(z, task, "reserve 900 1.5 200", "reserve 900 0.1")
     assert va["status"] == vb["status"] == "correct", (va, vb)
     assert vb["probe"]["granted"][0] < va["probe"]["granted"][1] - 0.5   # beside a, not after it
+
+
+def test_zygote_admits_without_the_reference_then_brings_it_in(z):
+    a = z.submit(TASK, "reserve 700 1.5")
+    z.started(a)
+    time.sleep(0.2)
+    b = z.submit(TASK, "later 600 400 0.1 0.1")     # 200 fit beside a's 700; its 400 after a
+    va, vb = z.wait(a, 30), z.wait(b, 30)
+    assert va["status"] == vb["status"] == "correct", (va, vb)
+    pa, pb = va["probe"], vb["probe"]
+    assert pb["owed"] is True and pb["mb"] == 200.0
+    assert pb["granted"][0] < pa["granted"][1] - 0.5, (pa, pb)           # beside a
+    assert pb["more"][1] >= pa["granted"][1] - 0.05, (pa, pb)            # its reference after a
+    assert pb["more_mb"] == 400.0
+    c = z.evaluate(TASK, "later 600 400 0 0")                             # the whole fits: owes nothing
+    assert c["probe"]["owed"] is False and c["probe"]["mb"] == 600.0 and c["probe"]["more_mb"] == 0.0

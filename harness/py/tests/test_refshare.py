@@ -77,6 +77,19 @@ def test_a_shared_evaluation_does_no_reference_work_and_reuses_the_before_timing
         (later["stage_ms"]["cpu_reference"], first["stage_ms"]["cpu_reference"])
 
 
+def test_a_shared_reference_is_called_only_once_its_candidate_passed(on):
+    # Its reference only runs in the window (kgharness.admission, "the reference later"):
+    # a wrong candidate never has it called, a correct one has it warmed before the window.
+    opts = dict(OPTS, seed=13)
+    assert not on.evaluate(ADD, src("cand_add_relu.py"), opts)["reference_shared"]
+    good, bad = on.evaluate(ADD, src("cand_add_relu.py"), opts), on.evaluate(ADD, WRONG, opts)
+    assert good["reference_shared"] and bad["reference_shared"]
+    assert good["status"] == "correct" and bad["status"] == "incorrect", (good["feedback"], bad["feedback"])
+    assert "reference_later" in good["stage_ms"] and "reference_later_wait" in good["stage_ms"]
+    assert "reference_later" not in bad["stage_ms"]
+    assert good["ref_runtime_after"]["iterations"] >= OPTS["min_iters"]
+
+
 def test_another_source_or_option_is_not_answered_from_shared_work(on):
     opts = dict(OPTS, seed=11, cpu_timing=False)
     assert not on.evaluate(ADD, src("cand_add_relu.py"), opts)["reference_shared"]

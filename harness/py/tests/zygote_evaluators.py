@@ -116,6 +116,17 @@ def evaluate(job, ctx):
         t2 = time.time()
         time.sleep(float(args[2]))
         return _verdict(ctx, contexts=[t0, t1], granted=[t2, time.time()], alone=alone, mb=granted)
+    if cmd == "later":           # args[0] MiB, args[1] of them later; held args[2] s, then the rest args[3] s
+        t0 = time.time()
+        granted, alone, owed = ctx.reserve_first(float(args[0]), float(args[1]))
+        t1 = time.time()
+        time.sleep(float(args[2]))
+        t2 = time.time()
+        more = ctx.reserve_more()
+        t3 = time.time()
+        time.sleep(float(args[3]))
+        return _verdict(ctx, granted=[t1, time.time()], waited=t1 - t0, alone=alone, mb=granted,
+                        owed=owed, more=[t2, t3], more_mb=more)
     if cmd == "stored":          # the shared store holds args[0] MiB as of change args[1]
         ctx.stored(float(args[0]), int(args[1]))
         return _verdict(ctx)
