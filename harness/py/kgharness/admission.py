@@ -156,9 +156,9 @@ class Admission:
     def more(self, who):
         """who, admitted without its reference, brings it in: granted ahead of every new
         reservation (at once when it owes nothing)."""
-        if who not in self.held or any(w is who for w, _ in self.more_queue):
+        if any(w is who for w, _ in self.more_queue):
             return
-        if who not in self.owed:
+        if who not in self.owed:      # whatever it holds, it owes nothing: never left waiting
             self.grant(who, 0.0, False)
             return
         self.more_queue.append((who, self.clock()))
