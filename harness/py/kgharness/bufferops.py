@@ -145,6 +145,13 @@ class Local:
         self.kept.pop(bid, None)
 
     # ---- the shared reference work (kgharness.refstore) ---------------------------------
+    def has_shared(self, key):
+        """{"enabled": sharing is on here, "exists": the store holds key now}: nothing is
+        kept for this judge (a judge waiting for memory must not hold an entry the store
+        may evict: its bytes would leave admission's count and stay on the device)."""
+        store = refstore.STORE
+        return {"enabled": store.enabled(), "exists": store.enabled() and store.has(key)}
+
     def shared(self, key):
         """{"enabled": sharing is on here, "entry": what the store holds for key or None};
         the entry's outputs are kept for this judge under the ids it lists (seed_ids,

@@ -265,12 +265,12 @@ class Judge:
         self.C = self.ctx.spawn("candidate", job)
         self.ctx.seal()
         # The judge service (no CUDA context here) before admission: whether the task's
-        # reference work is shared decides what the evaluation reserves.
+        # reference work is shared decides what the evaluation reserves. The entry itself
+        # is taken after admission (it may have been published, or evicted, meanwhile).
         self.init_device()
+        self.share_key = refstore.key(self.job, self.opts)
+        self.admit(check=False, share=self.ops.has_shared(self.share_key).get("exists") is True)
         self.find_shared()
-        self.admit(check=False)
-        if self.shared is None and self.share_on and not self.publisher:
-            self.find_shared()      # published while this evaluation waited for memory
         self.stage("load")
         rr, rc = self.ask_both("load")
         v["compiled"] = True
@@ -301,7 +301,7 @@ class Judge:
         self.stage("checks")
         self.final_checks()
 
-    def admit(self, check, info=None):
+    def admit(self, check, info=None, share=False):
         """Wait for the GPU's memory (the zygote's admission) before the runners' CUDA work."""
         if not self.gpu:
             return
@@ -313,7 +313,7 @@ class Judge:
         want = admission.total_mb(quotas)
         # A shared evaluation's reference only runs in the timing window: its share may
         # come later (kgharness.admission), if the candidate passes.
-        later = quotas["reference"] if self.shared is not None and not check else 0.0
+        later = quotas["reference"] if share and not check else 0.0
         asked = []
         if not check and os.environ.get(EARLY_CONTEXTS_ENV, "off") == "on":
             # Contexts first (kgharness.admission): the runners make theirs while the judge
@@ -370,13 +370,15 @@ class Judge:
             self.v["stage_ms"]["judge_device"] = round((time.monotonic() - t0) * 1e3, 3)
 
     def find_shared(self):
-        self.share_key = refstore.key(self.job, self.opts)
         got = self.ops.shared(self.share_key)
         self.share_on = got.get("enabled") is True
         self.shared = got.get("entry") if isinstance(got.get("entry"), dict) else None
         self.publisher = got.get("publish") is True
         self.v["reference_shared"] = self.shared is not None
-        self.owed = self.shared is not None and not self.gpu
+        if not self.gpu:
+            self.owed = self.shared is not None
+        elif self.shared is None:
+            self.bring_reference_memory()    # evicted while it waited: its reference does the work
 
     def timed(self):
         v, o = self.v, self.opts

@@ -32,7 +32,7 @@ PR_SET_PDEATHSIG = 1
 # Every operation a judge may ask (kgharness.bufferops.Local's methods of these names).
 OPS = ("alloc", "fingerprint", "compare", "nonfinite", "tolerance", "near_constant", "snapshot",
        "differ", "accumulate", "mean_within", "drop", "drain", "bandwidth", "held_bytes", "info",
-       "window", "shared", "share", "share_before")
+       "window", "has_shared", "shared", "share", "share_before")
 
 
 class Service:

@@ -111,6 +111,14 @@ class Store:
             self.version += 1
             return True
 
+    def has(self, k):
+        """Whether k is held now (the entry is not kept for the caller: it may be evicted)."""
+        with self.lock:
+            if k not in self.entries:
+                return False
+            self.entries.move_to_end(k)
+            return True
+
     def get(self, k):
         """(description, per-seed leaves, per-held-out-set leaves) of entry k, or None. The
         caller keeps its own references: an entry evicted meanwhile stays whole for it."""

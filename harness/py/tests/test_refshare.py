@@ -137,6 +137,17 @@ def test_the_store_evicts_the_least_recently_used_beyond_its_budget():
     assert not refstore.Store(0).put("a", {}, *entry(4))     # sharing off
 
 
+def test_asking_whether_an_entry_exists_keeps_nothing_but_its_recency():
+    s = refstore.Store(1000)
+    assert not s.has("a")
+    assert s.put("a", {}, *entry(400)) and s.put("b", {}, *entry(400))
+    assert s.has("a")                             # a is now the most recently used ...
+    assert s.put("c", {}, *entry(400))            # ... so b goes
+    assert s.has("a") and not s.has("b")
+    assert s.put("d", {}, *entry(400))            # a was asked for after c: c goes
+    assert not s.has("c") and s.has("a") and s.stats()["bytes"] == 800
+
+
 def test_a_shared_before_figure_expires():
     clock = Clock()
     s = refstore.Store(1 << 20, clock=clock)
