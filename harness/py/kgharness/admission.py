@@ -18,8 +18,10 @@ window, so what the reference needs beyond its context (`later`) may wait. When 
 whole reservation does not fit but the rest does, the zygote grants the rest alone and
 the judge brings the reference in (`more`) only if the candidate is correct. A candidate
 that fails never holds its reference's memory; one that passes holds it for its window
-instead of its whole evaluation. `more` goes ahead of every new reservation, and when
-every holder waits for its `more` (none will release) the first is granted anyway: an
+instead of its whole evaluation. Holders may owe only while what they hold and the
+largest debt fit beside the store: whatever else runs, they can then be paid one after
+another. `more` goes ahead of every new reservation, and when every holder waits for its
+`more` (none will release: the store grew meanwhile) the first is granted anyway: an
 out-of-memory error is retried, a deadlock would not end.
 
 Contexts first (KERNELGATE_EARLY_CONTEXTS=on, the judge's choice): an evaluation may
@@ -222,6 +224,17 @@ class Admission:
         """What a whole reservation of mb takes beyond the contexts who holds already."""
         return max(0.0, mb - self.ctx.get(who, 0.0))
 
+    def _can_owe(self, first, later):
+        """Whether one more holder may owe its reference: once every holder that owes
+        nothing has released, what the owing ones hold plus the largest debt must fit,
+        so that they can be paid one after another. Without it, candidates of a heavy
+        task admitted without their references filled the GPU and each then waited for
+        one that no longer fitted (H200, 85c2c7f: 5 of row_l3_norm's 15 GiB candidates
+        at once, each owing 33 GiB; the guard below then granted one over the budget,
+        and two evaluations ran out of memory)."""
+        owing = sum(self.held[h] for h in self.owed) + first
+        return owing + max([later, *self.owed.values()]) <= self.budget - self.store_mb
+
     def _waited(self, who, asked):
         stats = getattr(who, "lock_stats", None)
         if stats is not None:
@@ -256,7 +269,7 @@ class Admission:
             alone = not self.held
             first = rest - later if 0 < later < rest else None
             if not alone and self.used() + rest > self.budget:
-                if first is None or self.used() + first > self.budget:
+                if first is None or self.used() + first > self.budget or not self._can_owe(first, later):
                     return
                 rest = first              # the reference comes later, if at all
                 self.owed[who] = later

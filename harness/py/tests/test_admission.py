@@ -121,6 +121,25 @@ def test_the_reference_comes_later_when_only_the_rest_fits():
     assert adm.used() == 0 and not adm.owed and adm.waiting_since(b) is None
 
 
+def test_no_more_may_owe_than_can_be_paid_one_after_another():
+    adm, granted, _ = make(1000)
+    big, a, b, c = Holder("big"), Holder("a"), Holder("b"), Holder("c")
+    adm.request(big, 600)
+    adm.request(a, 500, later=300)       # 200 without its 300: owing 200, + 300 <= 1000
+    adm.request(b, 500, later=300)       # owing 400, + 300: still payable
+    assert adm.owes(a) and adm.owes(b) and adm.used() == 1000
+    adm.release(big)
+    adm.stored(300, 1)                   # 700 beside the store
+    adm.request(c, 600, later=400)       # its 200 would fit, but 400 + 200 owing + 400 > 700
+    assert not adm.owes(c) and len(granted) == 3
+    adm.more(a)
+    adm.release(a)                       # b still owes: 200 + 200 + 400 > 700
+    assert not adm.owes(c) and len(granted) == 4
+    adm.more(b)                          # b paid: c may owe beside it (200 + 400 <= 700)
+    assert adm.owes(c) and adm.used() == 1000
+    assert [h for h, _ in granted] == [big, a, b, a, b, c]
+
+
 def test_holders_that_all_wait_for_their_reference_do_not_deadlock():
     adm, granted, _ = make(1000)
     a, b, c = Holder("a"), Holder("b"), Holder("c")
