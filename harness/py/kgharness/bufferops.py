@@ -93,7 +93,6 @@ class Local:
         refstore.STORE.release(self)
         self.kept.clear()
         self.pool.close()
-
     # ---- over buffers -------------------------------------------------------------------
     def fingerprint(self, bid):
         buf = self.pool.buffers.get(bid)
@@ -157,7 +156,7 @@ class Local:
         the entry's outputs are kept for this judge under the ids it lists (seed_ids,
         held_ids), like snapshots."""
         store = refstore.STORE
-        got = store.get(key) if store.enabled() else None
+        got = store.get(key, owner=self) if store.enabled() else None
         if got is None:
             return {"enabled": store.enabled(), "entry": None, "publish": store.claim(key, self)}
         desc, seeds, held = got

@@ -27,7 +27,11 @@ outputs or their screens; the store lives in the judge service, one per zygote, 
 new GPU, harness or toolchain (a new zygote) starts empty. Entries are evicted least
 recently used beyond a byte budget; what the store holds counts against the GPU memory
 that evaluations may reserve (the judge that publishes tells the zygote:
-kgharness.admission.stored).
+kgharness.admission.stored). An entry that judges still use is not
+evicted: it would stay on the device for them, outside the store's count (such entries
+are the likeliest part of what the judge service held beyond its count when the 7-task
+mix ran the H200 out of memory: README, Measurements, fourth session). A publication
+that would need one evicted is refused instead.
 """
 
 import collections
@@ -63,6 +67,7 @@ class Entry:
         self.held = held                 # per held-out set: the output leaves
         self.before = None               # (stats, monotonic time measured)
         self.nbytes = sum(_nbytes(ls) for ls in seeds + held)
+        self.owners = set()              # the judges using it (get) that have not let go
 
 
 class Store:
@@ -90,9 +95,13 @@ class Store:
             return True
 
     def release(self, owner):
+        """owner's claims end, and the entries it used may be evicted again (the judge
+        service calls this when owner's connection closes)."""
         with self.lock:
             for k in [k for k, o in self.claims.items() if o is owner]:
                 del self.claims[k]
+            for e in self.entries.values():
+                e.owners.discard(owner)
 
     def put(self, k, desc, seeds, held):
         """Publish; False when sharing is off, the key is already there, or the entry
@@ -100,10 +109,15 @@ class Store:
         e = Entry(desc, seeds, held)
         with self.lock:
             self.claims.pop(k, None)
-            if not self.enabled() or k in self.entries or e.nbytes > self.budget:
+            if not self.enabled() or k in self.entries:
                 return False
-            while self.entries and self.held_bytes() + e.nbytes > self.budget:
-                self.entries.popitem(last=False)
+            free = [x for x, old in self.entries.items() if not old.owners]   # least recently used first
+            if self.held_bytes() + e.nbytes - sum(self.entries[x].nbytes for x in free) > self.budget:
+                return False
+            for x in free:
+                if self.held_bytes() + e.nbytes <= self.budget:
+                    break
+                del self.entries[x]
                 self.evicted += 1
                 self.version += 1
             self.entries[k] = e
@@ -119,14 +133,17 @@ class Store:
             self.entries.move_to_end(k)
             return True
 
-    def get(self, k):
+    def get(self, k, owner=None):
         """(description, per-seed leaves, per-held-out-set leaves) of entry k, or None. The
-        caller keeps its own references: an entry evicted meanwhile stays whole for it."""
+        caller keeps its own references; with an owner, the entry is not evicted until
+        owner lets go (release)."""
         with self.lock:
             e = self.entries.get(k)
             if e is None:
                 return None
             self.entries.move_to_end(k)
+            if owner is not None:
+                e.owners.add(owner)
             before = None
             if e.before is not None and self.clock() - e.before[1] < BEFORE_TTL_S:
                 before = e.before[0]
@@ -145,7 +162,8 @@ class Store:
 
     def stats(self):
         with self.lock:
-            return {"entries": len(self.entries), "bytes": self.held_bytes(), "budget": self.budget,
+            return {"entries": len(self.entries), "in_use": sum(1 for e in self.entries.values() if e.owners),
+                    "bytes": self.held_bytes(), "budget": self.budget,
                     "published": self.published, "evicted": self.evicted, "version": self.version}
 
 

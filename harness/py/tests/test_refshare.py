@@ -137,6 +137,24 @@ def test_the_store_evicts_the_least_recently_used_beyond_its_budget():
     assert not refstore.Store(0).put("a", {}, *entry(4))     # sharing off
 
 
+def test_an_entry_in_use_is_not_evicted():
+    # Evicted while a judge used it, it stayed on the device outside the store's count.
+    s = refstore.Store(1000)
+    u, w = object(), object()
+    assert s.put("a", {}, *entry(400)) and s.get("a", owner=u) and s.get("a", owner=w)
+    assert s.put("b", {}, *entry(400))
+    assert s.put("c", {}, *entry(400))     # a is the least recently used, but in use: b goes
+    assert s.get("a") is not None and s.get("b") is None and s.get("c") is not None
+    assert s.stats()["in_use"] == 1 and s.stats()["bytes"] == 800
+    assert s.get("c", owner=u)
+    assert not s.put("d", {}, *entry(400))  # both in use: refused, nothing evicted
+    assert s.stats()["evicted"] == 1 and s.stats()["bytes"] == 800
+    s.release(u)                           # w still uses a; c is free
+    assert s.put("d", {}, *entry(400)) and s.get("c") is None and s.get("a") is not None
+    s.release(w)
+    assert s.put("e", {}, *entry(400)) and s.stats()["in_use"] == 0 and s.stats()["bytes"] == 800
+
+
 def test_asking_whether_an_entry_exists_keeps_nothing_but_its_recency():
     s = refstore.Store(1000)
     assert not s.has("a")
