@@ -105,7 +105,7 @@ class Store:
 
     def put(self, k, desc, seeds, held):
         """Publish; False when sharing is off, the key is already there, or the entry
-        alone exceeds the budget."""
+        does not fit the budget beside the entries judges are using."""
         e = Entry(desc, seeds, held)
         with self.lock:
             self.claims.pop(k, None)
