@@ -79,6 +79,7 @@ class Store:
         self.lock = threading.Lock()
         self.entries = collections.OrderedDict()    # key -> Entry, least recently used first
         self.claims = {}                             # key -> the judge publishing it now
+        self.refused = {}                            # key -> bytes of its last publication refused for room
         self.published = self.evicted = 0
         self.version = 0                             # one more at every change of held_bytes()
 
@@ -90,6 +91,9 @@ class Store:
         together do their own work without keeping copies of it)."""
         with self.lock:
             if not self.enabled() or k in self.entries or self.claims.get(k, owner) is not owner:
+                return False
+            # Refused for room before: no copies (outside every reservation) until there is room.
+            if self.budget - sum(e.nbytes for e in self.entries.values() if e.owners) < self.refused.get(k, 0):
                 return False
             self.claims[k] = owner
             return True
@@ -113,7 +117,9 @@ class Store:
                 return False
             free = [x for x, old in self.entries.items() if not old.owners]   # least recently used first
             if self.held_bytes() + e.nbytes - sum(self.entries[x].nbytes for x in free) > self.budget:
+                self.refused[k] = e.nbytes
                 return False
+            self.refused.pop(k, None)
             for x in free:
                 if self.held_bytes() + e.nbytes <= self.budget:
                     break

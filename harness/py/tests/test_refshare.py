@@ -155,6 +155,19 @@ def test_an_entry_in_use_is_not_evicted():
     assert s.put("e", {}, *entry(400)) and s.stats()["in_use"] == 0 and s.stats()["bytes"] == 800
 
 
+def test_a_key_refused_for_room_is_not_claimed_again_until_there_is_room():
+    # Its next publisher would copy every seed's outputs only to be refused again.
+    s = refstore.Store(1000)
+    u, judge = object(), object()
+    assert s.put("a", {}, *entry(800)) and s.get("a", owner=u)
+    assert s.claim("b", judge) and not s.put("b", {}, *entry(400))   # a is in use
+    assert not s.claim("b", judge)
+    assert s.claim("c", judge)              # another key, never refused: may try
+    s.release(judge)
+    s.release(u)                            # room again
+    assert s.claim("b", judge) and s.put("b", {}, *entry(400))
+
+
 def test_asking_whether_an_entry_exists_keeps_nothing_but_its_recency():
     s = refstore.Store(1000)
     assert not s.has("a")
