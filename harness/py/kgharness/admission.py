@@ -215,9 +215,9 @@ class Admission:
                 max(had, 1.5 * (mb or 0.0), self.budget / 2)
 
     def waiting_since(self, who):
-        for q in list(self.ctx_queue) + list(self.queue) + list(self.more_queue):
-            if q[0] is who:
-                return q[-1] if len(q) == 2 else q[2]
+        for w, asked in [(q[0], q[2]) for q in list(self.ctx_queue) + list(self.queue)] + list(self.more_queue):
+            if w is who:
+                return asked
         return None
 
     def rest(self, who, mb):

@@ -146,8 +146,8 @@ class Local:
     # ---- the shared reference work (kgharness.refstore) ---------------------------------
     def has_shared(self, key):
         """{"enabled": sharing is on here, "exists": the store holds key now}: nothing is
-        kept for this judge (a judge waiting for memory must not hold an entry the store
-        may evict: its bytes would leave admission's count and stay on the device)."""
+        kept for this judge (an entry it held could not be evicted through its whole wait
+        for memory; shared() takes it once admitted)."""
         store = refstore.STORE
         return {"enabled": store.enabled(), "exists": store.enabled() and store.has(key)}
 

@@ -93,7 +93,7 @@ class Store:
             if not self.enabled() or k in self.entries or self.claims.get(k, owner) is not owner:
                 return False
             # Refused for room before: no copies (outside every reservation) until there is room.
-            if self.budget - sum(e.nbytes for e in self.entries.values() if e.owners) < self.refused.get(k, 0):
+            if self.budget - self._in_use_bytes() < self.refused.get(k, 0):
                 return False
             self.claims[k] = owner
             return True
@@ -115,12 +115,11 @@ class Store:
             self.claims.pop(k, None)
             if not self.enabled() or k in self.entries:
                 return False
-            free = [x for x, old in self.entries.items() if not old.owners]   # least recently used first
-            if self.held_bytes() + e.nbytes - sum(self.entries[x].nbytes for x in free) > self.budget:
+            if self._in_use_bytes() + e.nbytes > self.budget:
                 self.refused[k] = e.nbytes
                 return False
             self.refused.pop(k, None)
-            for x in free:
+            for x in [x for x, old in self.entries.items() if not old.owners]:   # least recently used first
                 if self.held_bytes() + e.nbytes <= self.budget:
                     break
                 del self.entries[x]
@@ -165,6 +164,10 @@ class Store:
 
     def held_bytes(self):
         return sum(e.nbytes for e in self.entries.values())
+
+    def _in_use_bytes(self):
+        """What no publication can evict: the entries running judges use."""
+        return sum(e.nbytes for e in self.entries.values() if e.owners)
 
     def stats(self):
         with self.lock:
