@@ -14,7 +14,8 @@ suite=${SUITE:-heavy}; group=${GROUP:-16}; tasks=${TASKS:-8}; limit=${LIMIT:-280
 kg=${KG:-bin/kernelgate}   # another build to compare in one call
 tag=${TAG:-}
 nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv,noheader > "$out/smi.txt"
-# MEMPOLL=1: the GPU's and each process's device memory every 0.5 s (scripts/mem_peaks.py).
+# MEMPOLL=1: the GPU's and each process's device memory every 0.5 s (scripts/mem_peaks.py),
+# and the zygote's admission events (scripts/admission_trace.py).
 if [ "${MEMPOLL:-0}" = 1 ]; then
   (while :; do t=$(date +%s.%N)
      echo "$t $(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits)" >> "$out/mem.txt"
@@ -23,6 +24,7 @@ if [ "${MEMPOLL:-0}" = 1 ]; then
 fi
 for share in ${SHARE:-off}; do
   data=$(mktemp -d); port=$((18080 + RANDOM % 1000))
+  [ "${MEMPOLL:-0}" = 1 ] && export KERNELGATE_ADMISSION_LOG="$out/admission-$share$tag.jsonl"
   KERNELGATE_SHARE_REFERENCE=$share "$kg" serve --log-level "${LOGLEVEL:-info}" --addr 127.0.0.1:$port --data "$data" --open \
       > "$out/serve-$share$tag.log" 2>&1 &
   pid=$!
@@ -32,6 +34,7 @@ for share in ${SHARE:-off}; do
   echo "grpo $share$tag rc=$?"; tail -4 "$out/grpo-$share$tag.txt"
   kill -TERM $pid; wait $pid; echo "serve exit=$?"
 done
+unset KERNELGATE_ADMISSION_LOG
 # level2 (small tasks) with the same settings: REPEAT rounds of its 20 solutions.
 if [ "${L2:-0}" = 1 ]; then
   for share in ${SHARE:-off}; do
@@ -44,4 +47,7 @@ fi
 reports=(); for p in "$out"/grpo-*.json.partial; do [ -e "$p" ] || continue
   if [ -e "${p%.partial}" ]; then reports+=("${p%.partial}"); else reports+=("$p"); fi; done
 python3 scripts/summarize_grpo.py "${reports[@]}"
-if [ "${MEMPOLL:-0}" = 1 ]; then kill "$poller"; python3 scripts/mem_peaks.py "$out"; fi
+if [ "${MEMPOLL:-0}" = 1 ]; then
+  kill "$poller"; python3 scripts/mem_peaks.py "$out"
+  for f in "$out"/admission-*.jsonl; do [ -e "$f" ] && python3 scripts/admission_trace.py "$out" --log "$f"; done
+fi

@@ -105,6 +105,13 @@ class Admission:
         self.learned_ref = {}                 # task key -> MiB its reference runner measured
         self.owed = {}                        # holder -> MiB of its reference, granted later
         self.more_queue = collections.deque() # (holder, asked at): holders bringing their reference in
+        self.trace = None                     # trace(event, holder, fields): every change, for diagnosis
+
+    def _note(self, event, who=None, **fields):
+        if self.trace is not None:
+            self.trace(event, who, dict(fields, used=round(self.used(), 1), store=round(self.store_mb, 1),
+                                        owed=round(sum(self.owed.values()), 1), holders=len(self.held),
+                                        queued=len(self.queue) + len(self.more_queue)))
 
     def used(self):
         """MiB taken: the reservations, contexts held ahead of them, the shared store."""
@@ -124,6 +131,7 @@ class Admission:
                 or version <= self.store_version:
             return
         self.store_mb, self.store_version = float(mb), version
+        self._note("stored")
         self._grant_next()
 
     def need(self, key, estimate_mb):
@@ -153,6 +161,7 @@ class Admission:
         if key is not None:
             self.asked[who] = key
         self.queue.append((who, mb, self.clock(), float(later or 0.0)))
+        self._note("request", who, mb=round(mb, 1), later=round(float(later or 0.0), 1))
         self._grant_next()
 
     def more(self, who):
@@ -177,6 +186,7 @@ class Admission:
         self.ctx_queue = collections.deque(q for q in self.ctx_queue if q[0] is not who)
         self.more_queue = collections.deque(q for q in self.more_queue if q[0] is not who)
         held, ctx = self.held.pop(who, None), self.ctx.pop(who, None)
+        self._note("release", who, mb=round(held or 0.0, 1))
         if held is not None or ctx is not None:
             self._grant_next()
 
@@ -194,6 +204,7 @@ class Admission:
         ours = {who for who, k in self.asked.items() if k == key}
         for who in ours & self.held.keys():
             self.held[who] = min(self.held[who], self.rest(who, want))
+        self._note("measured", key=key[:8], mb=round(float(mb), 1), want=round(want, 1))
         self.queue = collections.deque((who, want if who in ours else mb, asked, later)
                                        for who, mb, asked, later in self.queue)
         self._grant_next()
@@ -213,6 +224,7 @@ class Admission:
             had = self.learned.get(key, 0.0)
             self.learned[key] = self.budget + 1 if had >= self.budget / 2 else \
                 max(had, 1.5 * (mb or 0.0), self.budget / 2)
+            self._note("oom", key=key[:8], learned=round(self.learned[key], 1))
 
     def waiting_since(self, who):
         for w, asked in [(q[0], q[2]) for q in list(self.ctx_queue) + list(self.queue)] + list(self.more_queue):
@@ -263,6 +275,7 @@ class Admission:
             del self.owed[who]
             if self.grant(who, mb, False):
                 self.held[who] += mb
+                self._note("more", who, mb=round(mb, 1), stuck=stuck)
         while self.queue:
             who, mb, asked, later = self.queue[0]
             rest = self.rest(who, mb)
@@ -277,6 +290,7 @@ class Admission:
             self._waited(who, asked)
             if self.grant(who, mb - (later if who in self.owed else 0.0), alone and mb > self.budget):
                 self.held[who] = rest
+                self._note("grant", who, mb=round(rest, 1), owes=round(self.owed.get(who, 0.0), 1), alone=alone)
             else:
                 self.owed.pop(who, None)
 

@@ -45,6 +45,31 @@ def _num(v, default):
 DEFAULT_COMPILE_TIMEOUT_S = {"gpu": 90.0}
 
 
+ADMISSION_LOG_ENV = "KERNELGATE_ADMISSION_LOG"
+
+
+class AdmissionLog:
+    """Every admission event as a JSON line in a file ($KERNELGATE_ADMISSION_LOG), with the
+    wall clock and the holder's runner pids, to set beside nvidia-smi's per-process
+    memory (scripts/admission_trace.py): what each evaluation reserved against what its
+    processes held, and what the GPU held beyond every reservation."""
+
+    def __init__(self, path, budget_mb):
+        self.f = open(path, "a", buffering=1)
+        self("start", None, {"budget": round(float(budget_mb), 1), "pid": os.getpid()})
+
+    def __call__(self, event, who, fields):
+        import json
+        rec = {"t": round(time.time(), 3), "ev": event, **fields}
+        if who is not None:
+            rec.update(id=getattr(who, "id", None), pids=dict(getattr(who, "runners", {}) or {}),
+                       key=admission.task_key(getattr(who, "job", None))[:8])
+        try:
+            self.f.write(json.dumps(rec) + "\n")
+        except (OSError, ValueError):
+            pass             # a diagnostic log must never stop admission
+
+
 class Child:
     """One evaluation in flight, as the zygote sees it."""
 
@@ -113,6 +138,8 @@ class Zygote:
         self.peer_stopped = False
         # Admission by device memory (GPU mode; a budget of 0 admits everything at once).
         self.mem = admission.Admission(memory_budget_mb, self._grant_mem) if memory_budget_mb > 0 else None
+        if self.mem is not None and os.environ.get(ADMISSION_LOG_ENV):
+            self.mem.trace = AdmissionLog(os.environ[ADMISSION_LOG_ENV], memory_budget_mb)
         self.reader = protocol.LineReader()
         self.poll = select.poll()
         self.stopping = False

@@ -319,3 +319,30 @@ def test_zygote_admits_without_the_reference_then_brings_it_in(z):
     assert pb["more_mb"] == 400.0
     c = z.evaluate(TASK, "later 600 400 0 0")                             # the whole fits: owes nothing
     assert c["probe"]["owed"] is False and c["probe"]["mb"] == 600.0 and c["probe"]["more_mb"] == 0.0
+
+
+def test_the_trace_sees_every_change_with_what_is_taken():
+    adm, granted, _ = make(1000)
+    seen = []
+    adm.trace = lambda ev, who, f: seen.append((ev, who, f["used"], f.get("mb")))
+    a, b = Holder("a"), Holder("b")
+    adm.stored(100, 1)
+    adm.request(a, 600)
+    adm.request(b, 600)            # waits: 100 + 600 + 600 > 1000
+    adm.release(a)
+    assert seen == [("stored", None, 100.0, None), ("request", a, 100.0, 600.0), ("grant", a, 700.0, 600.0),
+                    ("request", b, 700.0, 600.0), ("release", a, 100.0, 600.0), ("grant", b, 700.0, 600.0)]
+
+
+def test_zygote_writes_the_admission_log(tmp_path):
+    import json
+    log = tmp_path / "admission.jsonl"
+    with ZygoteClient(evaluator=EVALUATOR, env={"PYTHONPATH": TESTS, "KERNELGATE_ADMISSION_LOG": str(log)},
+                      extra_args=["--memory-budget-mb", "1000"]) as z:
+        assert z.evaluate(TASK, "reserve 600 0.1")["status"] == "correct"
+    recs = [json.loads(line) for line in log.read_text().splitlines()]
+    assert recs[0]["ev"] == "start" and recs[0]["budget"] == 1000.0
+    evs = [r["ev"] for r in recs[1:]]
+    assert evs == ["request", "grant", "release"], recs
+    grant = recs[2]
+    assert grant["mb"] == 600.0 and grant["used"] == 600.0 and isinstance(grant["id"], str) and grant["t"] > 1e9
