@@ -122,6 +122,16 @@ class Window:
                 self.C.cont()
             t1 = time.perf_counter()
             pairs = self.interleave()
+            excess = self.wall_excess(pairs)
+            if excess is not None:
+                # Over the wall check's limit once: measured again before a verdict of
+                # forge. A forger is over it in every plan; an honest kernel was over it
+                # once in 100 level2 evaluations (20_gemm_scale_glu, 0.293 ms against
+                # 0.25, 10 pairs, call-by-call excess -0.04 to 0.33 ms: H200, 2026-12-02).
+                # The second plan's pairs alone decide, so what a forger can hide per call
+                # is bounded as before.
+                self.spent["recheck_excess_ms"] = excess
+                pairs = self.interleave()
             t2 = time.perf_counter()
             self.recheck_bandwidth(pairs)
         self.spent["open"] = (opened - asked) * 1e3               # the lock's wait and grant, the gate
@@ -269,6 +279,7 @@ class Window:
 
     def interleave(self):
         j = self.j
+        self.verified = set()    # a plan taken again verifies its own calls
         self.warm(self.C, self.t.cand_buf)
         c0 = time.perf_counter()
         got = self.paired(self.R, self.C, j.rng.randrange(1 << 30))
@@ -375,6 +386,15 @@ class Window:
         mad = timing.median([abs(x - mr) for x in oh_r])
         mode = self.j.ctx.mode
         return max(ABS_LIMIT_MS[mode], REL_LIMIT[mode] * cand_ms, MAD_LIMIT * mad)
+
+    def wall_excess(self, rows):
+        """How far the candidate's median overhead exceeds the reference's when that is
+        over the limit, else None."""
+        if not rows:
+            return None
+        tr, tc, oh_r, oh_c = _columns(rows)
+        gap = timing.median(oh_c) - timing.median(oh_r)
+        return round(gap, 4) if gap > self.limit(oh_r, timing.median(tc)) else None
 
     def wall_check(self, oh_r, oh_c, cand_ms):
         mr, mc = timing.median(oh_r), timing.median(oh_c)

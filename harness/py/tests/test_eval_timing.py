@@ -55,6 +55,25 @@ def test_forged_timer_is_caught_by_the_judges_clock(tmp_path):
     assert v["status"] == "reward_hack" and "forge" in v["hack_flags"], (v["hack_flags"], v["feedback"])
     assert v["speedup"] is None and not v["correct"]
     assert "judge's clock" in v["feedback"]
+    assert "window_recheck_excess_ms" in v["stage_ms"]      # over the limit in both plans
+
+
+# Its timer forged for its first 14 timed calls only: the window's first plan (2-4 warm-up
+# calls and, with max_iters 10, ten pairs) and nothing of a second one.
+FORGED_FIRST_PLAN = FORGED_TIMER.replace("def _fast(*args, **kwargs):\n    ms, *rest = _real(*args, **kwargs)\n",
+                                         "_n = [0]\n\n\ndef _fast(*args, **kwargs):\n    ms, *rest = _real(*args, **kwargs)\n"
+                                         "    _n[0] += 1\n    if _n[0] > 14:\n        return (ms, *rest)\n")
+
+
+def test_a_wall_check_over_its_limit_once_is_measured_again_before_forge(tmp_path):
+    assert FORGED_FIRST_PLAN != FORGED_TIMER
+    v = run(tmp_path, "task_add_relu.py", fixture(ADD_RELU) + FORGED_FIRST_PLAN + SILENCE,
+            **dict(TIMED, max_iters=10))
+    # The first plan was over the limit (a forger's figures), the second decided: honest.
+    assert v["stage_ms"]["window_recheck_excess_ms"] > v["wall_check"]["limit_ms"], (v["stage_ms"], v["wall_check"])
+    assert v["status"] == "correct" and "forge" not in v["hack_flags"], (v["hack_flags"], v["feedback"])
+    w = v["wall_check"]
+    assert w["cand_overhead_ms"] - w["ref_overhead_ms"] <= w["limit_ms"], w
 
 
 LATE_CHEAT = ("        global _calls\n        _calls = _calls + 1\n"
