@@ -155,8 +155,11 @@ class Zygote:
         """The zygote's descriptors that a process it forks must close: Go's pipes, the
         signal wakeup pipe (once it exists), the judge service's control socket, the
         peers' lock files (a flock belongs to the open file: a child holding one could
-        release or take the GPU for this zygote), and every running evaluation's pipes."""
+        release or take the GPU for this zygote), the admission log, and every running
+        evaluation's pipes."""
         fds = [self.in_fd, self.out_fd, getattr(self, "wake_r", None), getattr(self, "wake_w", None)]
+        if self.mem is not None and isinstance(self.mem.trace, AdmissionLog):
+            fds.append(self.mem.trace.f.fileno())
         if self.peers is not None:
             fds += self.peers.fds()
         if self.svc.ctrl is not None:
