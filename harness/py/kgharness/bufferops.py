@@ -93,6 +93,7 @@ class Local:
         refstore.STORE.release(self)
         self.kept.clear()
         self.pool.close()
+
     # ---- over buffers -------------------------------------------------------------------
     def fingerprint(self, bid):
         buf = self.pool.buffers.get(bid)

@@ -125,9 +125,7 @@ class Trials:
             # (Judge.bring_reference).
             with self.spend("trial_calls"):
                 rr, rc = j.ask_both("call", {"inputs": {"seed": s}, "buf": None}, cf)
-            if self.valid_spec(self.R, rr.get("spec")) != sh["spec"]:
-                j.task_fail("the reference's outputs have other shapes or types than in an earlier "
-                            "evaluation of this task")
+            self.same_as_shared(rr)
         else:
             with self.spend("trial_calls"):
                 rc = j.ask(self.Cr, "call", **cf)
@@ -202,6 +200,13 @@ class Trials:
         if res["ok"] and buf == self.cand_buf:
             v["trials_passed"] += 1
         return res
+
+    def same_as_shared(self, rr):
+        """A shared evaluation's reference, at its first call, makes outputs of the shapes
+        and types its entry holds."""
+        if self.valid_spec(self.R, rr.get("spec")) != self.shared["spec"]:
+            self.j.task_fail("the reference's outputs have other shapes or types than in an earlier "
+                             "evaluation of this task")
 
     def held_refs(self):
         """The reference's outputs for each held-out set: [(buffer or snapshot id, spec, input

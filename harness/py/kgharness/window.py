@@ -314,9 +314,8 @@ class Window:
         tr, tc, oh_r, oh_c = _columns(rows)
         if (_rel_error(tr) ** 2 + _rel_error(tc) ** 2) ** 0.5 > PRECISION:
             return False
-        gap = timing.median(oh_c) - timing.median(oh_r)
-        return gap + 2 * _std_error([c - r for r, c in zip(oh_r, oh_c)]) <= \
-            SETTLED_EXCESS * self.limit(oh_r, timing.median(tc))
+        mr, mc, limit = self.overheads(rows)
+        return mc - mr + 2 * _std_error([c - r for r, c in zip(oh_r, oh_c)]) <= SETTLED_EXCESS * limit
 
     @staticmethod
     def hopeless(rows):
@@ -349,7 +348,7 @@ class Window:
             v["ref_runtime"] = before
             v["warnings"].append(f"reference slowed from {before['median_ms']:.4g} ms alone to "
                                  f"{after['median_ms']:.4g} ms beside the candidate")
-        self.wall_check(oh_r, oh_c, cand["median_ms"])
+        self.wall_check(rows)
         excess = sorted(c - r for r, c in zip(oh_r, oh_c))   # paired, call by call
         v["wall_check"].update(pairs=len(excess), excess_p10_ms=round(timing.stats(excess)["p10_ms"], 4),
                                excess_p90_ms=round(timing.stats(excess)["p90_ms"], 4))
@@ -387,18 +386,22 @@ class Window:
         mode = self.j.ctx.mode
         return max(ABS_LIMIT_MS[mode], REL_LIMIT[mode] * cand_ms, MAD_LIMIT * mad)
 
+    def overheads(self, rows):
+        """The reference's and the candidate's median overheads, and the limit on how far
+        the candidate's may exceed the reference's."""
+        _, tc, oh_r, oh_c = _columns(rows)
+        return timing.median(oh_r), timing.median(oh_c), self.limit(oh_r, timing.median(tc))
+
     def wall_excess(self, rows):
         """How far the candidate's median overhead exceeds the reference's when that is
         over the limit, else None."""
         if not rows:
             return None
-        tr, tc, oh_r, oh_c = _columns(rows)
-        gap = timing.median(oh_c) - timing.median(oh_r)
-        return round(gap, 4) if gap > self.limit(oh_r, timing.median(tc)) else None
+        mr, mc, limit = self.overheads(rows)
+        return round(mc - mr, 4) if mc - mr > limit else None
 
-    def wall_check(self, oh_r, oh_c, cand_ms):
-        mr, mc = timing.median(oh_r), timing.median(oh_c)
-        limit = self.limit(oh_r, cand_ms)
+    def wall_check(self, rows):
+        mr, mc, limit = self.overheads(rows)
         self.j.v["wall_check"] = {"ref_overhead_ms": round(mr, 4), "cand_overhead_ms": round(mc, 4),
                                   "limit_ms": round(limit, 4)}
         if self.head_ms is not None:
