@@ -51,7 +51,8 @@ func (b *Bus) publish(ctx context.Context, where, prefix, subject, id string, da
 // NakDelay. Events are never dropped for failing: there is no MaxDeliver.
 // While handle runs the batch is kept alive every EventAckWait/2.
 //
-// Events returns nil when ctx is cancelled.
+// Events returns nil when ctx is cancelled, once its open fetch has run out
+// (at most maxWait, see pull).
 func (b *Bus) Events(ctx context.Context, durable string, batch int, maxWait time.Duration, handle func(ctx context.Context, evs []Event) error) error {
 	if batch < 1 || maxWait <= 0 {
 		return fmt.Errorf("bus.Events %s: batch (%d) and maxWait (%s) must be positive", durable, batch, maxWait)

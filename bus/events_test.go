@@ -178,3 +178,55 @@ func TestEventsRedeliveredOnError(t *testing.T) {
 		}
 	}
 }
+
+// A sink that stops leaves no pull request behind: an event published
+// right after reaches the next sink at once, not after EventAckWait in a
+// dead inbox (a restarted export sink once waited 20 s for one this way).
+func TestEventsStopLeavesNoPullRequest(t *testing.T) {
+	b := startTestBus(t, Options{})
+	got := make(chan Event, 10)
+	consume := func(ctx context.Context) error {
+		return b.Events(ctx, "sink", 10, time.Second, func(_ context.Context, evs []Event) error {
+			for _, e := range evs {
+				got <- e
+			}
+			return nil
+		})
+	}
+	for i := range 3 {
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- consume(ctx) }()
+		time.Sleep(300 * time.Millisecond) // a fetch is open on the server
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		c, err := b.js.Consumer(t.Context(), EventsStream, "sink")
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := c.Info(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumWaiting != 0 {
+			t.Fatalf("stop %d: %d pull requests left on the server", i, info.NumWaiting)
+		}
+		id := fmt.Sprintf("ev-%d", i)
+		if err := b.PublishEvent(t.Context(), "events.evaluation", id, nil); err != nil {
+			t.Fatal(err)
+		}
+		next := runInBackground(t, consume)
+		select {
+		case e := <-got:
+			if e.ID != id || e.NumDelivered != 1 {
+				t.Fatalf("got %s delivered %d times, want %s once", e.ID, e.NumDelivered, id)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("stop %d: %s not delivered to the next sink within 5 s", i, id)
+		}
+		next()
+		time.Sleep(1500 * time.Millisecond) // the next sink's own fetch ends
+	}
+}

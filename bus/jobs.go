@@ -97,7 +97,8 @@ const pullWait = 5 * time.Second
 // AckWait/2; a worker that dies stops doing so and the job is redelivered
 // after AckWait. Workers sharing a durable share the queue.
 //
-// Jobs returns nil when ctx is cancelled, after the running handlers return;
+// Jobs returns nil when ctx is cancelled, after the running handlers return
+// and its open pull request has run out (at most pullWait, see pull);
 // their ctx is cancelled too and a job they fail is handed back (after
 // pullWait, see runJob) rather than after AckWait.
 func (b *Bus) Jobs(ctx context.Context, durable string, handle func(ctx context.Context, j Job) error, opts ...JobsOption) error {
@@ -133,8 +134,8 @@ func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, han
 	case ctx.Err() != nil:
 		// Shutting down: hand the job back rather than leave it for
 		// AckWait. Not at once: the server would deliver it to this
-		// consumer's last pull request, still open for up to pullWait but
-		// no longer read, and it would then sit unacked until AckWait.
+		// consumer's last pull request, left open for up to pullWait (see
+		// pull), which would only hand it back again.
 		aerr = m.NakWithDelay(pullWait)
 	case j.Final:
 		// Its answer could not be stored: dropping the job would leave its

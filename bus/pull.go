@@ -9,12 +9,20 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// pull asks for up to n messages, waiting at most maxWait for them (less if
-// ctx ends), and calls fn with each as it arrives: a message must not sit in
-// a half-filled batch while its AckWait runs. It returns how many arrived; an
-// expired wait is not an error.
+// pull asks for up to n messages, waiting at most maxWait for them, and
+// calls fn with each as it arrives: a message must not sit in a half-filled
+// batch while its AckWait runs. It returns how many went to fn; an expired
+// wait is not an error.
+//
+// The wait is not cut short when ctx ends. A fetch abandoned early leaves
+// its pull request on the server until the client's unsubscribe lands, and
+// an event or job published in that gap went to the dead inbox and sat
+// unacked for AckWait (a restarted export sink waited 20 s for one). Left to
+// expire, the request ends with the server's own answer; what arrives after
+// ctx ended is handed back for when this request is gone (a plain nak would
+// come straight back into it and spend a delivery each time).
 func pull(ctx context.Context, cons jetstream.Consumer, n int, maxWait time.Duration, fn func(jetstream.Msg)) (int, error) {
-	fctx, cancel := context.WithTimeout(ctx, maxWait)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxWait)
 	defer cancel()
 	batch, err := cons.Fetch(n, jetstream.FetchContext(fctx))
 	if err != nil {
@@ -25,6 +33,10 @@ func pull(ctx context.Context, cons jetstream.Consumer, n int, maxWait time.Dura
 	}
 	got := 0
 	for m := range batch.Messages() {
+		if ctx.Err() != nil {
+			_ = m.NakWithDelay(maxWait) // a lost nak costs AckWait, not the message
+			continue
+		}
 		got++
 		fn(m)
 	}
