@@ -9,7 +9,9 @@ again to fill the group; each completion carries a distinct comment (and a run s
 none is answered from another's evaluation or from the result cache.
 
 Reports per group its makespan (request to answer, the client's clock), its slowest
-member's exec_ms and their ratio; over the run evals/s, slot utilisation (the sum of
+member's exec_ms and their ratio, and the same ratio less the group's wait in the job
+queue for its first start (queue_wait_ms; with more groups than slots, the groups ahead of
+it); over the run evals/s, slot utilisation (the sum of
 exec_ms over slots x wall; slots from GET /v1/gpus) and the busy share of it (less the
 waits for device memory and the timing lock), statuses, and the reference work
 done (the sum of the reference runners' load time and CPU time, stage_ms "reference" and
@@ -92,9 +94,16 @@ def run_group(url, task_id, members):
     makespan = time.monotonic() - t0
     results = resp["results"]
     exec_s = [(r.get("exec_ms") or 0) / 1e3 for r in results]
+    # How long the group waited in the job queue before its first member started: with
+    # more groups in flight than slots, that is the groups ahead of it, which no order of
+    # the queue removes. The makespan after it is what the scheduling keeps together.
+    waits = [r["queue_wait_ms"] / 1e3 for r in results if r.get("queue_wait_ms") is not None]
+    first_start = min(waits) if waits else 0.0
     return {"task_id": task_id, "n": len(members), "makespan_s": makespan, "slowest_exec_s": max(exec_s),
             "gateway_makespan_s": (resp.get("makespan_ms") or 0) / 1e3,
             "makespan_over_slowest": makespan / max(exec_s) if max(exec_s) > 0 else None,
+            "first_start_s": first_start,
+            "after_start_over_slowest": (makespan - first_start) / max(exec_s) if max(exec_s) > 0 else None,
             "exec_s_total": sum(exec_s),
             # The part of exec spent waiting for device memory or the GPU's timing lock: a
             # slot that waits counts as used in the utilisation, not in the busy share.
@@ -156,12 +165,15 @@ def main():
         for m in g["members"]:
             statuses[m["status"]] = statuses.get(m["status"], 0) + 1
     ratios = [g["makespan_over_slowest"] for g in done if g["makespan_over_slowest"]]
+    after = [g["after_start_over_slowest"] for g in done if g["after_start_over_slowest"]]
     report = {"suite": a.suite, "group": a.group, "groups": len(done), "evals": evals, "wall_s": wall,
               "evals_per_s": evals / wall, "slots": slots,
               "slot_utilisation": sum(g["exec_s_total"] for g in done) / (slots * wall) if slots else None,
               "slot_busy": sum(g["exec_s_total"] - g["wait_s_total"] for g in done) / (slots * wall) if slots else None,
               "makespan_over_slowest_median": statistics.median(ratios) if ratios else None,
               "makespan_over_slowest_max": max(ratios) if ratios else None,
+              "after_start_over_slowest_median": statistics.median(after) if after else None,
+              "after_start_over_slowest_max": max(after) if after else None,
               "reference_ms_total": sum(g["reference_ms_total"] for g in done),
               "reference_cpu_ms_total": sum(g["reference_cpu_ms_total"] for g in done),
               "reference_shared": sum(bool(m.get("reference_shared")) for g in done for m in g["members"]),
@@ -172,12 +184,15 @@ def main():
                 print(f"harness_error in {g['task_id']} ({m['kind']}): {m['feedback']!r} warnings {m['warnings']}")
     for g in done:
         print(f"{g['task_id']:40s} n={g['n']:3d} makespan {g['makespan_s']:7.1f} s  slowest {g['slowest_exec_s']:7.1f} s"
-              f"  ratio {g['makespan_over_slowest'] or 0:5.2f}")
+              f"  ratio {g['makespan_over_slowest'] or 0:5.2f}  queued {g['first_start_s']:6.1f} s"
+              f"  after ÷ slowest {g['after_start_over_slowest'] or 0:5.2f}")
     util, busy = report["slot_utilisation"], report["slot_busy"]
     print(f"{evals} evaluations in {wall:.1f} s: {report['evals_per_s']:.3f} evals/s; slots {slots}, utilisation "
           f"{'-' if util is None else f'{100 * util:.0f}%'} (busy {'-' if busy is None else f'{100 * busy:.0f}%'} "
           f"without waits for memory and the timing lock); makespan/slowest median "
-          f"{report['makespan_over_slowest_median'] or 0:.2f}, max {report['makespan_over_slowest_max'] or 0:.2f}; "
+          f"{report['makespan_over_slowest_median'] or 0:.2f}, max {report['makespan_over_slowest_max'] or 0:.2f} "
+          f"(after the first start: {report['after_start_over_slowest_median'] or 0:.2f}, "
+          f"max {report['after_start_over_slowest_max'] or 0:.2f}); "
           f"reference loads {report['reference_ms_total'] / 1e3:.1f} s, reference CPU "
           f"{report['reference_cpu_ms_total'] / 1e3:.1f} s, {report['reference_shared']} shared; {statuses}")
     if a.json:

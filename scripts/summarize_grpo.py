@@ -75,7 +75,9 @@ def main(paths):
         print(f"{p}: {r['evals']} evals in {r['wall_s']:.1f} s = {r['evals_per_s']:.3f} evals/s; "
               f"slots {r['slots']}, utilisation {100 * (r['slot_utilisation'] or 0):.0f}% "
               f"(busy {100 * busy(r, ms):.0f}%); makespan/slowest "
-              f"median {r['makespan_over_slowest_median'] or 0:.2f} max {r['makespan_over_slowest_max'] or 0:.2f}; "
+              f"median {r['makespan_over_slowest_median'] or 0:.2f} max {r['makespan_over_slowest_max'] or 0:.2f}"
+              f" (after the first start {r.get('after_start_over_slowest_median') or 0:.2f}"
+              f" max {r.get('after_start_over_slowest_max') or 0:.2f}); "
               f"reference loads {r['reference_ms_total'] / 1e3:.1f} s, reference CPU "
               f"{r.get('reference_cpu_ms_total', 0) / 1e3:.1f} s; {r['statuses']}")
         line = []

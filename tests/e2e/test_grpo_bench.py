@@ -32,8 +32,13 @@ def test_grpo_bench_reports_groups_and_slots(tmp_path):
         assert any(k.startswith("num_warps=") for k in kinds), kinds   # the ci solutions launch with num_warps
         assert g["makespan_s"] >= g["slowest_exec_s"] > 0 and g["reference_ms_total"] > 0, g
         assert g["makespan_s"] >= g["gateway_makespan_s"] >= g["slowest_exec_s"], g   # the gateway's makespan_ms
+        # Less the group's wait for its first start, the makespan still spans its slowest
+        # member's queue wait and run (the client's clock holds the gateway's).
+        assert 0 <= g["first_start_s"] < g["makespan_s"], g
+        assert 1 <= g["after_start_over_slowest"] <= g["makespan_over_slowest"], g
         # The group shares its task's reference work (on by default): one member at a time
         # publishes it, the members that run after compare with it.
         shared = [m["reference_shared"] for m in g["members"]]
         assert all(isinstance(x, bool) for x in shared) and sum(shared) >= g["n"] // 2, shared
-    assert "evaluations in" in p.stdout and "utilisation" in p.stdout
+    assert r["after_start_over_slowest_median"] <= r["makespan_over_slowest_median"], r
+    assert "evaluations in" in p.stdout and "utilisation" in p.stdout and "after the first start" in p.stdout
