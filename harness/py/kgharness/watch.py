@@ -49,20 +49,45 @@ def roles(child, groups):
 def check(child, by_role, output_limit):
     """(status, feedback, task_error) when the evaluation must be killed, else None."""
     for role, (pids, rss) in by_role.items():
-        who = "the candidate's" if role == "candidate" else "the reference's"
+        who = _who(role)
         why = None
         if len(pids) > procs.MAX_PROCS:
             why = f"{who} processes numbered more than {procs.MAX_PROCS} during stage {child.stage}"
         elif rss > child.memory_limit:
             why = (f"{who} processes used {rss >> 20} MiB of host memory, over the limit of "
                    f"{int(child.memory_limit) >> 20} MiB, during stage {child.stage}")
-        elif procs.file_size(os.path.join(child.tmpdir, LOGS[role])) > output_limit:
-            why = f"{who} stdout/stderr exceeded {int(output_limit)} bytes during stage {child.stage}; output capped"
-        if why and role == "candidate":
-            return "resource_limit", why, ""
+        else:
+            why = _output_over(child, role, output_limit)
         if why:
-            return "harness_error", f"task error: {why}", why
+            return _stop(role, why)
     return None
+
+
+def output_check(child, output_limit):
+    """check's output limit once more when the evaluation has ended: output written within
+    one watchdog tick (a page cache takes gigabytes a second) is over the limit all the
+    same, and the verdict must not depend on how fast the disk was."""
+    for role in ("reference", "candidate"):
+        why = _output_over(child, role, output_limit)
+        if why:
+            return _stop(role, why)
+    return None
+
+
+def _who(role):
+    return "the candidate's" if role == "candidate" else "the reference's"
+
+
+def _output_over(child, role, output_limit):
+    if procs.file_size(os.path.join(child.tmpdir, LOGS[role])) > output_limit:
+        return f"{_who(role)} stdout/stderr exceeded {int(output_limit)} bytes during stage {child.stage}; output capped"
+    return None
+
+
+def _stop(role, why):
+    if role == "candidate":
+        return "resource_limit", why, ""
+    return "harness_error", f"task error: {why}", why
 
 
 def signal_all(child, sig):

@@ -511,6 +511,8 @@ class Zygote:
 
     def finish(self, child, status):
         self.release(child)
+        if not child.kill_reason:
+            child.kill_reason = watch.output_check(child, child.output_limit)
         for leader in child.leaders():                # leftovers of the evaluation die with it
             procs.kill_group(leader, child.pids)
         if child.rec_r is not None:

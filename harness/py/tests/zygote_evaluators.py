@@ -182,7 +182,7 @@ def _as_runner(ctx, role, fn):
             os._exit(0)
     ctx.send({"type": "runner", "role": role, "pid": pid})
     _, status = os.waitpid(pid, 0)
-    return _verdict(ctx, "correct", status=status)
+    return _verdict(ctx, "correct", wait_status=status)
 
 
 def _print(total):
