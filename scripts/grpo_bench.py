@@ -99,11 +99,12 @@ def run_group(url, task_id, members):
     # the queue removes. The makespan after it is what the scheduling keeps together.
     waits = [r["queue_wait_ms"] / 1e3 for r in results if r.get("queue_wait_ms") is not None]
     first_start = min(waits) if waits else 0.0
-    return {"task_id": task_id, "n": len(members), "makespan_s": makespan, "slowest_exec_s": max(exec_s),
+    slowest = max(exec_s)
+    return {"task_id": task_id, "n": len(members), "makespan_s": makespan, "slowest_exec_s": slowest,
             "gateway_makespan_s": (resp.get("makespan_ms") or 0) / 1e3,
-            "makespan_over_slowest": makespan / max(exec_s) if max(exec_s) > 0 else None,
+            "makespan_over_slowest": makespan / slowest if slowest > 0 else None,
             "first_start_s": first_start,
-            "after_start_over_slowest": (makespan - first_start) / max(exec_s) if max(exec_s) > 0 else None,
+            "after_start_over_slowest": (makespan - first_start) / slowest if slowest > 0 else None,
             "exec_s_total": sum(exec_s),
             # The part of exec spent waiting for device memory or the GPU's timing lock: a
             # slot that waits counts as used in the utilisation, not in the busy share.

@@ -50,7 +50,6 @@ def check(child, by_role, output_limit):
     """(status, feedback, task_error) when the evaluation must be killed, else None."""
     for role, (pids, rss) in by_role.items():
         who = _who(role)
-        why = None
         if len(pids) > procs.MAX_PROCS:
             why = f"{who} processes numbered more than {procs.MAX_PROCS} during stage {child.stage}"
         elif rss > child.memory_limit:

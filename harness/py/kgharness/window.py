@@ -314,7 +314,7 @@ class Window:
         tr, tc, oh_r, oh_c = _columns(rows)
         if (_rel_error(tr) ** 2 + _rel_error(tc) ** 2) ** 0.5 > PRECISION:
             return False
-        mr, mc, limit = self.overheads(rows)
+        mr, mc, limit = self.overheads(tc, oh_r, oh_c)
         return mc - mr + 2 * _std_error([c - r for r, c in zip(oh_r, oh_c)]) <= SETTLED_EXCESS * limit
 
     @staticmethod
@@ -348,7 +348,7 @@ class Window:
             v["ref_runtime"] = before
             v["warnings"].append(f"reference slowed from {before['median_ms']:.4g} ms alone to "
                                  f"{after['median_ms']:.4g} ms beside the candidate")
-        self.wall_check(rows)
+        self.wall_check(tc, oh_r, oh_c)
         excess = sorted(c - r for r, c in zip(oh_r, oh_c))   # paired, call by call
         v["wall_check"].update(pairs=len(excess), excess_p10_ms=round(timing.stats(excess)["p10_ms"], 4),
                                excess_p90_ms=round(timing.stats(excess)["p90_ms"], 4))
@@ -386,10 +386,9 @@ class Window:
         mode = self.j.ctx.mode
         return max(ABS_LIMIT_MS[mode], REL_LIMIT[mode] * cand_ms, MAD_LIMIT * mad)
 
-    def overheads(self, rows):
+    def overheads(self, tc, oh_r, oh_c):
         """The reference's and the candidate's median overheads, and the limit on how far
-        the candidate's may exceed the reference's."""
-        _, tc, oh_r, oh_c = _columns(rows)
+        the candidate's may exceed the reference's (columns of _columns)."""
         return timing.median(oh_r), timing.median(oh_c), self.limit(oh_r, timing.median(tc))
 
     def wall_excess(self, rows):
@@ -397,11 +396,12 @@ class Window:
         over the limit, else None."""
         if not rows:
             return None
-        mr, mc, limit = self.overheads(rows)
+        _, tc, oh_r, oh_c = _columns(rows)
+        mr, mc, limit = self.overheads(tc, oh_r, oh_c)
         return round(mc - mr, 4) if mc - mr > limit else None
 
-    def wall_check(self, rows):
-        mr, mc, limit = self.overheads(rows)
+    def wall_check(self, tc, oh_r, oh_c):
+        mr, mc, limit = self.overheads(tc, oh_r, oh_c)
         self.j.v["wall_check"] = {"ref_overhead_ms": round(mr, 4), "cand_overhead_ms": round(mc, 4),
                                   "limit_ms": round(limit, 4)}
         if self.head_ms is not None:

@@ -14,6 +14,7 @@ service (kgharness.judgesvc, forked once at start) holds the one all judges shar
 """
 
 import argparse
+import json
 import os
 import select
 import shutil
@@ -59,7 +60,6 @@ class AdmissionLog:
         self("start", None, {"budget": round(float(budget_mb), 1), "pid": os.getpid()})
 
     def __call__(self, event, who, fields):
-        import json
         rec = {"t": round(time.time(), 3), "ev": event, **fields}
         if who is not None:
             rec.update(id=getattr(who, "id", None), pids=dict(getattr(who, "runners", {}) or {}),
@@ -315,7 +315,6 @@ class Zygote:
                 self.child_record(child, line)
 
     def child_record(self, child, line):
-        import json
         try:
             rec = json.loads(line) if line is not protocol.LineReader.TOO_LONG else None
         except ValueError:
