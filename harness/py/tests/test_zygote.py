@@ -164,14 +164,19 @@ def test_fork_bomb_is_killed(z):
     assert z.alive() and z.evaluate(TASK, "ok")["status"] == "correct"
 
 
-def test_timing_lock_is_exclusive_and_fifo(z):
-    ids = [z.submit(TASK, "lock 0.4") for _ in range(3)]
+def test_timing_lock_is_exclusive_and_holds_the_others_back(z):
+    ids = [z.submit(TASK, "lock 0.6") for _ in range(3)]
     vs = [z.wait(i, 30) for i in ids]
     assert all(v["status"] == "correct" for v in vs), vs
     spans = sorted(tuple(v["probe"]["lock"]) for v in vs)
     for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
         assert a1 <= b0, spans                       # never two holders at once
-    assert max(v["probe"]["waited"] for v in vs) > 0.3
+    # A later job was held back for a holder's window: waiting for the lock if it had
+    # asked before the grant, stopped (lock_frozen) if it had not asked yet. Which of
+    # the two depends on how fast the zygote forked the three (FIFO order itself is
+    # test_gpulock's), so the test asserts their sum.
+    held = [v["probe"]["waited"] + v["stage_ms"].get("lock_frozen", 0) / 1e3 for v in vs]
+    assert max(held) > 0.5, (held, [v["stage_ms"] for v in vs])
 
 
 def test_other_evaluations_are_stopped_while_one_is_timed(z):
