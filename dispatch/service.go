@@ -31,6 +31,8 @@ type Service struct {
 
 	lanesMu sync.Mutex
 	lanes   *bus.Bucket // opened on first use (lanes.go)
+
+	queueing sync.Map // client -> *sync.Mutex: one batch at a time queues its jobs (submit.go)
 }
 
 func (s *Service) mode() string {

@@ -84,3 +84,48 @@ func TestAKeysFewJobsDoNotWaitBehindAnothersMany(t *testing.T) {
 		t.Fatalf("%d of alice's jobs ran after bob's batch came and before it finished; want turns (≤ 8)", after)
 	}
 }
+
+// GRPO groups sent at once by one key run a group at a time: each batch's
+// jobs are queued together, so a group's last items go ahead of the next
+// group's first and its makespan is its own work, not every group's.
+func TestOneKeysBatchesSentAtOnceRunAGroupAtATime(t *testing.T) {
+	ev := &orderEvaluator{}
+	b := startRun(t, ev)
+	svc := &dispatch.Service{Bus: b, Mode: func() string { return eval.TimingCPUInterpreter }, Poll: 200 * time.Millisecond, Log: testLogger()}
+	const groups, n = 6, 8
+	var wg sync.WaitGroup
+	errs := make(chan error, groups)
+	for g := range groups {
+		items := make([]dispatch.Item, n)
+		for i := range items {
+			items[i] = dispatch.Item{Code: fmt.Sprintf("g%d %d", g, i)}
+		}
+		batch := dispatch.Batch{ID: fmt.Sprintf("b_G%d", g), Task: eval.Task{Name: "t", Source: "src"}, Items: items,
+			Options: eval.DefaultOptions(), Share: false, ClientID: "trainer"}
+		wg.Go(func() { errs <- svc.Submit(t.Context(), batch) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(ev.snapshot()) < groups*n && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	order := ev.snapshot()
+	if len(order) != groups*n {
+		t.Fatalf("%d of %d jobs ran", len(order), groups*n)
+	}
+	switches := 0
+	for i := 1; i < len(order); i++ {
+		if strings.Fields(order[i])[0] != strings.Fields(order[i-1])[0] {
+			switches++
+		}
+	}
+	if switches != groups-1 {
+		t.Fatalf("the groups' jobs ran interleaved (%d switches, want %d): %v", switches, groups-1, order)
+	}
+}
