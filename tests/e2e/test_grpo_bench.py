@@ -41,4 +41,9 @@ def test_grpo_bench_reports_groups_and_slots(tmp_path):
         shared = [m["reference_shared"] for m in g["members"]]
         assert all(isinstance(x, bool) for x in shared) and sum(shared) >= g["n"] // 2, shared
     assert r["after_start_over_slowest_median"] <= r["makespan_over_slowest_median"], r
+    # The two groups were sent at once and run one after the other (dispatch queues a
+    # key's batches a batch at a time): the second starts once the first's last jobs hold
+    # the slots, not beside its first ones.
+    first, second = sorted(r["per_group"], key=lambda g: g["first_start_s"])
+    assert second["first_start_s"] >= 0.5 * first["makespan_s"], (first, second)
     assert "evaluations in" in p.stdout and "utilisation" in p.stdout and "after the first start" in p.stdout
