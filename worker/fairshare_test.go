@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
@@ -38,21 +39,26 @@ func (o *orderEvaluator) snapshot() []string {
 	return append([]string(nil), o.order...)
 }
 
+func orderService(b *bus.Bus) *dispatch.Service {
+	return &dispatch.Service{Bus: b, Mode: func() string { return eval.TimingCPUInterpreter }, Poll: 200 * time.Millisecond, Log: testLogger()}
+}
+
+// orderBatch is n items of client's whose codes are "<prefix> <i>", as orderEvaluator records them.
+func orderBatch(id, client, prefix string, n int) dispatch.Batch {
+	items := make([]dispatch.Item, n)
+	for i := range items {
+		items[i] = dispatch.Item{Code: fmt.Sprintf("%s %d", prefix, i)}
+	}
+	return dispatch.Batch{ID: id, Task: eval.Task{Name: "t", Source: "src"}, Items: items,
+		Options: eval.DefaultOptions(), Share: false, ClientID: client}
+}
+
 // Two API keys share the slots: the key that queued 40 jobs first does not
 // keep the other's 4 waiting behind all of them (fair share, dispatch/lanes.go).
 func TestAKeysFewJobsDoNotWaitBehindAnothersMany(t *testing.T) {
 	ev := &orderEvaluator{}
-	b := startRun(t, ev)
-	svc := &dispatch.Service{Bus: b, Mode: func() string { return eval.TimingCPUInterpreter }, Poll: 200 * time.Millisecond, Log: testLogger()}
-	batch := func(id, client string, n int) dispatch.Batch {
-		items := make([]dispatch.Item, n)
-		for i := range items {
-			items[i] = dispatch.Item{Code: fmt.Sprintf("%s %d", client, i)}
-		}
-		return dispatch.Batch{ID: id, Task: eval.Task{Name: "t", Source: "src"}, Items: items,
-			Options: eval.DefaultOptions(), Share: false, ClientID: client}
-	}
-	if err := svc.Submit(t.Context(), batch("b_ALICE", "alice", 40)); err != nil {
+	svc := orderService(startRun(t, ev))
+	if err := svc.Submit(t.Context(), orderBatch("b_ALICE", "alice", "alice", 40)); err != nil {
 		t.Fatal(err)
 	}
 	f, err := svc.Follow(t.Context(), "b_BOB", 4)
@@ -61,7 +67,7 @@ func TestAKeysFewJobsDoNotWaitBehindAnothersMany(t *testing.T) {
 	}
 	defer f.Close()
 	before := len(ev.snapshot())
-	if err := svc.Submit(t.Context(), batch("b_BOB", "bob", 4)); err != nil {
+	if err := svc.Submit(t.Context(), orderBatch("b_BOB", "bob", "bob", 4)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -90,18 +96,12 @@ func TestAKeysFewJobsDoNotWaitBehindAnothersMany(t *testing.T) {
 // group's first and its makespan is its own work, not every group's.
 func TestOneKeysBatchesSentAtOnceRunAGroupAtATime(t *testing.T) {
 	ev := &orderEvaluator{}
-	b := startRun(t, ev)
-	svc := &dispatch.Service{Bus: b, Mode: func() string { return eval.TimingCPUInterpreter }, Poll: 200 * time.Millisecond, Log: testLogger()}
+	svc := orderService(startRun(t, ev))
 	const groups, n = 6, 8
 	var wg sync.WaitGroup
 	errs := make(chan error, groups)
 	for g := range groups {
-		items := make([]dispatch.Item, n)
-		for i := range items {
-			items[i] = dispatch.Item{Code: fmt.Sprintf("g%d %d", g, i)}
-		}
-		batch := dispatch.Batch{ID: fmt.Sprintf("b_G%d", g), Task: eval.Task{Name: "t", Source: "src"}, Items: items,
-			Options: eval.DefaultOptions(), Share: false, ClientID: "trainer"}
+		batch := orderBatch(fmt.Sprintf("b_G%d", g), "trainer", fmt.Sprintf("g%d", g), n)
 		wg.Go(func() { errs <- svc.Submit(t.Context(), batch) })
 	}
 	wg.Wait()
