@@ -109,8 +109,9 @@ def main(paths):
                   f"(candidate {med(lambda m: m['runtime_ms']):.2f}, reference {med(lambda m: m['ref_runtime_ms']):.2f} ms "
                   f"on their clocks; overhead {med(lambda m: (m.get('wall_check') or {}).get('ref_overhead_ms', 0)):.2f} / "
                   f"{med(lambda m: (m.get('wall_check') or {}).get('cand_overhead_ms', 0)):.2f} ms, head "
-                  f"{med(lambda m: (m.get('wall_check') or {}).get('head_ms', 0)):.2f} ms), prep "
-                  f"{med(lambda m: m['stage_ms'].get('window_prep', 0) / m['stage_ms']['window_calls']):.2f}, check "
+                  f"{med(lambda m: (m.get('wall_check') or {}).get('head_ms', 0)):.2f} ms; the inputs inside go, "
+                  f"or prep {med(lambda m: m['stage_ms'].get('window_prep', 0) / m['stage_ms']['window_calls']):.2f} "
+                  f"before 2026-12-02), check "
                   f"{med(lambda m: m['stage_ms'].get('window_check', 0) / m['stage_ms']['window_calls']):.2f} ms")
         kinds = {}
         for m in ms:

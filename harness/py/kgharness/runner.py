@@ -18,9 +18,9 @@ One request, one reply (kgharness.channel). Requests:
   call {inputs, buf?}       run once on inputs {"seed": s} or {"held": j}; reply with the
                             output spec; write the outputs into buf when they fit its spec
   write {buf}               write the last call's outputs into buf
-  prep {seed}               make the inputs of the next timed iteration
-  go {buf, head_ms?}        one timed iteration on them (its own clock, after a head start
-                            of head_ms), outputs into buf; says how long its launches took
+  go {seed, buf, head_ms?}  one timed iteration on fresh inputs of seed, made inside the
+                            request (its own clock, after a head start of head_ms), outputs
+                            into buf; says how long its launches took
   coverage {seed}           share of GPU time in the candidate's own kernels (detector)
   finish                    the detectors' last word
 """
@@ -342,7 +342,13 @@ class Runner:
         return {"written": self.write(req["buf"], leaves, [I.leaf_spec(x) for x in leaves])}
 
     # ---- timing -----------------------------------------------------------------------
-    def op_prep(self, req, _fds):
+    def op_go(self, req, _fds):
+        """One timed call on fresh inputs of req's seed. The inputs are made inside this
+        request, so the judge's clock covers making them and the call as one: work done
+        while they are made (a replaced input maker that computes the output before the
+        timer starts) is the call's overhead, which the wall check compares with the
+        reference's. When they were a request of their own ("prep"), no clock compared
+        that time, and such work was free."""
         # A collection pause inside a timed call would show on the judge's clock as
         # overhead; the reference's runner and the candidate's both pause it alike.
         gc.disable()
@@ -350,9 +356,6 @@ class Runner:
         self.prepped = I.make_inputs(self.get_inputs, int(req["seed"]), self.dev)
         if self.gpu and self.flusher is None:
             self.flusher = timing.Flusher(self.dev)
-        return {}
-
-    def op_go(self, req, _fds):
         head = req.get("head_ms")
         head = float(head) if isinstance(head, (int, float)) and 0 < head <= 1e3 else None
         ms, out, enqueue = timing.timed_call(self.model, self.prepped, self.timed_window, self.flusher,

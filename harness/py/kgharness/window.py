@@ -10,10 +10,10 @@ this GPU; the judge waits until their queued GPU work has drained), the judge:
    order alternating, each runner stopped while the other runs: drift on the host or
    the GPU hits both alike.
 
-Every timed call is one request: the runner times itself (CUDA events; the host clock
-in CPU mode) and the judge times the request on its own clock. The judge's wall time
-minus the runner's time is the runner's overhead (messages, sync, spin head start,
-flush, the copy into the buffer); the same harness code runs on both sides, so the
+Every timed call is one request: the runner makes the call's fresh inputs and times
+itself (CUDA events; the host clock in CPU mode), and the judge times the request on its
+own clock. The judge's wall time minus the runner's time is the runner's overhead
+(messages, making the inputs, sync, spin head start, flush, the copy into the buffer); the same harness code runs on both sides, so the
 candidate's overhead must match the reference's. A candidate whose timer was forged,
 or whose work ran outside its events, shows the difference. After each candidate call
 the judge checksums its buffer, and checks the checksum again before the candidate's
@@ -90,7 +90,7 @@ class Window:
         # throughput, since every other evaluation on the GPU is stopped meanwhile.
         # open: from asking for the lock to the window's first step (the wait, the grant, the
         # judge service's gate); prelude: stopping the candidate, the drain, the bandwidth.
-        self.spent = {"prep": 0.0, "go": 0.0, "check": 0.0, "calls": 0, "switch": 0.0, "verify": 0.0,
+        self.spent = {"go": 0.0, "check": 0.0, "calls": 0, "switch": 0.0, "verify": 0.0,
                       "verifies": 0}
         self.verified = set()
 
@@ -192,14 +192,14 @@ class Window:
         else:
             self.ops.fingerprint(buf)
         c1 = time.perf_counter()
-        # The runner's own GPU work (making its inputs) comes last before its timed call,
-        # on both sides alike: a call that follows the judge's GPU work instead pays a
-        # context switch on the GPU that its timer does not see (0.14-0.5 ms on the H200).
-        j.ask(r, "prep", seed=seed)
-        t0 = time.perf_counter()
-        rep = j.ask(r, "go", buf=buf, head_ms=self.head_ms)
-        wall = (time.perf_counter() - t0) * 1e3
-        self.spent["prep"] += (t0 - c1) * 1e3
+        # The runner makes the call's inputs inside the timed request, so this clock covers
+        # them and the call as one (a request of their own was on no clock: a candidate
+        # could compute its output there for free). Its own GPU work also comes last
+        # before its timed call, on both sides alike: a call that follows the judge's GPU
+        # work instead pays a context switch on the GPU that its timer does not see
+        # (0.14-0.5 ms on the H200).
+        rep = j.ask(r, "go", seed=seed, buf=buf, head_ms=self.head_ms)
+        wall = (time.perf_counter() - c1) * 1e3
         self.spent["go"] += wall
         self.spent["calls"] += 1
         self.size_head(r, rep.get("enqueue_ms"))

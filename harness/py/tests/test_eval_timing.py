@@ -256,7 +256,7 @@ def test_a_runner_frees_its_last_inputs_and_outputs_before_making_new_ones(tmp_p
     try:
         for op, req in (("call", {"inputs": {"seed": 1}}), ("call", {"inputs": {"seed": 2}}),
                         ("sum", {"inputs": {"seed": 3}}), ("call", {"inputs": {"seed": 4}}),
-                        ("prep", {"seed": 5}), ("go", {}), ("prep", {"seed": 6}), ("go", {}),
+                        ("go", {"seed": 5}), ("go", {"seed": 6}),
                         ("call", {"inputs": {"seed": 7}})):
             rep = r.handle(dict(req, op=op), [])
             assert rep.get("ok", True) is not False, (op, rep)
