@@ -29,6 +29,13 @@ SYS_LANDLOCK_ADD_RULE = 445
 SYS_LANDLOCK_RESTRICT_SELF = 446
 SYS_CAPSET = {"x86_64": 126, "aarch64": 91}.get(platform.machine())
 
+# seccomp (the process-group wall, kgharness.pgroup): the native architecture's audit
+# value and its setsid/setpgid numbers.
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}.get(platform.machine())
+SYS_SETSID = {"x86_64": 112, "aarch64": 157}.get(platform.machine())
+SYS_SETPGID = {"x86_64": 109, "aarch64": 154}.get(platform.machine())
+
 
 def errno_msg(what):
     e = ctypes.get_errno()

@@ -16,6 +16,8 @@ the next ones take away):
                      signals or abstract sockets outside the sandbox
   switch_uid         drop_uid=True: uid/gid 65534, when that uid can read all it needs
   drop_capabilities
+  apply_keep_group   keep_group=True (runners): setsid and setpgid fail, so all the
+                     process forks stays in the group the judge stops (kgharness.pgroup)
 
 Every layer is best effort: a layer that cannot be applied is reported (level
 "partial", detail naming it), never fatal, because failing every evaluation is
@@ -25,7 +27,7 @@ at all: its own process-group watchdog. To see what a new host needs:
 
 Each wall lives in a module of its own, small enough to review against the kernel's
 documentation alone: mounts, landlock (with readpaths, the policy of what may be read,
-which mounts and uidrop follow too), uidrop; procs is the zygote's side. This module
+which mounts and uidrop follow too), uidrop, pgroup; procs is the zygote's side. This module
 keeps what needs the whole picture (the order, the probe, the report) and keeps their
 names working as sandbox.X for the callers that use them.
 """
@@ -35,6 +37,7 @@ import os
 import resource
 import sys
 
+from . import pgroup
 from .landlock import (FS_EVERYTHING, SCOPE_ABSTRACT_UNIX, apply_landlock, describe_rules,
                        landlock_abi, landlock_rules)
 from .linux import CLONE_NEWNET, CLONE_NEWUSER, SYS_CAPSET, errno_msg, libc
@@ -125,7 +128,7 @@ def drop_capabilities():
 
 
 def apply(tmpdir, options=None, *, drop_uid=False, mounts=None, tmpfs_mb=TMPFS_MB,
-          extra_rules=(), uid=NOBODY, gid=NOBODY):
+          extra_rules=(), uid=NOBODY, gid=NOBODY, keep_group=False):
     """Sandbox the calling (child) process; returns what held, as a dict:
 
     netns, landlock, rlimits, caps_dropped, mountns (bools); uid (the euid it ends with);
@@ -136,7 +139,9 @@ def apply(tmpdir, options=None, *, drop_uid=False, mounts=None, tmpfs_mb=TMPFS_M
     mounts: None makes private /tmp and /dev/shm unless this process already sees the
     ones its judge made (private_mounts); False makes none (Landlock then denies the
     host's). drop_uid: become uid/gid (65534) when uid_drop_blockers() finds nothing
-    and no probe() turned it off; otherwise stay uid 0 without capabilities. The order
+    and no probe() turned it off; otherwise stay uid 0 without capabilities. keep_group:
+    the process and all it forks stay in its process group (kgharness.pgroup; `pgroup`
+    in the report, part of "full"): a runner's, whose group the judge stops. The order
     matters: the namespaces, rlimits, chown and setuid need capabilities, so they come
     before the capabilities go. For the same reason a judge calls private_mounts, forks
     its runners and only then applies its own sandbox: its runners, forked after, would
@@ -154,11 +159,13 @@ def apply(tmpdir, options=None, *, drop_uid=False, mounts=None, tmpfs_mb=TMPFS_M
     if drop_uid:
         _, uid_note = apply_uid(tmpdir, uid, gid)
     cap_ok, cap_msg = drop_capabilities()
+    pg_ok, pg_msg = pgroup.apply_keep_group() if keep_group else (True, "")
     missing = [m for ok, m in ((mnt_ok, mnt_msg + "; Landlock denies both" if mnt_msg else ""),
                                (net_ok, net_msg), (ll_ok, ll_msg), (rl_ok, rl_msg),
-                               (cap_ok, cap_msg)) if not ok and m]
-    full = net_ok and ll_ok and rl_ok and mnt_ok
+                               (cap_ok, cap_msg), (pg_ok, pg_msg)) if not ok and m]
+    full = net_ok and ll_ok and rl_ok and mnt_ok and pg_ok
     return {"netns": net_ok, "landlock": ll_ok, "rlimits": rl_ok, "caps_dropped": cap_ok,
+            "pgroup": keep_group and pg_ok,
             "mountns": mnt_ok, "tmpfs_mb": private_mb() if mnt_ok else 0, "uid": os.geteuid(),
             "uid_note": uid_note, "level": "full" if full else "partial",
             "detail": "; ".join(missing), "landlock_note": ll_msg if ll_ok else ""}

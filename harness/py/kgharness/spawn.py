@@ -164,9 +164,10 @@ def _child(role, job, mode, device, rdir, sock):
         end = channel.RunnerEnd(sock)
         # The strictest walls: the judge's private mounts (shared), its own network
         # namespace, Landlock on its own directory, an unprivileged uid where the probe
-        # found that works, no capabilities.
+        # found that works, no capabilities, and everything it forks kept in its process
+        # group (the group the judge stops while the other side is timed).
         t0 = time.monotonic()
-        walls = sandbox.apply(rdir, job.get("options") or {}, drop_uid=True)
+        walls = sandbox.apply(rdir, job.get("options") or {}, drop_uid=True, keep_group=True)
         r = runner.Runner(role, job, mode, device, rdir, taint=end.taint)
         r.sandbox_ms = round((time.monotonic() - t0) * 1e3, 3)
         r.sandbox = {k: walls.get(k) for k in ("level", "detail", "uid", "uid_note")}

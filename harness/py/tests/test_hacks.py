@@ -88,6 +88,43 @@ def test_manifest_is_complete():
                     assert "correct" not in statuses, f"{c['file']} may not pass in {mode}"
 
 
+HELPER_GROUP = """
+import json, os, sys
+g = sys.modules["kgharness.guards"]
+g.Guard.check = lambda self: None
+g.Guard._add = lambda self, flag, detail: None
+g._emit = lambda event: None
+g.S.taint = None
+_pid = os.fork()
+if _pid == 0:
+    try:
+        os.setsid()
+        _got = "setsid ok"
+    except OSError as e:
+        _got = "setsid refused: " + type(e).__name__
+    print("HELPER " + json.dumps({"got": _got, "pgid": os.getpgid(0)}), flush=True)
+    os._exit(0)
+os.waitpid(_pid, 0)
+print("RUNNER " + json.dumps({"pgid": os.getpgid(0)}), flush=True)
+"""
+
+
+def test_a_candidates_helper_cannot_leave_its_runners_process_group(zygote):
+    """The judge stops the candidate's runner by its process group while the reference is
+    timed: a helper in a session of its own would keep running then, free to slow the
+    reference (a probe saw one watch its stopped parent). Guards silenced, the helper's
+    setsid is refused and it stays in the runner's group."""
+    code = HELPER_GROUP + (HACKS / "control_honest.py").read_text()
+    v = zygote.evaluate(str(REPO / "datasets/ci/1_add_relu.py"), code, {"seeds": 1})
+    tail = v.get("output_tail") or ""
+    lines = {ln.split(" ", 1)[0]: json.loads(ln.split(" ", 1)[1]) for ln in tail.splitlines()
+             if ln.startswith(("HELPER {", "RUNNER {"))}
+    assert set(lines) == {"HELPER", "RUNNER"}, (v["status"], tail[-400:])
+    assert lines["HELPER"]["got"] == "setsid refused: PermissionError", lines
+    assert lines["HELPER"]["pgid"] == lines["RUNNER"]["pgid"], lines
+    assert v["status"] == "correct", (v["status"], v["feedback"][:300])
+
+
 SECRET_DIR = Path("/tmp/kg-secret-fixture")
 
 

@@ -544,3 +544,38 @@ def test_probe_turns_the_drop_off_when_cuda_fails_only_as_nobody(monkeypatch):
     with tempfile.TemporaryDirectory() as d:   # later runners of this process stay uid 0
         report, _ = in_sandbox(d, lambda: None, drop_uid=True)
     assert report["uid"] == 0 and "CUDA failed" in report["uid_note"], report
+
+
+def test_a_runner_and_all_it_forks_stay_in_its_process_group(evaldir):
+    """The judge stops a runner by its process group while the other side is timed. A
+    helper that took a session of its own kept running then: during the reference's
+    timed calls (a probe on this machine saw its parent stopped). setsid and setpgid
+    fail in a runner and in everything it forks."""
+    tmpdir, _ = evaldir
+
+    def body():
+        own = os.getpgid(0)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:   # the helper a hostile candidate would fork
+            os.close(r)
+            res = {"setsid": attempt(os.setsid), "setpgid": attempt(lambda: os.setpgid(0, 0)),
+                   "pgid": os.getpgid(0)}
+            os.write(w, json.dumps(res).encode())
+            os._exit(0)
+        os.close(w)
+        child = json.loads(os.read(r, 4096) or b"{}")
+        os.waitpid(pid, 0)
+        return {"own": own, "setsid": attempt(os.setsid), "child": child,
+                "libc_setpgrp": attempt(lambda: ctypes.CDLL(None, use_errno=True).setpgid(0, 0))}
+
+    report, got = in_sandbox(tmpdir, body, keep_group=True)
+    assert report["pgroup"] is True, report
+    assert got["setsid"].startswith("error: PermissionError"), got
+    assert got["child"]["setsid"].startswith("error: PermissionError"), got
+    assert got["child"]["setpgid"].startswith("error: PermissionError"), got
+    assert got["child"]["pgid"] == got["own"], got
+    assert got["libc_setpgrp"] == "ok: -1", got     # through libc too: the syscall itself fails
+    # Without the wall (the judge's own sandbox) the same calls work.
+    _, free = in_sandbox(tmpdir, lambda: attempt(lambda: os.setpgid(0, 0)))
+    assert free.startswith("ok"), free
