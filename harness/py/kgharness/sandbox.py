@@ -131,9 +131,9 @@ def apply(tmpdir, options=None, *, drop_uid=False, mounts=None, tmpfs_mb=TMPFS_M
           extra_rules=(), uid=NOBODY, gid=NOBODY, keep_group=False):
     """Sandbox the calling (child) process; returns what held, as a dict:
 
-    netns, landlock, rlimits, caps_dropped, mountns (bools); uid (the euid it ends with);
+    netns, landlock, rlimits, caps_dropped, mountns, pgroup (bools); uid (the euid it ends with);
     uid_note (why a requested drop did not happen); tmpfs_mb; level ("full" when netns,
-    landlock, rlimits and mountns held); detail (the walls that did not hold);
+    landlock, rlimits and mountns held, and pgroup where asked for); detail (the walls that did not hold);
     landlock_note.
 
     mounts: None makes private /tmp and /dev/shm unless this process already sees the
@@ -220,7 +220,7 @@ def _probe_child(tmp_base, timeout_s, cuda, **kw):
         res = json.loads(data)
     except ValueError:
         res = {"netns": False, "landlock": False, "rlimits": False, "caps_dropped": False,
-               "mountns": False, "tmpfs_mb": 0, "uid": os.geteuid(), "uid_note": "",
+               "mountns": False, "pgroup": False, "tmpfs_mb": 0, "uid": os.geteuid(), "uid_note": "",
                "level": "partial", "detail": "sandbox probe child did not report",
                "cuda": {"ok": False, "detail": "the probe child did not report"} if cuda else None}
     res.pop("landlock_note", None)
@@ -237,7 +237,8 @@ def probe(tmp_base=None, timeout_s=None, *, drop_uid=False, cuda=False, uid=NOBO
     timeout_s = timeout_s or (120.0 if cuda else 30.0)
     if drop_uid:
         uid_drop_blockers(uid, gid)   # here, once: the zygote's children inherit the answer
-    kw = {"tmpfs_mb": tmpfs_mb, "uid": uid, "gid": gid}
+    # As a runner gets it: the process-group wall too, so CUDA is checked under it.
+    kw = {"tmpfs_mb": tmpfs_mb, "uid": uid, "gid": gid, "keep_group": True}
     res = _probe_child(tmp_base, timeout_s, cuda, drop_uid=drop_uid, **kw)
     res["uid_drop"] = bool(drop_uid) and res.get("uid") == uid
     if res["uid_drop"] and cuda and not res["cuda"]["ok"]:
