@@ -15,11 +15,10 @@ itself (CUDA events; the host clock in CPU mode), and the judge times the reques
 own clock. The judge's wall time minus the runner's time is the runner's overhead
 (messages, making the inputs, sync, spin head start, flush, the copy into the buffer);
 the same harness code runs on both sides, so the candidate's overhead must match the
-reference's. A candidate whose timer was forged,
-or whose work ran outside its events, shows the difference. After each candidate call
-the judge checksums its buffer, and checks the checksum again before the candidate's
-next call; and it compares every timed output with the reference's output for the
-same seed.
+reference's. A candidate whose timer was forged, or whose work ran outside its events,
+shows the difference. After each candidate call the judge checksums its buffer, and
+checks the checksum again before the candidate's next call; and it compares every timed
+output with the reference's output for the same seed.
 """
 
 import contextlib
