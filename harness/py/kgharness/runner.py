@@ -56,7 +56,6 @@ class Runner:
         self.cand_file = None
         self.buffers = {}           # id -> (views, spec)
         self.kept = None            # leaves of the last call, for `write`
-        self.prepped = None
         self.flusher = None
         self.reported = 0           # guard findings already sent
         self.sandbox = None         # what held of the walls (kgharness.spawn), for the verdict
@@ -315,11 +314,12 @@ class Runner:
                       "join when it returned")
 
     def release(self):
-        """Drop the last call's inputs and outputs before making new ones. Held while the
-        next were made, they raised a runner's peak by a set of inputs: on an H200 at
-        5b70198 a 14 GiB-input task's reference peaked at 43 GiB and its candidate at 29,
-        and admission sizes every evaluation of a task by its measured peak."""
-        self.kept = self.prepped = None
+        """Drop the last call's outputs before making new inputs (a call's inputs live only
+        in its own request). Held while the next were made, a call's inputs and outputs
+        raised a runner's peak by a set: on an H200 at 5b70198 a 14 GiB-input task's
+        reference peaked at 43 GiB and its candidate at 29, and admission sizes every
+        evaluation of a task by its measured peak."""
+        self.kept = None
 
     def write(self, buf, leaves, spec):
         if buf is None:
@@ -353,12 +353,12 @@ class Runner:
         # overhead; the reference's runner and the candidate's both pause it alike.
         gc.disable()
         self.release()
-        self.prepped = I.make_inputs(self.get_inputs, int(req["seed"]), self.dev)
+        inputs = I.make_inputs(self.get_inputs, int(req["seed"]), self.dev)
         if self.gpu and self.flusher is None:
             self.flusher = timing.Flusher(self.dev)
         head = req.get("head_ms")
         head = float(head) if isinstance(head, (int, float)) and 0 < head <= 1e3 else None
-        ms, out, enqueue = timing.timed_call(self.model, self.prepped, self.timed_window, self.flusher,
+        ms, out, enqueue = timing.timed_call(self.model, inputs, self.timed_window, self.flusher,
                                              self.gpu, head)
         leaves = I.flatten(out)
         spec = [I.leaf_spec(x) for x in leaves]
