@@ -113,6 +113,11 @@ def main(paths):
                   f"or prep {med(lambda m: m['stage_ms'].get('window_prep', 0) / m['stage_ms']['window_calls']):.2f} "
                   f"before 2026-12-02), check "
                   f"{med(lambda m: m['stage_ms'].get('window_check', 0) / m['stage_ms']['window_calls']):.2f} ms")
+            if all("window_go_timed" in m["stage_ms"] for m in calls):
+                # The runner's own word on its timed request (2026-12-02 on); the rest of go is messages.
+                print("   a call's request, runner's parts: " + ", ".join(
+                    f"{k} {med(lambda m: m['stage_ms']['window_go_' + k] / m['stage_ms']['window_calls']):.2f}"
+                    for k in ("inputs", "timed", "write")) + " ms")
         kinds = {}
         for m in ms:
             kinds.setdefault(m["kind"], []).append(m)

@@ -30,7 +30,7 @@ from .startup import log
 
 PR_SET_PDEATHSIG = 1
 # Every operation a judge may ask (kgharness.bufferops.Local's methods of these names).
-OPS = ("alloc", "fingerprint", "compare", "nonfinite", "tolerance", "near_constant", "snapshot",
+OPS = ("alloc", "fingerprint", "checks", "compare", "nonfinite", "tolerance", "near_constant", "snapshot",
        "differ", "accumulate", "mean_within", "drop", "drain", "bandwidth", "held_bytes", "info",
        "window", "has_shared", "shared", "share", "share_before")
 

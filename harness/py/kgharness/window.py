@@ -72,6 +72,11 @@ SETTLED_EXCESS = 0.5
 # lengthens both sides' spins (the wall check stays symmetric) and spends its budget.
 HEAD_MS = (0.3, 20.0)
 HEAD_MARGIN = 2.0
+# Untimed calls before a side's timed ones in a window, a random count. The pairs' medians
+# drop a slow first call anyway; 2-4 were 27% of a level2 window's calls (H200).
+WARM_CALLS = (1, 2)
+# What a runner says its timed request spent (kgharness.runner.Runner.op_go): diagnostics.
+GO_PARTS = ("inputs", "timed", "write")
 
 
 class Window:
@@ -83,6 +88,7 @@ class Window:
         self.gpu = judge.gpu
         self.ops = judge.ops
         self.pending = None       # the candidate buffer's checksum after its last call
+        self.compared = None      # the last pair's comparison, made in its last request
         self.head_ms = HEAD_MS[0] if self.gpu else None
         self.enqueue = {"reference": [], "candidate": []}
         # Where the window's time goes (stage_ms window_*): its length bounds a GPU's
@@ -179,16 +185,22 @@ class Window:
         return ms
 
     def call(self, r, buf, seed):
-        """One timed call: (runner's ms, judge's wall ms)."""
-        j = self.j
+        """One call alone (warm-up, the reference timed alone): (runner's ms, judge's wall ms)."""
         # The judge's work around a call is the same for both sides (a checksum of its
         # buffer before and after, on the judge service's context): a GPU context switch
         # that one side paid more often than the other would show on the judge's clock.
         c0 = time.perf_counter()
-        if r is self.C:
-            self.check_pending()
-        else:
-            self.ops.fingerprint(buf)
+        self.checked_before(r, self.ops.fingerprint(buf))
+        c1 = time.perf_counter()
+        got = self.go(r, buf, seed)
+        c2 = time.perf_counter()
+        self.checked_after(r, self.ops.fingerprint(buf))
+        self.spent["check"] += (c1 - c0 + time.perf_counter() - c2) * 1e3
+        return got
+
+    def go(self, r, buf, seed):
+        """The timed request itself: (runner's ms, judge's wall ms)."""
+        j = self.j
         c1 = time.perf_counter()
         # The runner makes the call's inputs inside the timed request, so this clock covers
         # them and the call as one (a request of their own was on no clock: a candidate
@@ -201,6 +213,7 @@ class Window:
         self.spent["go"] += wall
         self.spent["calls"] += 1
         self.size_head(r, rep.get("enqueue_ms"))
+        self.go_parts(rep.get("parts_ms"))
         ms = rep.get("ms")
         if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not (0 < ms < 1e7):
             if r is self.R:
@@ -211,12 +224,31 @@ class Window:
                 j.task_fail("the reference's timed outputs did not fit its buffer")
             j.flag("cache", "a timed call returned outputs of another shape or type")
             j.fail("reward_hack", "")
-        c2 = time.perf_counter()
-        after = self.ops.fingerprint(buf)
-        if r is self.C:
-            self.pending = after
-        self.spent["check"] += (c1 - c0 + time.perf_counter() - c2) * 1e3
         return float(ms), wall
+
+    def go_parts(self, parts):
+        """Where the runner says its timed request went (making the inputs, the timed call,
+        the copy into the buffer): summed into stage_ms window_go_* to show where a window's
+        time goes. The runner's own word, so a diagnostic that decides nothing."""
+        if not isinstance(parts, dict):
+            return
+        for k in GO_PARTS:
+            x = parts.get(k)
+            if isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < 1e6:
+                self.spent[f"go_{k}"] = self.spent.get(f"go_{k}", 0.0) + float(x)
+
+    def checked_before(self, r, fp):
+        """r's buffer just before its call: the candidate's must still be what it was just
+        after its last call (outputs that changed after it said it was done)."""
+        if r is self.C:
+            if self.pending is not None and fp != self.pending:
+                self.j.flag("forge", "the candidate's outputs changed after it reported the call done")
+                self.j.fail("reward_hack", "")
+            self.pending = None
+
+    def checked_after(self, r, fp):
+        if r is self.C:
+            self.pending = fp
 
     def size_head(self, r, enqueue):
         if self.head_ms is None or not isinstance(enqueue, (int, float)) or isinstance(enqueue, bool) \
@@ -227,14 +259,10 @@ class Window:
         self.head_ms = min(HEAD_MS[1], max(HEAD_MS[0], HEAD_MARGIN * typical))
 
     def check_pending(self):
-        now = self.ops.fingerprint(self.t.cand_buf)
-        if self.pending is not None and now != self.pending:
-            self.j.flag("forge", "the candidate's outputs changed after it reported the call done")
-            self.j.fail("reward_hack", "")
-        self.pending = None
+        self.checked_before(self.C, self.ops.fingerprint(self.t.cand_buf))
 
     def warm(self, r, buf):
-        for _ in range(self.j.rng.randint(2, 4)):
+        for _ in range(self.j.rng.randint(*WARM_CALLS)):
             self.call(r, buf, self.j.rng.randrange(1 << 30))
 
     def alone(self, r, buf, share):
@@ -261,18 +289,42 @@ class Window:
         return int(min(max(budget_ms / max(per_call_ms, 1e-3), floor), self.max_iters))
 
     def paired(self, first, second, seed):
-        """Both runners on one seed, each stopped while the other runs."""
+        """Both runners on one seed, each stopped while the other runs. Around each call the
+        judge asks the judge service once before it and once after it, on both sides alike,
+        but the first call's checksum after and the second's before are one request, and
+        the second's after carries the pair's comparison (verify): three requests a pair,
+        which were five, each 0.7-1.1 ms of the window (level2 and heavy, H200)."""
+        bufs = {self.R.role: self.t.ref_buf, self.C.role: self.t.cand_buf}
         out = {}
-        for r, other in ((first, second), (second, first)):
-            s0 = time.perf_counter()
-            other.stop()
-            s1 = time.perf_counter()
-            try:
-                out[r.role] = self.call(r, self.t.ref_buf if r is self.R else self.t.cand_buf, seed)
-            finally:
-                s2 = time.perf_counter()
-                other.cont()
-                self.spent["switch"] += (s1 - s0 + time.perf_counter() - s2) * 1e3
+        s0 = time.perf_counter()
+        second.stop()
+        s1 = time.perf_counter()
+        try:
+            self.checked_before(first, self.ops.fingerprint(bufs[first.role]))
+            c1 = time.perf_counter()
+            out[first.role] = self.go(first, bufs[first.role], seed)
+            c2 = time.perf_counter()
+            after, before = self.ops.checks([bufs[first.role], bufs[second.role]])["fps"]
+            self.checked_after(first, after)
+            self.checked_before(second, before)
+            self.spent["check"] += (c1 - s1 + time.perf_counter() - c2) * 1e3
+        finally:
+            s2 = time.perf_counter()
+            second.cont()
+        first.stop()
+        s3 = time.perf_counter()
+        try:
+            out[second.role] = self.go(second, bufs[second.role], seed)
+            v0 = time.perf_counter()
+            got = self.ops.checks([bufs[second.role]], compare=(
+                self.t.cand_buf, self.t.spec, self.t.ref_buf, self.t.spec, self.t.tol))
+            self.checked_after(second, got["fps"][0])
+            self.compared = got["compare"]
+            self.spent["verify"] += (time.perf_counter() - v0) * 1e3
+        finally:
+            s4 = time.perf_counter()
+            first.cont()
+            self.spent["switch"] += (s1 - s0 + s3 - s2 + time.perf_counter() - s4) * 1e3
         return out
 
     def interleave(self):
@@ -322,10 +374,14 @@ class Window:
         return timing.median(tc) >= SLOW_RATIO * timing.median(tr)
 
     def verify(self, k):
-        spec = self.t.spec
-        v0 = time.perf_counter()
-        res = self.ops.compare(self.t.cand_buf, spec, self.t.ref_buf, spec, self.t.tol)
-        self.spent["verify"] += (time.perf_counter() - v0) * 1e3
+        """Pair k's timed outputs against each other: the comparison made in the pair's last
+        request (paired), or asked now."""
+        res, self.compared = self.compared, None
+        if res is None:
+            v0 = time.perf_counter()
+            spec = self.t.spec
+            res = self.ops.compare(self.t.cand_buf, spec, self.t.ref_buf, spec, self.t.tol)
+            self.spent["verify"] += (time.perf_counter() - v0) * 1e3
         self.spent["verifies"] += 1
         if not res["ok"]:
             self.j.flag("cache", f"timed call {k} did not match the reference: {res['msg'][:120]}")

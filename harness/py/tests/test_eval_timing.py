@@ -21,6 +21,21 @@ def test_honest_kernel_is_timed_and_passes_the_wall_check(tmp_path):
     assert w["cand_overhead_ms"] - w["ref_overhead_ms"] <= w["limit_ms"], w
     assert v["speedup"] is None and v["timing_mode"] == "cpu_interpreter"
     assert "timing" in v["stage_ms"]
+    # The runners' word on where their timed requests went: inside the judge's clock.
+    st = v["stage_ms"]
+    assert 0 < st["window_go_timed"] and 0 <= st["window_go_inputs"] and 0 <= st["window_go_write"], st
+    assert st["window_go_inputs"] + st["window_go_timed"] + st["window_go_write"] <= st["window_go"], st
+
+
+def test_a_runners_parts_are_summed_when_they_are_numbers_and_ignored_otherwise():
+    from kgharness.window import Window
+    w = Window.__new__(Window)
+    w.spent = {}
+    w.go_parts({"inputs": 0.5, "timed": 2.0, "write": 0.25, "other": 9.0})
+    w.go_parts({"inputs": True, "timed": -1.0, "write": float("nan")})
+    w.go_parts("lies")
+    w.go_parts({"timed": 1e9, "write": 0.25})
+    assert w.spent == {"go_inputs": 0.5, "go_timed": 2.0, "go_write": 0.5}, w.spent
 
 
 def test_no_timing_without_cpu_timing(tmp_path):
@@ -58,17 +73,20 @@ def test_forged_timer_is_caught_by_the_judges_clock(tmp_path):
     assert "window_recheck_excess_ms" in v["stage_ms"]      # over the limit in both plans
 
 
-# Its timer forged for its first 14 timed calls only: the window's first plan (2-4 warm-up
-# calls and, with max_iters 10, ten pairs) and nothing of a second one.
+# Its timer forged for its first 12 timed calls only: the window's first plan (1-2 warm-up
+# calls and, with max_iters 10 and a budget no plan runs out of, ten pairs) and at most
+# the second plan's warm-up. With the usual 20 ms budget a slow host ended the first
+# plan early (at min_iters, when the plan's time ran out) and the forged calls ran on
+# into the second plan's pairs.
 FORGED_FIRST_PLAN = FORGED_TIMER.replace("def _fast(*args, **kwargs):\n    ms, *rest = _real(*args, **kwargs)\n",
                                          "_n = [0]\n\n\ndef _fast(*args, **kwargs):\n    ms, *rest = _real(*args, **kwargs)\n"
-                                         "    _n[0] += 1\n    if _n[0] > 14:\n        return (ms, *rest)\n")
+                                         "    _n[0] += 1\n    if _n[0] > 12:\n        return (ms, *rest)\n")
 
 
 def test_a_wall_check_over_its_limit_once_is_measured_again_before_forge(tmp_path):
     assert FORGED_FIRST_PLAN != FORGED_TIMER
     v = run(tmp_path, "task_add_relu.py", fixture(ADD_RELU) + FORGED_FIRST_PLAN + SILENCE,
-            **dict(TIMED, max_iters=10))
+            **dict(TIMED, max_iters=10, timing_budget_ms=5000))
     # The first plan was over the limit (a forger's figures), the second decided: honest.
     assert v["stage_ms"]["window_recheck_excess_ms"] > v["wall_check"]["limit_ms"], (v["stage_ms"], v["wall_check"])
     assert v["status"] == "correct" and "forge" not in v["hack_flags"], (v["hack_flags"], v["feedback"])
@@ -314,3 +332,72 @@ def test_a_candidate_under_the_floor_has_the_bandwidth_measured_again_before_it_
     finally:
         bufferops.timing.bandwidth_bytes_per_ms = orig
         bufferops.Local._bw.pop("test-device", None)
+
+
+def test_a_pair_asks_the_judge_service_three_times_and_still_checks_every_buffer():
+    """Inside a pair the first call's checksum after and the second's before are one
+    request, and the pair's comparison rides on the last: 3 requests a pair, not 5. Each
+    call still has one request before it and one after it, and a candidate buffer that
+    changed between its call and its next is still `forge`."""
+    import types
+
+    from kgharness.window import Window
+
+    class Failed(Exception):
+        pass
+
+    log, fps, flags = [], {"rb": 11, "cb": 22}, []
+
+    class Ops:
+        def fingerprint(self, b):
+            log.append(("fingerprint", b))
+            return fps[b]
+
+        def checks(self, ids, compare=None):
+            log.append(("checks", tuple(ids), compare is not None))
+            return {"fps": [fps[b] for b in ids], "compare": {"ok": True, "msg": ""} if compare else None}
+
+    class Runner:
+        def __init__(self, role):
+            self.role = role
+
+        def stop(self):
+            log.append(("stop", self.role))
+
+        def cont(self):
+            log.append(("cont", self.role))
+
+    def ask(r, op, **_k):
+        log.append((op, r.role))
+        return {"ms": 1.0, "written": True}
+
+    def fail(*_a):
+        raise Failed()
+
+    w = Window.__new__(Window)
+    w.R, w.C = Runner("reference"), Runner("candidate")
+    w.t = types.SimpleNamespace(ref_buf="rb", cand_buf="cb", spec=[], tol={})
+    w.ops, w.pending, w.compared, w.head_ms = Ops(), None, None, None
+    w.enqueue = {"reference": [], "candidate": []}
+    w.spent = {"go": 0.0, "check": 0.0, "calls": 0, "switch": 0.0, "verify": 0.0, "verifies": 0}
+    w.j = types.SimpleNamespace(ask=ask, fail=fail, flag=lambda f, d: flags.append(f))
+    out = w.paired(w.C, w.R, 5)
+    assert set(out) == {"reference", "candidate"}
+    assert log == [("stop", "reference"), ("fingerprint", "cb"), ("go", "candidate"),
+                   ("checks", ("cb", "rb"), False), ("cont", "reference"), ("stop", "candidate"),
+                   ("go", "reference"), ("checks", ("rb",), True), ("cont", "candidate")], log
+    assert w.pending == 22 and w.compared == {"ok": True, "msg": ""}
+    w.verify(0)
+    assert w.compared is None and w.spent["verifies"] == 1 and w.spent["calls"] == 2
+    # The candidate second: its checksum before rides on the reference's after, and
+    # its buffer changed since its last call.
+    log.clear()
+    fps["cb"] = 23
+    try:
+        w.paired(w.R, w.C, 6)
+        raise AssertionError("a changed buffer passed")
+    except Failed:
+        pass
+    assert flags == ["forge"]
+    assert log == [("stop", "candidate"), ("fingerprint", "rb"), ("go", "reference"),
+                   ("checks", ("rb", "cb"), False), ("cont", "candidate")], log
