@@ -160,13 +160,39 @@ def test_one_head_start_for_both_sides_follows_the_larger_median_enqueue_within_
     assert w.head_ms is None
 
 
-def test_a_hopelessly_slow_candidate_stops_being_timed_after_a_few_pairs():
-    from kgharness.window import SLOW_PAIRS, SLOW_RATIO, Window
+def test_a_hopelessly_slow_candidate_stops_being_timed_after_a_few_calls():
+    from kgharness.window import SLOW_CALLS, SLOW_RATIO, Window
     slow = {"reference": (1.0, 1.1), "candidate": (SLOW_RATIO * 1.01, SLOW_RATIO * 1.01 + 0.1)}
     close = {"reference": (1.0, 1.1), "candidate": (SLOW_RATIO * 0.9, SLOW_RATIO * 0.9 + 0.1)}
-    assert Window.hopeless([slow] * SLOW_PAIRS)
-    assert not Window.hopeless([slow] * (SLOW_PAIRS - 1))      # too few pairs to say
-    assert not Window.hopeless([close] * SLOW_PAIRS)
+    fast = {"reference": (1.0, 1.1), "candidate": (0.5, 0.6)}
+    s, c = SLOW_RATIO * 1.01, SLOW_RATIO * 0.9
+    assert SLOW_CALLS == 3
+    assert Window.hopeless([slow] * 3)
+    assert not Window.hopeless([slow] * 2)                   # too few calls to say
+    assert Window.hopeless([slow] * 2, warm=[s])             # a warm-up counts as a call
+    assert Window.hopeless([slow], warm=[s, s])
+    assert not Window.hopeless([slow], warm=[s])
+    assert not Window.hopeless([close] * 3, warm=[s, s])
+    assert not Window.hopeless([fast], warm=[s, s]), "slow warm-ups, a fast timed call: cold, not slow"
+    assert not Window.hopeless([fast, slow], warm=[s, s]), "the timed calls' median is not slow"
+    assert Window.hopeless([slow, slow], warm=[c]), "two of three calls over the ratio, as two of three pairs were"
+    assert not Window.hopeless([slow, close], warm=[s]), "the two timed calls' median is under the ratio"
+    assert not Window.hopeless([], warm=[s, s, s])
+
+
+def test_a_window_stops_after_its_first_pair_when_the_warm_ups_were_as_slow():
+    from kgharness.window import SLOW_RATIO
+    s = SLOW_RATIO * 1.01
+    slow = _pair(1.0, s)
+    w = _bare_window(5, 10, [slow] * 20)
+    w.warm = lambda *a: [s, s]
+    assert len(w.interleave()) == 1 and w.checked == [0]
+    w = _bare_window(5, 10, [slow] * 20)
+    w.warm = lambda *a: [s]
+    assert len(w.interleave()) == 2 and w.checked == [0, 1]
+    w = _bare_window(5, 10, [_pair(1.0, 0.5)] * 20)
+    w.warm = lambda *a: [s, s]
+    assert len(w.interleave()) >= 5, "cold warm-ups do not end the window of a fast kernel"
 
 
 def _bare_window(min_iters, planned, times):
