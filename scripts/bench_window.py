@@ -38,13 +38,13 @@ def main(paths):
         # The rest of a window, medians in ms: what is not a call (a pair's stop and
         # continue, a compare, the prelude, before) and how many compares a window made.
         parts = ("switch", "verify", "verifies", "prelude", "before", "pairs", "open", "gate", "close")
+        print("    window parts: " + ", ".join(
+            f"{k} {med(r['stage_ms'].get('window_' + k) for r in timed):.2f}" for k in parts))
         # Inside a call's request, the runner's own word (2026-12-02 on): inputs, the timed
         # call, the copy into the judge's buffer; the rest of `go` is messages.
         if any("window_go_timed" in r["stage_ms"] for r in timed):
             print("    a call's request, runner's parts: " + ", ".join(
                 f"{k} {per_call('window_go_' + k):.2f}" for k in ("inputs", "timed", "write")) + " ms")
-        print("    window parts: " + ", ".join(
-            f"{k} {med(r['stage_ms'].get('window_' + k) for r in timed):.2f}" for k in parts))
 
 
 if __name__ == "__main__":

@@ -264,7 +264,8 @@ class Window:
 
     def warm(self, r, buf):
         """r's untimed calls: their times on r's own clock."""
-        return [self.call(r, buf, self.j.rng.randrange(1 << 30))[0] for _ in range(self.j.rng.randint(*WARM_CALLS))]
+        n = self.j.rng.randint(*WARM_CALLS)
+        return [self.call(r, buf, self.j.rng.randrange(1 << 30))[0] for _ in range(n)]
 
     def alone(self, r, buf, share):
         """Time r alone (the other runner is stopped): (stats, overheads)."""
@@ -330,7 +331,7 @@ class Window:
 
     def interleave(self):
         j = self.j
-        warm = self.warm(self.C, self.t.cand_buf) or []
+        warm = self.warm(self.C, self.t.cand_buf)
         c0 = time.perf_counter()
         got = self.paired(self.R, self.C, j.rng.randrange(1 << 30))
         n = self.count(2 * self.budget, (time.perf_counter() - c0) * 1e3)

@@ -207,7 +207,8 @@ def _bare_window(min_iters, planned, times):
     w.R, w.C, w.t = "R", "C", types.SimpleNamespace(cand_buf=None)
     it = iter(times)
     w.paired = lambda first, second, seed: next(it)
-    w.warm = w.check_pending = lambda *a: None
+    w.warm = lambda *a: []
+    w.check_pending = lambda *a: None
     w.count = lambda budget_ms, per_call_ms: planned
     w.checked = []
     w.verify = w.checked.append
