@@ -118,6 +118,17 @@ def main(paths):
                 print("   a call's request, runner's parts: " + ", ".join(
                     f"{k} {med(lambda m: m['stage_ms']['window_go_' + k] / m['stage_ms']['window_calls']):.2f}"
                     for k in ("inputs", "timed", "write")) + " ms")
+        tc = [m for m in ms if (m.get("stage_ms") or {}).get("trial_call_n")]
+        if tc:
+            # The runner's own word on a correctness call after its first (2026-12-03 on).
+            def per_call(k):
+                return statistics.median(m["stage_ms"].get("trial_call_" + k, 0) / m["stage_ms"]["trial_call_n"]
+                                         for m in tc)
+            judge = statistics.median((m["stage_ms"].get("trial_calls", 0) - m["stage_ms"].get("first_call", 0))
+                                      / m["stage_ms"]["trial_call_n"] for m in tc)
+            print(f"   a correctness call after the first: {judge:.1f} ms on the judge's clock; runner's parts: "
+                  + ", ".join(f"{k} {per_call(k):.1f}" for k in ("inputs", "in_sum", "run", "after"))
+                  + f" ms ({statistics.median(m['stage_ms']['trial_call_n'] for m in tc):.0f} calls)")
         kinds = {}
         for m in ms:
             kinds.setdefault(m["kind"], []).append(m)

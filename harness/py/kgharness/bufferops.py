@@ -104,15 +104,29 @@ class Local:
     def compare(self, out_id, out_spec, ref_id, ref_spec, tol):
         return C.compare(self._leaves(out_id, out_spec), self._leaves(ref_id, ref_spec), tol)
 
-    def checks(self, fp_ids, compare=None):
-        """The judge's work between two timed calls as one request: the checksums of fp_ids,
-        in order, then (when given: compare()'s arguments) one comparison. On the H200 each
-        request to the service cost 0.7-1.1 ms of a window in which every other evaluation
-        is stopped, and a pair made five."""
-        out = {"fps": [self.fingerprint(b) for b in fp_ids], "compare": None}
-        if compare is not None:
-            out["compare"] = self.compare(*compare)
-        return out
+    def checks(self, fp_ids, compare=None, after=()):
+        """The judge's work between two calls as one request: the checksums of fp_ids, in
+        order, then (when given: compare()'s arguments) one comparison, then the checksums
+        of `after` (what the comparison read must not have changed meanwhile). On the H200
+        each request to the service cost 0.7-1.1 ms of a window in which every other
+        evaluation is stopped, and a pair made five. The checksums are queued and read in
+        one transfer after the comparison: outside a window every wait for the GPU waits
+        for this context's turn among the other evaluations' (kgharness.runner.op_call)."""
+        def parts(bid):
+            buf = self.pool.buffers.get(bid)
+            if buf is None:
+                raise OpError(f"no buffer {bid}")
+            return C.fingerprint_parts(buf.u8)
+        first = [parts(b) for b in fp_ids]
+        res = self.compare(*compare) if compare is not None else None
+        then = [parts(b) for b in after]
+        flat = [t for p in first + then for t in p]
+        vals = torch.stack(flat).tolist() if flat else []
+        sums, k = [], 0
+        for p in first + then:
+            sums.append(sum(vals[k:k + len(p)]))
+            k += len(p)
+        return {"fps": sums[:len(first)], "compare": res, "after": sums[len(first):]}
 
     def nonfinite(self, bid, spec):
         return C.nonfinite(self._leaves(bid, spec))
@@ -268,8 +282,9 @@ class Remote:
     def compare(self, *a, **k):
         return _inf(self._ask("compare", *a, **k))
 
-    def checks(self, fp_ids, compare=None):
-        out = self._ask("checks", list(fp_ids), compare=list(compare) if compare is not None else None)
+    def checks(self, fp_ids, compare=None, after=()):
+        out = self._ask("checks", list(fp_ids), compare=list(compare) if compare is not None else None,
+                        after=list(after))
         if out.get("compare") is not None:
             out["compare"] = _inf(out["compare"])
         return out

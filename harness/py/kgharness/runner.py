@@ -262,18 +262,47 @@ class Runner:
         return I.make_inputs(self.get_inputs, int(which["seed"]), self.dev)
 
     def op_call(self, req, _fds):
+        """One call on the inputs of req (a seed or a held-out set): its outputs' spec, its
+        inputs' checksum, its outputs copied into the judge's buffer. The checks' device work
+        is queued and read after at most two synchronisations (the side-stream check needs
+        one between its two checksums): on a GPU that other evaluations share, each one
+        waits for this context's turn, ~2 ms for each other busy context on an H200
+        (scripts/timeslice_probe.py). With four, a heavy task's correctness call took
+        166 ms (median, 7 x 16, README Measurements) for ~10 ms of work."""
+        t0 = T.perf_counter()
         self.release()
         inputs = self.inputs_for(req["inputs"])
-        in_sum = I.input_sum(inputs)
-        leaves = self.run(inputs, checked=True)
-        out = {"spec": [I.leaf_spec(x) for x in leaves], "in_sum": in_sum}
-        if self.role == "candidate" and I.input_sum(inputs) != in_sum:
-            self.flag("input_mutation", "forward() modified its input tensors")
+        t1 = T.perf_counter()
+        # Queued ahead of forward() on the current stream, so it sums the inputs as made.
+        # Work forward() puts on another stream could race with it; what it changed then
+        # shows as a checksum that differs from the reference's (`patch`) or from the one
+        # after the call (`input_mutation`).
+        before = I.input_sum_queued(inputs)
+        t2 = T.perf_counter()
+        leaves, side = self.run(inputs, checked=True)
+        t3 = T.perf_counter()
+        out = {"spec": [I.leaf_spec(x) for x in leaves]}
+        after = I.input_sum_queued(inputs) if self.role == "candidate" else None
         self.kept = leaves
-        out["written"] = self.write(req.get("buf"), leaves, out["spec"])
+        out["written"] = self.write(req.get("buf"), leaves, out["spec"], sync=False)
+        if self.gpu:
+            T.cuda_sync()
+        got, got_after, at_return, again = I.read_sums(before[0], after[0] if after else [], *(side or ([], [])))
+        t4 = T.perf_counter()
+        out["in_sum"] = got + before[1]
+        if after is not None and got_after + after[1] != out["in_sum"]:
+            self.flag("input_mutation", "forward() modified its input tensors")
+        if at_return != again:
+            self.flag("side_stream", "outputs changed after a full device synchronize: work "
+                      "was still running on another stream when forward() returned")
+        parts = {"inputs": t1 - t0, "in_sum": t2 - t1, "run": t3 - t2, "after": t4 - t3}
+        out["parts_ms"] = {k: round(x * 1e3, 4) for k, x in parts.items()}
         return out
 
     def run(self, inputs, checked=False):
+        """forward() on inputs: (its output leaves, None or the side-stream check's two
+        checksums of them, queued: one when forward() returned, one after a full device
+        synchronize; they must agree)."""
         streams = checked and self.gpu and self.role == "candidate"
         try:
             if streams:
@@ -281,15 +310,14 @@ class Runner:
             with self.window(), torch.no_grad():
                 out = self.model(*inputs)
             leaves = I.flatten(out)
+            side = None
             if streams:
                 self.unjoined(guards.S.streams)
                 # queued on the current stream without a sync: reads what the stream sees now
                 at_return = I.fingerprint(leaves)
                 T.cuda_sync()
-                if [int(x) for x in at_return] != [int(x) for x in I.fingerprint(leaves)]:
-                    self.flag("side_stream", "outputs changed after a full device synchronize: work "
-                              "was still running on another stream when forward() returned")
-            return leaves
+                side = (at_return, I.fingerprint(leaves))
+            return leaves, side
         except Stop:
             raise
         except BaseException as e:  # noqa: BLE001
@@ -321,14 +349,16 @@ class Runner:
         evaluation of a task by its measured peak."""
         self.kept = None
 
-    def write(self, buf, leaves, spec):
+    def write(self, buf, leaves, spec, sync=True):
+        """Copy leaves into the judge's buffer buf; without sync the caller synchronises
+        before it answers (the judge reads the buffer once it has the answer)."""
         if buf is None:
             return False
         views, keys = self.buffers[buf]
         if _tensor_keys(spec) != keys:
             return False
         I.write_leaves(views, leaves)
-        if self.gpu:
+        if self.gpu and sync:
             T.cuda_sync()
         return True
 

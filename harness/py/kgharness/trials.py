@@ -21,6 +21,8 @@ import time
 from . import channel, exchange
 
 MAX_LEAVES = 256
+# A candidate call's parts, as its runner reports them (runner.op_call's parts_ms).
+CALL_PARTS = ("inputs", "in_sum", "run", "after")
 MAX_DIMS = 16
 MAX_NUMEL = 1 << 40
 
@@ -38,6 +40,20 @@ class Trials:
         self.shared = judge.shared   # a refstore entry this evaluation uses, or None
         # Snapshots of the reference's outputs per seed, to publish (None: not publishing).
         self.keep = [] if judge.publisher and self.shared is None and self.Cr is not None else None
+
+    def call_parts(self, rep):
+        """Where the runner says a correctness call after its first went (CALL_PARTS):
+        summed into stage_ms trial_call_* (trial_call_n: how many). The runner's own word,
+        so a diagnostic that decides nothing."""
+        parts = rep.get("parts_ms") if isinstance(rep, dict) else None
+        if not isinstance(parts, dict):
+            return
+        sm = self.j.v["stage_ms"]
+        sm["trial_call_n"] = sm.get("trial_call_n", 0) + 1
+        for k in CALL_PARTS:
+            x = parts.get(k)
+            if isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < 1e7:
+                sm[f"trial_call_{k}"] = round(sm.get(f"trial_call_{k}", 0.0) + float(x), 3)
 
     @contextlib.contextmanager
     def spend(self, key):
@@ -83,6 +99,7 @@ class Trials:
         for _ in range(self.j.rng.randint(0, 2)):
             with self.spend("trial_calls"):
                 rep = self.j.ask(self.Cr, "call", inputs={"seed": self.j.rng.randrange(1 << 30)})
+            self.call_parts(rep)
             self.valid_spec(self.Cr, rep.get("spec"))
 
     def trial(self, i, s):
@@ -97,6 +114,8 @@ class Trials:
             cf = {"inputs": {"seed": s}, "buf": None if first else self.cand_buf}
             with self.spend("trial_calls"):
                 rr, rc = j.ask_both("call", rf, cf)
+            if i:
+                self.call_parts(rc)
             if i == 0:
                 j.v["stage_ms"]["first_call"] = channel.reported_ms(rc.get("runner_ms"))
                 j.ctx.compiled()
@@ -129,6 +148,8 @@ class Trials:
         else:
             with self.spend("trial_calls"):
                 rc = j.ask(self.Cr, "call", **cf)
+            if i:
+                self.call_parts(rc)
         if i == 0:
             j.v["stage_ms"]["first_call"] = channel.reported_ms(rc.get("runner_ms"))
             j.ctx.compiled()
@@ -189,9 +210,8 @@ class Trials:
             if j.ask(self.Cr, "write", buf=buf).get("written") is not True:
                 j.forge("outputs that match the expected layout were not written to the judge's buffer")
         with self.spend("trial_checks"):
-            before = self.ops.fingerprint(buf)
-            res = self.ops.compare(buf, cspec, ref[0], ref[1], self.tol)
-            changed = self.ops.fingerprint(buf) != before
+            got = self.ops.checks([buf], compare=(buf, cspec, ref[0], ref[1], self.tol), after=[buf])
+            res, changed = got["compare"], got["after"] != got["fps"]
         if changed:
             j.flag("forge", "the candidate's outputs changed after it reported them")
         v = j.v
@@ -237,6 +257,7 @@ class Trials:
             try:
                 with self.spend("trial_calls"):
                     rc = j.ask(self.Cr, "call", inputs={"held": k})
+                self.call_parts(rc)
             except Exception:
                 if j.v["status"] in ("runtime_error", "compile_error", "resource_limit"):
                     j.flag("hardcode", f"failed on held-out input set {k} (other shapes)")

@@ -27,6 +27,27 @@ def test_honest_kernel_is_timed_and_passes_the_wall_check(tmp_path):
     assert st["window_go_inputs"] + st["window_go_timed"] + st["window_go_write"] <= st["window_go"], st
 
 
+def test_a_correctness_calls_parts_are_the_runners_word_inside_the_judges_clock(tmp_path):
+    v = run(tmp_path, "task_add_relu.py", fixture(ADD_RELU), seeds=3)
+    st = v["stage_ms"]
+    assert v["status"] == "correct" and st["trial_call_n"] >= 2, st   # seeds 2 and 3, extra calls
+    parts = [st[f"trial_call_{k}"] for k in ("inputs", "in_sum", "run", "after")]
+    assert all(x >= 0 for x in parts) and st["trial_call_run"] > 0, st
+    assert sum(parts) <= st["trial_calls"], st
+
+
+def test_a_correctness_calls_parts_are_summed_when_they_are_numbers_and_ignored_otherwise():
+    from kgharness.trials import Trials
+    t = Trials.__new__(Trials)
+    t.j = type("J", (), {"v": {"stage_ms": {}}})()
+    t.call_parts({"parts_ms": {"inputs": 0.5, "in_sum": 1.0, "run": 2.0, "after": 0.25, "other": 9.0}})
+    t.call_parts({"parts_ms": {"inputs": True, "run": -1.0, "after": float("nan")}})
+    t.call_parts({"parts_ms": "lies"})
+    t.call_parts("lies")
+    assert t.j.v["stage_ms"] == {"trial_call_n": 2, "trial_call_inputs": 0.5, "trial_call_in_sum": 1.0,
+                                 "trial_call_run": 2.0, "trial_call_after": 0.25}, t.j.v["stage_ms"]
+
+
 def test_a_runners_parts_are_summed_when_they_are_numbers_and_ignored_otherwise():
     from kgharness.window import Window
     w = Window.__new__(Window)
@@ -278,6 +299,25 @@ def test_the_buffer_checksum_sees_any_changed_word_and_the_tail():
         other[i] += 1
         assert fingerprint(other) != base, i
     assert fingerprint(torch.zeros(0, dtype=torch.uint8)) == 0
+
+
+def test_a_runners_checksum_sees_any_changed_byte_in_any_view_and_reads_in_one_transfer():
+    import torch
+    from kgharness import inputs as I
+    x = torch.randn(1001, dtype=torch.bfloat16)
+    views = [x, x[1:], x[3:], x.view(7, 143).t(), torch.tensor(5), torch.arange(10, dtype=torch.int8)]
+    base = I.read_sums(I.fingerprint(views))[0]
+    assert len(base) == len(views) and I.fingerprint([torch.zeros(0)]) == []
+    # The same bytes sum alike however they are laid out (misaligned slices are copied).
+    assert base[1] == I.read_sums(I.fingerprint([x[1:].clone()]))[0][0]
+    assert base[3] == I.read_sums(I.fingerprint([x.view(7, 143).t().contiguous()]))[0][0]
+    for i in (0, 500, 999, 1000):     # words and the tail
+        y = x.clone()
+        y[i] += 1
+        assert I.read_sums(I.fingerprint([y]))[0][0] != base[0], i
+    a, b = I.read_sums(I.fingerprint(views[:2]), I.fingerprint(views[2:3]))
+    assert a == base[:2] and b == base[2:3]
+    assert I.input_sum([x, 3]) == [base[0], "3"]
 
 
 def test_a_runner_frees_its_last_inputs_and_outputs_before_making_new_ones(tmp_path):

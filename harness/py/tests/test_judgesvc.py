@@ -58,6 +58,25 @@ def test_operations_agree_with_the_local_ones(svc):
     ops.close()
 
 
+def test_checks_sums_before_and_after_one_comparison_in_one_request(svc):
+    """A correctness call's checks (trials.candidate_result): its buffer's checksum, the
+    comparison, the checksum again, read together: the same figures as three requests."""
+    ops = bufferops.Remote(svc.connect())
+    x = torch.randn(4, 8)
+    a, _ = lend(ops, x)
+    b, view_b = lend(ops, x * 1.5)
+    tol = ops.tolerance(a, SPEC)
+    got = ops.checks([b, a], compare=(b, SPEC, a, SPEC, tol), after=[b])
+    assert got["fps"] == [ops.fingerprint(b), ops.fingerprint(a)] and got["after"] == [ops.fingerprint(b)]
+    assert got["compare"] == ops.compare(b, SPEC, a, SPEC, tol) and not got["compare"]["ok"]
+    bufferops.leaves(view_b, SPEC)[0][1, 2] += 1.0
+    assert ops.checks([], after=[b])["after"] != got["after"]     # a changed buffer sums otherwise
+    assert ops.checks([a]) == {"fps": [ops.fingerprint(a)], "compare": None, "after": []}
+    with pytest.raises(bufferops.OpError, match="no buffer"):
+        ops.checks([a], after=[10 ** 6])
+    ops.close()
+
+
 def test_an_unknown_or_bad_request_is_an_error_not_a_crash(svc):
     ops = bufferops.Remote(svc.connect())
     with pytest.raises(bufferops.OpError, match="unknown request"):
