@@ -42,9 +42,9 @@ class Trials:
         self.keep = [] if judge.publisher and self.shared is None and self.Cr is not None else None
 
     def call_parts(self, rep):
-        """Where the runner says a correctness call after its first went (CALL_PARTS):
-        summed into stage_ms trial_call_* (trial_call_n: how many). The runner's own word,
-        so a diagnostic that decides nothing."""
+        """Where the runner says a correctness call on a seed's inputs after its first went
+        (CALL_PARTS): summed into stage_ms trial_call_* (trial_call_n: how many). The
+        runner's own word, so a diagnostic that decides nothing."""
         parts = rep.get("parts_ms") if isinstance(rep, dict) else None
         if not isinstance(parts, dict):
             return
@@ -255,9 +255,10 @@ class Trials:
             cbuf = self.lend(self.Cr, spec)
             self.last_in_sum = in_sum
             try:
-                with self.spend("trial_calls"):
+                # Other shapes: the candidate's kernels compile again here, so this call is
+                # counted apart from the others' parts (trial_held).
+                with self.spend("trial_calls"), self.spend("trial_held"):
                     rc = j.ask(self.Cr, "call", inputs={"held": k})
-                self.call_parts(rc)
             except Exception:
                 if j.v["status"] in ("runtime_error", "compile_error", "resource_limit"):
                     j.flag("hardcode", f"failed on held-out input set {k} (other shapes)")

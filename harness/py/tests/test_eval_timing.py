@@ -28,12 +28,13 @@ def test_honest_kernel_is_timed_and_passes_the_wall_check(tmp_path):
 
 
 def test_a_correctness_calls_parts_are_the_runners_word_inside_the_judges_clock(tmp_path):
-    v = run(tmp_path, "task_add_relu.py", fixture(ADD_RELU), seeds=3)
+    v = run(tmp_path, "task_softmax.py", fixture("cand_softmax.py"), seeds=3)
     st = v["stage_ms"]
     assert v["status"] == "correct" and st["trial_call_n"] >= 2, st   # seeds 2 and 3, extra calls
     parts = [st[f"trial_call_{k}"] for k in ("inputs", "in_sum", "run", "after")]
     assert all(x >= 0 for x in parts) and st["trial_call_run"] > 0, st
     assert sum(parts) <= st["trial_calls"], st
+    assert 0 < st["trial_held"] <= st["trial_calls"] - sum(parts), st     # the task has a held-out set
 
 
 def test_a_correctness_calls_parts_are_summed_when_they_are_numbers_and_ignored_otherwise():
