@@ -101,6 +101,12 @@ def main(paths):
         print(f"   reference_shared {sum(1 for m in ms if m.get('reference_shared'))} of {len(ms)}, "
               f"admitted without their reference {owed}; device memory "
               f"per evaluation median {statistics.median(mem) if mem else 0:.0f} MiB (contexts not counted)")
+        roles = [(m.get("stage_ms") or {}).get("reference_host") for m in ms]
+        if any(roles):
+            borrow = [m["stage_ms"]["window_borrow"] for m in ms if (m.get("stage_ms") or {}).get("window_borrow")]
+            print(f"   reference hosts: created by {roles.count(2.0)}, borrowed by {roles.count(1.0)} "
+                  f"(in a window: {len(borrow)}, median {statistics.median(borrow) if borrow else 0:.1f} ms to borrow), "
+                  f"none {roles.count(None)}")
         calls = [m for m in ms if m.get("runtime_ms") and (m.get("stage_ms") or {}).get("window_calls")]
         if calls:
             def med(f):

@@ -30,6 +30,11 @@ whenever they fit, and make them while it waits for the rest. Under load a conte
 1.2-1.4 s to make (0.15 s alone, H200), inside the evaluation's admitted time. What it
 holds for contexts is a down payment on its whole reservation.
 
+Reference hosts (kgharness.refhost): a task's reference runner kept warm and lent to
+the judge whose window is open. What a host holds counts once (`host`), like the store;
+an evaluation that borrows one reserves nothing for a reference of its own (`less`: at
+its request, or given back after it was admitted).
+
 Pure bookkeeping: `grant(holder, mb, alone)` is the zygote's callback (False when the
 holder is gone); mb is what was granted, which the judge splits among its processes.
 """
@@ -106,6 +111,8 @@ class Admission:
         self.owed = {}                        # holder -> MiB of its reference, granted later
         self.more_queue = collections.deque() # (holder, asked at): holders bringing their reference in
         self.trace = None                     # trace(event, holder, fields): every change, for diagnosis
+        self.hosts = {}                       # task key -> MiB a reference host holds
+        self.without = {}                     # holder -> MiB of its reservation a host holds instead
 
     def _note(self, event, who=None, **fields):
         if self.trace is not None:
@@ -115,7 +122,37 @@ class Admission:
 
     def used(self):
         """MiB taken: the reservations, contexts held ahead of them, the shared store."""
-        return sum(self.held.values()) + sum(self.ctx.values()) + self.store_mb
+        return sum(self.held.values()) + sum(self.ctx.values()) + self.store_mb + sum(self.hosts.values())
+
+    def host(self, key, mb):
+        """A reference host of the task holds mb MiB (0: it is gone)."""
+        if not _valid_mb(mb, zero=True):
+            return
+        if mb:
+            self.hosts[key] = float(mb)
+        else:
+            self.hosts.pop(key, None)
+        self._note("host", key=key[:8], mb=round(float(mb), 1))
+        self._grant_next()
+
+    def hosted(self, key, ref_mb):
+        """What an evaluation of the task does not reserve when a host is its reference:
+        the reference's share (as `later` sizes it) and its context."""
+        return self.later(key, ref_mb) + CONTEXT_MB
+
+    def less(self, who, mb):
+        """who, admitted with its reference's share, borrows a host instead: mb MiB go back
+        (a debt for that share is cancelled instead)."""
+        if who in self.owed:
+            self.owed.pop(who)
+            self.more_queue = collections.deque(q for q in self.more_queue if q[0] is not who)
+        elif who in self.held:
+            self.held[who] = max(0.0, self.held[who] - mb)
+        else:
+            return
+        self.without[who] = mb
+        self._note("less", who, mb=round(mb, 1))
+        self._grant_next()
 
     def contexts(self, who, mb):
         """Queue who for mb MiB of CUDA contexts, ahead of every whole reservation."""
@@ -152,14 +189,18 @@ class Admission:
         mb = known * MARGIN if known else estimate_mb
         return float(mb) if _valid_mb(mb, zero=True) else 0.0
 
-    def request(self, who, mb, key=None, later=0.0):
+    def request(self, who, mb, key=None, later=0.0, without=0.0):
         """Queue who for mb MiB; with its task's key, a footprint measured meanwhile
         (measured) re-sizes the request. later: the part it can bring in afterwards
-        (`more`), granted without it when only the rest fits."""
+        (`more`), granted without it when only the rest fits. without: the part a
+        reference host holds for it (hosted), never reserved."""
         if who in self.held or any(q[0] is who for q in self.queue):
             return
         if key is not None:
             self.asked[who] = key
+        if without:
+            self.without[who] = float(without)
+            mb = max(0.0, mb - without)
         self.queue.append((who, mb, self.clock(), float(later or 0.0)))
         self._note("request", who, mb=round(mb, 1), later=round(float(later or 0.0), 1))
         self._grant_next()
@@ -181,6 +222,7 @@ class Admission:
 
     def release(self, who):
         self.asked.pop(who, None)
+        self.without.pop(who, None)
         self.owed.pop(who, None)
         self.queue = collections.deque(q for q in self.queue if q[0] is not who)
         self.ctx_queue = collections.deque(q for q in self.ctx_queue if q[0] is not who)
@@ -203,10 +245,10 @@ class Admission:
         want = self.need(key, None)
         ours = {who for who, k in self.asked.items() if k == key}
         for who in ours & self.held.keys():
-            self.held[who] = min(self.held[who], self.rest(who, want))
+            self.held[who] = min(self.held[who], self.rest(who, want - self.without.get(who, 0.0)))
         self._note("measured", key=key[:8], mb=round(float(mb), 1), want=round(want, 1))
-        self.queue = collections.deque((who, want if who in ours else mb, asked, later)
-                                       for who, mb, asked, later in self.queue)
+        self.queue = collections.deque((who, max(0.0, want - self.without.get(who, 0.0)) if who in ours else mb,
+                                        asked, later) for who, mb, asked, later in self.queue)
         self._grant_next()
 
     def learn(self, key, verdict, oom=False):
@@ -245,7 +287,7 @@ class Admission:
         at once, each owing 33 GiB; the guard below then granted one over the budget,
         and two evaluations ran out of memory)."""
         owing = sum(self.held[h] for h in self.owed) + first
-        return owing + max([later, *self.owed.values()]) <= self.budget - self.store_mb
+        return owing + max([later, *self.owed.values()]) <= self.budget - self.store_mb - sum(self.hosts.values())
 
     def _waited(self, who, asked):
         stats = getattr(who, "lock_stats", None)

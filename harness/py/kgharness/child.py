@@ -30,8 +30,9 @@ class PipeContext(Context):
     """The judge's side of its private pipes to the zygote: stage/lock/unlock/runner/verdict
     records out, grant bytes in."""
 
-    def __init__(self, rec_fd, grant_fd, mode, device, tmpdir, sandbox_info, nonce="", svc_fd=None):
+    def __init__(self, rec_fd, grant_fd, mode, device, tmpdir, sandbox_info, nonce="", svc_fd=None, host=None):
         self.rec_fd = rec_fd
+        self.host = host              # (fd, pid): the reference host this judge inherited, if any
         self.svc_fd = svc_fd          # this judge's connection to the judge service, if any
         self._nonce = nonce
         self.grant_fd = grant_fd
@@ -105,6 +106,34 @@ class PipeContext(Context):
     def reserve_more(self):
         return self._granted({"type": "reserve_more"})[0]
 
+    def reserve_hosted(self, mb, ref_mb):
+        granted, kind = self._granted({"type": "reserve", "mb": round(float(mb), 1),
+                                       "without_mb": round(float(ref_mb), 1)})
+        return granted, kind == b"\x02"
+
+    def reserve_less(self, ref_mb):
+        self.send({"type": "reserve_less", "mb": round(float(ref_mb), 1)})
+
+    def host_ask(self, shared):
+        if self.host is None:
+            return 0
+        self.send({"type": "host_ask", "shared": bool(shared)})
+        b = os.read(self.grant_fd, 1)
+        if not b:
+            raise RuntimeError("reference host: the zygote closed the grant pipe")
+        return b[0]
+
+    def host_proc(self):
+        from .refhost import HostProc
+        fd, pid = self.host
+        return HostProc(os.dup(fd), pid)
+
+    def host_ok(self, mb):
+        self.send({"type": "host_ok", "mb": round(float(mb), 1)})
+
+    def host_mem(self, mb):
+        self.send({"type": "host_mem", "mb": round(float(mb), 1)})
+
     def _granted(self, rec):
         """Send a reservation record and wait for its grant: (MiB, the kind byte)."""
         self.send(rec)
@@ -166,7 +195,7 @@ def _isolate(tmpdir, options):
             "level": "partial", "detail": "; ".join(p[1] for p in parts if not p[0]), "_ok": all(p[0] for p in parts)}
 
 
-def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device, nonce="", svc_fd=None):
+def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device, nonce="", svc_fd=None, host=None):
     """Entry point right after fork() in the judge. Never returns."""
     t_start = time.monotonic()
     ctx = None
@@ -186,7 +215,7 @@ def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device, nonce
         spawn.redirect_output(tmpdir)
         faulthandler.enable(file=sys.stderr, all_threads=True)
         os.environ.update(HOME=tmpdir, TMPDIR=tmpdir)
-        ctx = PipeContext(rec_fd, grant_fd, mode, device, tmpdir, None, nonce, svc_fd)
+        ctx = PipeContext(rec_fd, grant_fd, mode, device, tmpdir, None, nonce, svc_fd, host)
         # The zygote measures fork latency against this timestamp.
         ctx.send({"type": "stage", "name": "setup", "t": t_start})
         ctx.sandbox = _isolate(tmpdir, job.get("options") or {})

@@ -41,6 +41,29 @@ class Context:
         """Wait until what reserve_first left owed is granted too: MiB granted."""
         return 0.0
 
+    def reserve_hosted(self, mb, ref_mb):
+        """Like reserve, without the reference's share ref_mb (and its context): a
+        reference host holds it (kgharness.refhost)."""
+        return self.reserve(mb)
+
+    def reserve_less(self, ref_mb):
+        """Give back the reference's share of what was granted: a host is its reference now."""
+
+    def host_ask(self, shared):
+        """What to do with the reference host this judge inherited (kgharness.refhost):
+        0 none, 1 use it in the window, 2 load it and use it as the reference runner."""
+        return 0
+
+    def host_proc(self):
+        """The judge's handle on its reference host (a refhost.HostProc)."""
+        raise RuntimeError("no reference host here")
+
+    def host_ok(self, mb):
+        """The host this evaluation created is sound and holds mb MiB."""
+
+    def host_mem(self, mb):
+        """The host lent to this evaluation's window held mb MiB."""
+
     def measured(self, mb):
         """The evaluation has used mb MiB of device memory through its correctness trials
         (the zygote re-sizes its task's reservations: kgharness.admission)."""

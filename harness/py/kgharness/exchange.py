@@ -176,3 +176,12 @@ def attach(handle, fds, device):
         os.close(fds[0])
         return torch.frombuffer(mm, dtype=torch.uint8)
     raise RuntimeError(f"unknown buffer kind {handle['kind']!r}")
+
+
+def detach(u8):
+    """The runner's side: let a buffer from attach() go. On a GPU the IPC mapping is
+    closed (the judge service's free of the buffer takes effect only once every mapping
+    is); a memfd's mapping goes with the tensor's last reference."""
+    if u8.is_cuda:
+        torch.cuda.synchronize()
+        _check(_driver().cuIpcCloseMemHandle(u8.data_ptr()), "cuIpcCloseMemHandle")

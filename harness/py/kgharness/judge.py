@@ -23,7 +23,7 @@ import time
 
 import torch
 
-from . import admission, channel, feedback, loader, refstore, screen, spawn, taskcheck, trials, window
+from . import admission, channel, feedback, loader, refhost, refstore, screen, spawn, taskcheck, trials, window
 from .verdict import FLAGS, STATUSES, add_flag, finalize, name_task_failure, new_verdict
 
 DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
@@ -81,6 +81,10 @@ class Judge:
         # judge service shares at all, and the entry this evaluation uses (None: its own
         # reference runner does the work, and publishes it when complete).
         self.share_key, self.share_on, self.shared, self.publisher = None, False, None, False
+        # The reference host (kgharness.refhost): ASK_CREATE, this evaluation loads it and
+        # uses it as its reference runner; ASK_USE (hosted), it borrows it in its window only.
+        self.host_role, self.hosted, self.host_sound = refhost.ASK_NONE, False, False
+        self.ref_mb = 0.0            # the reference's share of the reservation (MiB, no context)
         self._stage, self._stage_t = None, None
 
     # ---- bookkeeping ---------------------------------------------------------------
@@ -269,11 +273,20 @@ class Judge:
         # is taken after admission (it may have been published, or evicted, meanwhile).
         self.init_device()
         self.share_key = refstore.key(self.job, self.opts)
-        self.admit(check=False, share=self.ops.has_shared(self.share_key).get("exists") is True)
+        has = self.ops.has_shared(self.share_key).get("exists") is True
+        self.host_role = self.ctx.host_ask(has)
+        self.hosted = self.host_role == refhost.ASK_USE
+        self.admit(check=False, share=has and not self.host_role)
         self.find_shared()
+        self.take_host()
         self.stage("load")
-        # Owing its memory, the reference makes no call until the candidate has passed.
-        rr, rc = self.ask_both("load", {"warm": not self.owed})
+        if self.hosted:
+            # The reference is the host's, lent in the window: nothing of it loads here.
+            rr, rc = {"held": self.shared.get("held_count")}, self.ask(self.C, "load")
+        else:
+            # Owing its memory, the reference makes no call until the candidate has passed.
+            rr, rc = self.ask_both("load", {"warm": not self.owed})
+            self.host_sound = self.host_role == refhost.ASK_CREATE
         v["compiled"] = True
         self.note_sandbox(rc.get("sandbox"))
         v["stage_ms"]["reference"] = channel.reported_ms(rr.get("runner_ms"))
@@ -282,7 +295,7 @@ class Judge:
                 if k in ("sandbox", "cuda", "build", "warm"):
                     v["stage_ms"][f"{role}_{k}"] = channel.reported_ms(x)
         self.held, self.min_bytes = channel.held_count(rr.get("held")), rr.get("min_bytes")
-        if self.shared is not None and self.shared.get("held_count") != self.held:
+        if self.shared is not None and self.shared.get("held_count") != self.held and not self.hosted:
             self.shared = None      # not the work this task's reference does now: its own
             v["reference_shared"] = False
             self.bring_reference_memory()
@@ -312,6 +325,7 @@ class Judge:
             info = rep.get("task_info") if isinstance(rep.get("task_info"), dict) else {}
         quotas = admission.quotas_mb(info, check=check) or admission.default_quotas(check)
         want = admission.total_mb(quotas)
+        self.ref_mb = quotas["reference"]
         # A shared evaluation's reference only runs in the timing window: its share may
         # come later (kgharness.admission), if the candidate passes.
         later = quotas["reference"] if share and not check else 0.0
@@ -322,7 +336,9 @@ class Judge:
             runners = (self.R, self.C)
             self.ctx.reserve(len(runners) * admission.CONTEXT_MB, contexts=True)
             asked = [(r, self.settle(r, lambda r=r: r.request("cuda"))) for r in runners]
-        if later:
+        if self.hosted:
+            _, self.alone = self.ctx.reserve_hosted(want, self.ref_mb)
+        elif later:
             _, self.alone, self.owed = self.ctx.reserve_first(want, later)
             if self.owed:
                 self.v["stage_ms"]["reference_owed"] = 1
@@ -330,6 +346,65 @@ class Judge:
             _, self.alone = self.ctx.reserve(want)
         for r, seq in asked:
             self.settle(r, lambda r=r, seq=seq: r.reply("cuda", seq))
+
+    def take_host(self):
+        """The reference host, where the zygote offers it: a shared evaluation that was
+        offered none before admission asks again (the host may have become ready while
+        it waited) and gives back its reference's share; the evaluation that creates the
+        host uses it instead of its own reference runner."""
+        if not self.host_role and self.shared is not None:
+            self.host_role = self.ctx.host_ask(True)
+            self.hosted = self.host_role == refhost.ASK_USE
+            if self.hosted and self.gpu:
+                self.ctx.reserve_less(self.ref_mb)
+        if not self.host_role:
+            return
+        if self.hosted:
+            self.owed = False      # no reference of its own to bring in
+        self.v["stage_ms"]["reference_host"] = float(self.host_role)
+        if self.hosted and self.shared is None:
+            self.retry("reference_host", "the shared reference work was evicted before this evaluation could use it")
+        self.R.kill()              # its own, forked for the task's description only
+        if self.R.cpu_s is not None:
+            self.v["stage_ms"]["cpu_reference"] = round(self.R.cpu_s * 1e3, 3)
+        self.R = None
+        if self.host_role == refhost.ASK_CREATE:
+            self.bring_reference_memory()
+            self.R = self.ctx.host_proc()
+            try:
+                self.R.hello()
+            except (channel.ChannelClosed, channel.Malformed, TimeoutError) as e:
+                self.retry("reference_host", f"a new reference host did not answer ({e})")
+
+    def borrow_host(self, t):
+        """Inside the window: the host answers this judge now (what an earlier borrower
+        left is dropped), is loaded with the task this evaluation's shared work came from,
+        and gets the reference's buffer."""
+        t0 = time.monotonic()
+        hp = self.ctx.host_proc()
+        try:
+            info = hp.hello()
+        except (channel.ChannelClosed, channel.Malformed, TimeoutError) as e:
+            hp.kill()
+            self.retry("reference_host", f"the reference host did not answer ({e})")
+        self.R = hp
+        if info.get("loaded") is not True:
+            self.retry("reference_host", "the reference host was not loaded")
+        if channel.held_count(info.get("held")) != self.shared.get("held_count"):
+            self.task_fail("the reference host has another number of held-out input sets than "
+                           "the evaluation whose work is shared")
+        mb = info.get("min_bytes")
+        self.min_bytes = mb if isinstance(mb, int) and not isinstance(mb, bool) and mb > 0 else None
+        t.ref_buf = t.lend(hp, t.spec)
+        self.v["stage_ms"]["window_borrow"] = round((time.monotonic() - t0) * 1e3, 3)
+        return hp
+
+    def return_host(self, t):
+        """After a window that went through: the host lets the buffer go, and the zygote
+        hears what it holds."""
+        self.ask(self.R, "detach", buf=t.ref_buf)
+        if self.gpu and self.mem.get("reference"):
+            self.ctx.host_mem(self.mem["reference"] + admission.CONTEXT_MB)
 
     def bring_reference_memory(self):
         """Wait for the reference's share that admission left owed."""
@@ -444,6 +519,13 @@ class Judge:
         mem = self.footprint()
         if mem is not None:
             self.v["device_memory"] = mem
+        if self.host_sound and not self.v.get("task_error") and not self.v.get("retry") and \
+                self.v["status"] != "timeout":
+            # The host this evaluation created is sound: ready for the task's next ones,
+            # with none of this judge's buffers mapped.
+            with contextlib.suppress(Exception):
+                self.R.hello(timeout=5.0)
+                self.ctx.host_ok(self.mem.get("reference", 0.0) + admission.CONTEXT_MB)
         for r in (self.C, self.R):
             if r is not None:
                 with contextlib.suppress(Exception):

@@ -23,6 +23,10 @@ One request, one reply (kgharness.channel). Requests:
                             into buf; says how long its launches took
   coverage {seed}           share of GPU time in the candidate's own kernels (detector)
   finish                    the detectors' last word
+  hello {nonce}             a reference host's borrower starts (kgharness.refhost): every
+                            buffer an earlier borrower attached is let go; says whether
+                            the task is loaded, its held-out count and MIN_BYTES
+  detach {buf}              let one buffer go
 """
 
 import gc
@@ -63,6 +67,7 @@ class Runner:
         self.sandbox_ms = 0.0       # how long its walls took to put up (kgharness.spawn)
         self.cuda_ms = None         # how long its CUDA context took, once made
         self.warm_ms = None         # how long the reference's warm-up call took, if it made one
+        self.loaded = None          # a reference host's answer to hello, once loaded
 
     # ---- dispatch -------------------------------------------------------------------
     def handle(self, req, fds):
@@ -153,6 +158,7 @@ class Runner:
         if self.warm_ms is not None:
             out["phases_ms"]["warm"] = self.warm_ms
         out.update(held=len(self.held), min_bytes=_int_or_none(getattr(mod, "MIN_BYTES", None)))
+        self.loaded = {"held": out["held"], "min_bytes": out["min_bytes"]}
         return out
 
     def op_cuda(self, _req, _fds):
@@ -252,9 +258,25 @@ class Runner:
     def op_attach(self, req, fds):
         spec = req["spec"]
         lay, _ = exchange.layout(spec)
+        self.op_detach(req, ())   # the same id again: the old mapping goes first
         u8 = exchange.attach(req["handle"], fds, self.dev)
-        self.buffers[req["buf"]] = (exchange.views(u8, lay), _tensor_keys(spec))
+        self.buffers[req["buf"]] = (exchange.views(u8, lay), _tensor_keys(spec), u8)
         return {}
+
+    def op_detach(self, req, _fds):
+        got = self.buffers.pop(req.get("buf"), None)
+        if got is not None:
+            exchange.detach(got[2])
+        return {}
+
+    def op_hello(self, req, _fds):
+        """A reference host serves one judge at a time (kgharness.refhost): a new borrower
+        starts with no buffer of an earlier one's mapped (a judge killed mid-window left
+        its own), and learns what the task's load found."""
+        self.kept = None
+        for buf in list(self.buffers):
+            self.op_detach({"buf": buf}, ())
+        return dict(self.loaded or {}, loaded=self.loaded is not None, nonce=str(req.get("nonce"))[:64])
 
     def inputs_for(self, which):
         if "held" in which:
@@ -354,7 +376,7 @@ class Runner:
         before it answers (the judge reads the buffer once it has the answer)."""
         if buf is None:
             return False
-        views, keys = self.buffers[buf]
+        views, keys, _ = self.buffers[buf]
         if _tensor_keys(spec) != keys:
             return False
         I.write_leaves(views, leaves)

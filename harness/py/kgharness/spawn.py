@@ -141,12 +141,13 @@ def start(role, job, mode, device, tmpdir):
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
-        _child(role, job, mode, device, rdir, runner_end)   # never returns
+        run_runner(role, job, mode, device, rdir, runner_end)   # never returns
     runner_end.close()
     return RunnerProc(role, pid, channel.Channel(judge_end), rdir)
 
 
-def _child(role, job, mode, device, rdir, sock):
+def run_runner(role, job, mode, device, rdir, sock):
+    """A forked runner's life (a reference host's too: kgharness.refhost). Never returns."""
     code = 70
     try:
         os.setpgid(0, 0)

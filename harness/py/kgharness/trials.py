@@ -136,7 +136,7 @@ class Trials:
         j, sh = self.j, self.shared
         first = self.cand_buf is None
         cf = {"inputs": {"seed": s}, "buf": None if first else self.cand_buf}
-        if first and not j.owed:
+        if first and not j.owed and not j.hosted:
             # The reference runs once too, beside the candidate's first call: its first
             # call's one-time work (allocator, library handles, cuDNN's choices) then
             # happens here, not in the window where every other evaluation waits. Admitted
@@ -177,7 +177,8 @@ class Trials:
 
     def setup(self, spec):
         self.spec = spec
-        self.ref_buf = self.lend(self.R, spec)
+        # A hosted evaluation's reference buffer is lent to the host in the window.
+        self.ref_buf = None if self.j.hosted else self.lend(self.R, spec)
         if self.Cr is not None:
             self.cand_buf = self.lend(self.Cr, spec)
 

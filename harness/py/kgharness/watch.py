@@ -90,7 +90,8 @@ def _stop(role, why):
 
 
 def signal_all(child, sig):
-    for leader in child.leaders():
+    host = child.loading_host() if hasattr(child, "loading_host") else None
+    for leader in child.leaders() | ({host} if host else set()):
         try:
             os.killpg(leader, sig)
         except OSError:

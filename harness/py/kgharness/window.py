@@ -103,7 +103,7 @@ class Window:
     def run(self):
         j, v = self.j, self.j.v
         asked = time.perf_counter()
-        with j.ctx.timing_lock(), self.held(), _no_gc():
+        with j.ctx.timing_lock(), self.lent(), self.held(), _no_gc():
             opened = time.perf_counter()
             if getattr(j.ctx, "shared_gpu", False):
                 v["warnings"].append("another kernelgate process on this GPU did not stop its "
@@ -143,6 +143,17 @@ class Window:
         v["stage_ms"].update(window_before=round((t1 - t0) * 1e3, 3), window_pairs=round((t2 - t1) * 1e3, 3),
                              **{f"window_{k}": round(x, 3) for k, x in self.spent.items()})
         self.conclude(before, pairs)
+
+    @contextlib.contextmanager
+    def lent(self):
+        """A hosted evaluation's reference is the task's host (kgharness.refhost), lent for
+        this window only."""
+        if not self.j.hosted:
+            yield
+            return
+        self.R = self.j.borrow_host(self.t)
+        yield
+        self.j.return_host(self.t)
 
     def shared_before(self):
         """The reference timed alone by an earlier evaluation of this task on this GPU (a

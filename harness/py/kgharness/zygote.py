@@ -24,11 +24,12 @@ import sys
 import tempfile
 import time
 
-from . import admission, gpulock, gpupeers, judgesvc, outcome, procs, protocol, sandbox, startup, watch
+from . import admission, gpulock, gpupeers, judgesvc, outcome, procs, protocol, refhost, sandbox, startup, watch
 
 IN_FD, OUT_FD = 3, 4
 TICK_S = 0.1                  # watchdog period (10 Hz)
 CHILD_LINE_LIMIT = 4 << 20    # a child's record line (its verdict) larger than this is refused
+HOST_RSS_LIMIT = 32 << 30     # a reference host's host memory, like a runner's default memory_limit_mb
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -104,6 +105,7 @@ class Child:
         self.runners = {}              # role -> pid, as the judge reported them
         self.frozen_since = None       # stopped while another evaluation is timed
         self.frozen_s = 0.0
+        self.host = None               # the reference host its judge inherited (kgharness.refhost)
 
     def active_s(self, now, waiting_since=None):
         """Seconds the evaluation has run, not counting waits for the GPU lock or time
@@ -115,6 +117,12 @@ class Child:
 
     def leaders(self):
         return {self.pid} | set(self.runners.values())
+
+    def loading_host(self):
+        """The host this evaluation loads and uses as its reference: stopped and continued
+        with it, never killed with it."""
+        h = self.host
+        return h.pid if h is not None and h.creator is self and h.state == "loading" else None
 
 
 class Zygote:
@@ -145,6 +153,9 @@ class Zygote:
         self.stopping = False
         self.next_tick = 0.0
         self.svc = judgesvc.Service(mode, device, int(share_mb * (1 << 20)))
+        self.hosts = refhost.Hosts(mode, device, self.base, self.mem, log) \
+            if refhost.enabled(mode, share_mb) else None
+        self.groups = {}               # procs.scan's last {leader: (pids, rss)}
 
     def start_service(self):
         """Fork the judge service (at start, and again if it dies)."""
@@ -164,6 +175,8 @@ class Zygote:
             fds += self.peers.fds()
         if self.svc.ctrl is not None:
             fds.append(self.svc.ctrl.fileno())
+        if self.hosts is not None:
+            fds += self.hosts.fds()
         for c in self.children.values():
             fds += [c.rec_r, c.grant_w]
         return [fd for fd in fds if fd is not None]
@@ -200,7 +213,8 @@ class Zygote:
     def serve(self):
         self.install_signals()
         while not self.stopping:
-            timeout = None if not self.children else max(0, int((self.next_tick - time.monotonic()) * 1000))
+            idle = not self.children and not (self.hosts is not None and self.hosts.by_key)
+            timeout = None if idle else max(0, int((self.next_tick - time.monotonic()) * 1000))
             if self.peers is not None and (self.children or self.peers.state != self.peers.IDLE):
                 timeout = min(timeout if timeout is not None else 1 << 30, int(self.peers.poll_s() * 1000))
             try:
@@ -262,7 +276,8 @@ class Zygote:
             fds += [rec_r, rec_w]
             grant_r, grant_w = os.pipe()
             fds += [grant_r, grant_w]
-            close = self.own_fds() + [rec_r, grant_w]
+            host = self.hosts.for_job(job) if self.hosts is not None else None
+            close = [fd for fd in self.own_fds() if host is None or fd != host.sock.fileno()] + [rec_r, grant_w]
             svc = self.svc.connect()
             svc_fd = svc.detach() if svc is not None else None
             if svc_fd is not None:
@@ -281,7 +296,8 @@ class Zygote:
         if pid == 0:
             from . import child as childmod    # loaded in main(); never returns
             childmod.run(job, self.evaluator, self.mode, tmpdir, rec_w, grant_r, close, self.device,
-                         child.nonce, svc_fd=svc_fd)
+                         child.nonce, svc_fd=svc_fd,
+                         host=(host.sock.fileno(), host.pid) if host is not None else None)
         os.close(rec_w)
         os.close(grant_r)
         if svc_fd is not None:
@@ -289,6 +305,7 @@ class Zygote:
         os.set_blocking(rec_r, False)
         os.set_blocking(grant_w, False)
         child.pid, child.rec_r, child.grant_w = pid, rec_r, grant_w
+        child.host = host
         self.children[rid] = child
         self.by_pid[pid] = child
         self.by_fd[rec_r] = child
@@ -341,8 +358,24 @@ class Zygote:
             else:
                 key = admission.task_key(child.job)
                 later = rec.get("later_mb") if isinstance(rec.get("later_mb"), (int, float)) else 0.0
+                without = rec.get("without_mb") if isinstance(rec.get("without_mb"), (int, float)) else 0.0
                 self.mem.request(child, self.mem.need(key, mb), key=key,
-                                 later=self.mem.later(key, later) if later else 0.0)
+                                 later=self.mem.later(key, later) if later else 0.0,
+                                 without=self.mem.hosted(key, without) if without else 0.0)
+        elif kind == "reserve_less":
+            mb = rec.get("mb") if isinstance(rec.get("mb"), (int, float)) else 0.0
+            if self.mem is not None and mb > 0:
+                self.mem.less(child, self.mem.hosted(admission.task_key(child.job), mb))
+        elif kind == "host_ask":
+            ask = self.hosts.ask(child, child.host, rec.get("shared") is True) if self.hosts is not None \
+                else refhost.ASK_NONE
+            self._tell(child, bytes([ask]))
+        elif kind == "host_ok":
+            if self.hosts is not None:
+                self.hosts.ok(child, child.host, rec.get("mb"))
+        elif kind == "host_mem":
+            if self.hosts is not None:
+                self.hosts.measured(child.host, rec.get("mb"))
         elif kind == "reserve_more":
             if self.mem is None:
                 self._grant_mem(child, 0.0, False)
@@ -379,6 +412,8 @@ class Zygote:
         now = time.monotonic()
         watch.freeze(list(self.children.values()), child, now, self.scan)
         watch.thaw([child], now, self.waiting)    # stopped with the rest while the peers were timing
+        if self.hosts is not None:
+            self.hosts.lend(child, child.host)
         # Inside the holder's window (its lock_exclusive_held): stopping the others and
         # rescanning their processes.
         child.lock_stats["freeze"] = child.lock_stats.get("freeze", 0.0) + time.monotonic() - now
@@ -435,6 +470,8 @@ class Zygote:
         """Child no longer holds (or waits for) the lock: continue the others first, so the
         next holder, stopped while it waited, can read its grant."""
         holder = self.lock.held_by() is child
+        if self.hosts is not None:
+            self.hosts.take_back(child, child.host)
         if self.pending is child:
             self.pending = None
         if holder and self.peers is None:
@@ -449,10 +486,11 @@ class Zygote:
 
     def scan(self):
         """Refresh every child's processes and their split by role."""
-        leaders = set()
+        leaders = self.hosts.pids() if self.hosts is not None else set()
         for c in self.children.values():
             leaders |= c.leaders()
         groups, strays = procs.scan(os.getpid(), leaders)
+        self.groups = groups
         for c in self.children.values():
             c.by_role, c.pids = watch.roles(c, groups)
         return [pid for pid in strays if pid != self.svc.pid]
@@ -471,6 +509,8 @@ class Zygote:
                 if not self.stopping:
                     self.start_service()
                 continue
+            if self.hosts is not None and self.hosts.reaped(pid):
+                continue
             child = self.by_pid.get(pid)
             if child is not None:
                 self.finish(child, status)
@@ -483,11 +523,14 @@ class Zygote:
             procs.kill_group(leader)
 
     def watchdog(self):
-        if not self.children:
+        if not self.children and not (self.hosts is not None and self.hosts.by_key):
             return
         now = time.monotonic()
         for pid in self.scan():   # escaped a finished evaluation and came to us: kill
             procs.kill_pid(pid)
+        if self.hosts is not None:
+            waiting = self.mem is not None and any(now - q[2] > 1.0 for q in self.mem.queue)
+            self.hosts.tick(now, waiting, self.groups, (procs.MAX_PROCS, HOST_RSS_LIMIT))
         for child in list(self.children.values()):
             if child.kill_reason:
                 procs.kill_group(child.pid, child.pids)   # a fork bomb may outrun one kill
@@ -524,6 +567,8 @@ class Zygote:
         del self.children[child.id]
         del self.by_pid[child.pid]
         verdict = self.outcomes.for_child(child, status)
+        if self.hosts is not None:
+            self.hosts.finished(child, child.host)
         if self.mem is not None:
             self.mem.release(child)
             self.mem.learn(admission.task_key(child.job), verdict, oom=verdict.get("retry") == "gpu_oom")
@@ -541,6 +586,8 @@ class Zygote:
                 status = 0
             self.finish(child, status)
         self.svc.stop()
+        if self.hosts is not None:
+            self.hosts.shutdown()
         shutil.rmtree(self.base, ignore_errors=True)
 
     @staticmethod

@@ -1,0 +1,307 @@
+"""Reference hosts: one reference runner per task and GPU, kept warm and lent to the
+judge whose timing window is open (issue 14).
+
+Without them every evaluation of a task forked a reference runner that made its own CUDA
+context, imported the task, built the model, warmed it and held its share of device
+memory for the whole evaluation, although an evaluation whose reference work is shared
+(kgharness.refstore) needs its reference only inside its timing window, and one window
+is open on a GPU at a time. On an H200 a heavy GRPO group's evaluations waited for
+device memory 67% of their slot time, and a reference's share was about half of what
+each reserved (README, Measurements, tenth session).
+
+The zygote forks a host when a task's first job arrives (a process like any runner:
+its own directory, walls and uid, never candidate code) and every judge of that task
+inherits one end of its channel. A judge asks the zygote what to do with it
+(`host_ask`):
+
+- `create`: the host is fresh; this judge loads it and uses it as its own reference
+  runner for the whole evaluation. Once that evaluation ends and its judge found the
+  host sound (`host_ok`), the host is ready, and its memory moves from that evaluation's
+  reservation to the hosts' own account in admission.
+- `use`: the host is ready and the task's reference work is shared: this judge forks no
+  reference of its own, reserves no memory for one, and borrows the host inside its
+  timing window only (the zygote continues it when the window opens and stops it when
+  the window closes). A borrower first says `hello` with a nonce and reads until its
+  answer comes: a judge killed in mid-window leaves replies behind.
+- `none`: as before, its own reference runner.
+
+The host is stopped whenever nobody uses it: the reference (a task registered over the
+API is untrusted code) cannot run beside another evaluation's window. A host that
+dies, breaks its limits or fails its borrower ends hosting for its task in this zygote;
+one unused for HOST_IDLE_S, older than HOST_MAX_AGE_S, or in the way of admission is
+retired. Verdicts are the same with hosts on and off; the speedup still comes from the
+reference and the candidate timed in one window.
+"""
+
+import os
+import random
+import signal
+import socket
+import time
+
+from . import channel, procs, refstore, spawn
+
+ENV = "KERNELGATE_REFERENCE_HOST"
+HOST_IDLE_S = 30.0        # unused this long: retired (its memory goes back to admission)
+HOST_MAX_AGE_S = 600.0    # older: retired once unused (its CPU-time limit, a fresh allocator)
+MAX_HOSTS = 16
+HOST_TIMEOUT_S = 600.0    # the host's rlimits are sized for this wall time (kgharness.sandbox)
+HELLO_TIMEOUT_S = 30.0    # a borrower's wait for the host to finish what an earlier one left
+
+ASK_NONE, ASK_USE, ASK_CREATE = 0, 1, 2
+
+
+def enabled(mode, share_mb):
+    """Hosts serve shared evaluations only: none without the store. On by default on a GPU;
+    $KERNELGATE_REFERENCE_HOST says otherwise (on/off), on a CPU too."""
+    if share_mb <= 0:
+        return False
+    flag = os.environ.get(ENV, "").strip().lower()
+    if flag in ("0", "off", "false", "no"):
+        return False
+    return mode == "gpu" or flag in ("1", "on", "true", "yes")
+
+
+def wants_host(job, mode):
+    """A job whose reference is timed: an evaluation (not a task check) with timing on."""
+    if not isinstance(job, dict) or job.get("task_check"):
+        return False
+    opts = _options(job)
+    return bool(opts["timing"]) and (mode == "gpu" or bool(opts["cpu_timing"]))
+
+
+class Host:
+    """One host, as the zygote sees it."""
+
+    def __init__(self, key, pid, sock, now):
+        self.key, self.pid, self.sock = key, pid, sock
+        self.state = "new"         # new, loading (its creator uses it), ready, gone
+        self.creator = None
+        self.users = set()         # children told `create` or `use`, until they finish
+        self.ok_mb = None          # what its creator measured it holds (host_ok)
+        self.mb = 0.0              # what admission counts for it, once ready
+        self.born = self.last = now
+        self.lent = None           # the child whose window it runs in
+
+    def signal(self, sig):
+        try:
+            os.killpg(self.pid, sig)
+        except OSError:
+            pass
+
+
+class Hosts:
+    """The zygote's hosts, by refstore key. `mem` is its kgharness.admission.Admission (or
+    None); `log` its log function."""
+
+    def __init__(self, mode, device, base, mem=None, log=lambda msg: None, clock=time.monotonic):
+        self.mode, self.device, self.base, self.mem, self.log = mode, device, base, mem, log
+        self.clock = clock
+        self.by_key, self.by_pid = {}, {}
+        self.banned = set()        # keys whose host failed: their evaluations run their own
+        self.n = 0
+
+    def fds(self):
+        return [h.sock.fileno() for h in self.by_key.values() if h.sock is not None]
+
+    def pids(self):
+        return set(self.by_pid)
+
+    def for_job(self, job):
+        """The host a new job's judge inherits (forked now for a task's first job), or None."""
+        if not wants_host(job, self.mode):
+            return None
+        key = refstore.key(job, _options(job))
+        h = self.by_key.get(key)
+        if h is not None or key in self.banned:
+            return h
+        if len(self.by_key) >= MAX_HOSTS and not self.retire_one():
+            return None
+        try:
+            h = self.fork(key, job)
+        except Exception as e:  # noqa: BLE001 - no host is no worse than before
+            self.log(f"reference host not forked: {e}")
+            return None
+        self.by_key[key], self.by_pid[h.pid] = h, h
+        return h
+
+    def fork(self, key, job):
+        self.n += 1
+        hdir = os.path.join(self.base, f"host-{self.n}-{key[:8]}")
+        os.mkdir(hdir, 0o711)
+        rdir = os.path.join(hdir, "reference")
+        os.mkdir(rdir, 0o700)
+        opts = dict(job.get("options") or {})
+        opts["timeout_s"] = max(HOST_TIMEOUT_S, float(opts.get("timeout_s") or 0))
+        host_job = {"task": job.get("task"), "options": opts}    # never the candidate's code
+        ours, theirs = channel.pair()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                signal.set_wakeup_fd(-1)
+            except (ValueError, OSError):
+                pass
+            spawn.run_runner("reference", host_job, self.mode, self.device, rdir, theirs)   # never returns
+        theirs.close()
+        return Host(key, pid, ours, self.clock())
+
+    # ---- what judges say ------------------------------------------------------------
+    def ask(self, child, host, shared):
+        if host is None or host.state == "gone":
+            return ASK_NONE
+        if child in host.users:
+            return ASK_CREATE if host.creator is child else ASK_USE
+        if host.state == "new" and host.creator is None:
+            host.state, host.creator = "loading", child
+            host.users.add(child)
+            return ASK_CREATE
+        if host.state == "ready" and shared:
+            host.users.add(child)
+            host.last = self.clock()
+            return ASK_USE
+        return ASK_NONE
+
+    def ok(self, child, host, mb):
+        if host is not None and host.creator is child and _mb(mb):
+            host.ok_mb = float(mb)
+
+    def measured(self, host, mb):
+        """A borrower saw the host hold mb MiB (its context included)."""
+        if host is not None and host.state == "ready" and _mb(mb) and mb > host.mb:
+            host.mb = float(mb)
+            if self.mem is not None:
+                self.mem.host(host.key, host.mb)
+
+    # ---- windows --------------------------------------------------------------------
+    def lend(self, child, host):
+        """child's window opens: its host runs."""
+        if host is not None and host.state == "ready" and child in host.users:
+            host.lent = child
+            host.signal(signal.SIGCONT)
+
+    def take_back(self, child, host):
+        if host is not None and host.lent is child:
+            host.lent = None
+            if host.state == "ready":
+                host.signal(signal.SIGSTOP)
+
+    # ---- ends -----------------------------------------------------------------------
+    def finished(self, child, host):
+        """child's evaluation ended (before admission releases what it held)."""
+        if host is None:
+            return
+        self.take_back(child, host)
+        host.users.discard(child)
+        host.last = self.clock()
+        if host.creator is not child or host.state != "loading":
+            return
+        if host.ok_mb is None:
+            self.retire(host, "its first evaluation did not find it sound")
+            return
+        host.state, host.mb = "ready", host.ok_mb
+        host.signal(signal.SIGSTOP)
+        if self.mem is not None:
+            self.mem.host(host.key, host.mb)
+
+    def reaped(self, pid):
+        """True when pid was a host (it is gone now)."""
+        h = self.by_pid.pop(pid, None)
+        if h is None:
+            return False
+        if h.state != "gone":
+            self.log(f"reference host {pid} exited; its task's evaluations run their own reference")
+            self.banned.add(h.key)
+        self.drop(h)
+        return True
+
+    def retire(self, h, why, ban=False):
+        if h.state != "gone":
+            self.log(f"reference host {h.pid} retired: {why}")
+        if ban:
+            self.banned.add(h.key)
+        self.drop(h)
+        h.signal(signal.SIGKILL)
+        h.signal(signal.SIGCONT)
+
+    def drop(self, h):
+        h.state = "gone"
+        if self.by_key.get(h.key) is h:
+            del self.by_key[h.key]
+            if self.mem is not None:
+                self.mem.host(h.key, 0.0)
+        if h.sock is not None:
+            h.sock.close()
+            h.sock = None
+
+    def retire_one(self):
+        idle = [h for h in self.by_key.values() if not h.users and h.state in ("new", "ready")]
+        if not idle:
+            return False
+        self.retire(min(idle, key=lambda h: h.last), "room for another task's host")
+        return True
+
+    def tick(self, now, waiting, groups, limits):
+        """The watchdog's turn: retire hosts unused too long, too old, or in the way of an
+        evaluation waiting for memory; kill one over its limits (its task's hosting ends).
+        groups: procs.scan's {leader: (pids, rss)}; limits: (max processes, max RSS)."""
+        for h in list(self.by_key.values()):
+            pids, rss = groups.get(h.pid, (set(), 0))
+            if len(pids) > limits[0] or rss > limits[1]:
+                self.retire(h, f"{len(pids)} processes, {rss >> 20} MiB of host memory: over its limits",
+                            ban=True)
+            elif not h.users and (now - h.last > HOST_IDLE_S or now - h.born > HOST_MAX_AGE_S or
+                                  (waiting and h.state == "ready")):
+                self.retire(h, "unused" if now - h.last > HOST_IDLE_S else
+                            "old" if now - h.born > HOST_MAX_AGE_S else "memory wanted")
+
+    def shutdown(self):
+        for h in list(self.by_key.values()):
+            self.retire(h, "shutdown")
+        for pid in list(self.by_pid):
+            procs.kill_group(pid)
+
+
+def _options(job):
+    from .judge import options     # the judge's defaults; imported late (the judge imports this)
+    return options(job.get("options"))
+
+
+def _mb(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x < 1e9
+
+
+class HostProc(spawn.RunnerProc):
+    """The judge's handle on the host it inherited: the reference runner's requests; not
+    its child, so it is never waited for or killed from here."""
+
+    def __init__(self, fd, pid):
+        super().__init__("reference", pid, channel.Channel(socket.socket(fileno=fd)), None)
+        # Its replies to an earlier borrower's requests carry other sequence numbers.
+        self.chan.seq = random.SystemRandom().randrange(1 << 40)
+
+    def hello(self, timeout=HELLO_TIMEOUT_S):
+        """Start talking: what an earlier borrower left unanswered is read and dropped,
+        until the answer to this hello comes. Raises ChannelClosed, Malformed, TimeoutError."""
+        nonce = os.urandom(8).hex()
+        seq = self.chan.request("hello", nonce=nonce)
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the reference host did not answer hello")
+            rec, fds = self.chan.recv(left)
+            channel.close_all(fds)
+            if rec.get("op") == "hello" and rec.get("seq") == seq and rec.get("nonce") == nonce:
+                return rec
+
+    def gone(self):
+        return spawn.RunnerGone(self.role, None, "(a reference host) closed its channel")
+
+    def _wait(self):
+        return 0, None
+
+    def kill(self):
+        try:
+            self.chan.sock.close()
+        except OSError:
+            pass

@@ -1,0 +1,148 @@
+"""Reference hosts (kgharness.refhost, issue 14): a task's reference runner kept warm and
+lent to the judge whose timing window is open. The verdicts are the same with hosts on
+and off; the first evaluation of a task creates the host and later shared ones borrow
+it; a host that dies ends hosting for its task, never an evaluation's verdict; a
+borrower reads past what an earlier one left on the channel; admission counts a host
+once and a borrower's reservation without a reference.
+
+Real zygotes on the CPU (the interpreter, with cpu_timing so that there is a window)."""
+import os
+import signal
+import tempfile
+import time
+
+import pytest
+
+from kgharness import refhost, spawn
+from kgharness.admission import CONTEXT_MB, Admission
+from test_refshare import ADD, OPTS, SAME, SOFTMAX, WRONG, src
+from zygote_client import ZygoteClient
+
+HOSTS_ON = {refhost.ENV: "on"}
+
+
+@pytest.fixture(scope="module")
+def hosts():
+    with ZygoteClient(mode="cpu_interpreter", env=HOSTS_ON) as c:
+        yield c
+        assert c.alive(), c.log_text()
+
+
+@pytest.fixture(scope="module")
+def plain():
+    with ZygoteClient(mode="cpu_interpreter") as c:
+        yield c
+
+
+def host_pids(z):
+    """The zygote's reference hosts: its children whose directory is a host's."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if ppid == z.proc.pid and "/host-" in cwd:
+            out.append(int(pid))
+    return out
+
+
+def test_verdicts_are_the_same_with_hosts_on_and_off(hosts, plain):
+    runs = [(ADD, src("cand_add_relu.py")), (ADD, WRONG), (ADD, src("cand_add_relu.py")),
+            (SOFTMAX, src("cand_softmax.py")), (SOFTMAX, src("cand_softmax_hardcoded.py")),
+            (SOFTMAX, src("cand_softmax.py")), (ADD, src("cand_add_relu.py"))]
+    roles = []
+    for task, code in runs:
+        a, b = hosts.evaluate(task, code, OPTS), plain.evaluate(task, code, OPTS)
+        assert {k: a[k] for k in SAME} == {k: b[k] for k in SAME}, (task["name"], a["feedback"], b["feedback"])
+        assert "reference_host" not in b["stage_ms"]
+        roles.append(a["stage_ms"].get("reference_host"))
+        if a["status"] == "correct":
+            # Timed in its own window, against the host when it borrowed one.
+            assert a["ref_runtime_after"]["iterations"] >= OPTS["min_iters"]
+            assert ("window_borrow" in a["stage_ms"]) == (roles[-1] == refhost.ASK_USE)
+    # The first evaluation of each task loads its host and uses it as its reference; every
+    # later one borrows it (a wrong candidate's asks too, and never reaches a window).
+    assert roles == [2, 1, 1, 2, 1, 1, 1]
+
+
+def test_a_borrower_has_no_reference_runner_of_its_own_at_work(hosts):
+    opts = dict(OPTS, seed=21, seeds=12)
+    first = hosts.evaluate(ADD, src("cand_add_relu.py"), opts)
+    later = hosts.evaluate(ADD, src("cand_add_relu.py"), opts)
+    assert first["stage_ms"]["reference_host"] == 2 and later["stage_ms"]["reference_host"] == 1
+    assert first["status"] == later["status"] == "correct"
+    # Its own reference runner only described the task and was killed before load; the
+    # host's CPU is no evaluation's.
+    assert later["stage_ms"]["cpu_reference"] > 0 and first["stage_ms"]["cpu_reference"] > 0
+    assert "reference_warm" not in later["stage_ms"] and "reference_later" not in later["stage_ms"]
+
+
+def test_a_host_that_dies_ends_hosting_for_its_task_and_no_verdict_is_lost():
+    with ZygoteClient(mode="cpu_interpreter", env=HOSTS_ON) as z:
+        opts = dict(OPTS, seed=31)
+        assert z.evaluate(ADD, src("cand_add_relu.py"), opts)["stage_ms"]["reference_host"] == 2
+        pids = host_pids(z)
+        assert len(pids) == 1, pids
+        os.kill(pids[0], signal.SIGKILL)
+        time.sleep(0.5)
+        after = [z.evaluate(ADD, src("cand_add_relu.py"), opts) for _ in range(2)]
+        assert [v["status"] for v in after] == ["correct", "correct"], [v["feedback"] for v in after]
+        assert all("reference_host" not in v["stage_ms"] for v in after)    # their own references
+        assert all(v["reference_shared"] for v in after)
+        assert host_pids(z) == []
+        assert "exited; its task's evaluations run their own reference" in z.log_text()
+        assert z.alive()
+
+
+def test_a_task_check_and_an_untimed_job_get_no_host():
+    with ZygoteClient(mode="cpu_interpreter", env=HOSTS_ON) as z:
+        v = z.evaluate(ADD, src("cand_add_relu.py"), dict(OPTS, seed=41, cpu_timing=False))
+        assert v["status"] == "correct" and "reference_host" not in v["stage_ms"]
+        assert host_pids(z) == []
+
+
+def test_a_borrower_reads_past_what_an_earlier_one_left_unanswered():
+    with tempfile.TemporaryDirectory() as d:
+        job = {"task": ADD, "options": {"seed": 0}}
+        r = spawn.start("reference", job, "cpu_interpreter", "cpu", d)
+        try:
+            assert r.ask("load")["held"] == 0
+            # An earlier borrower asked twice and was killed before it read the answers.
+            r.request("sum", inputs={"seed": 1})
+            r.request("sum", inputs={"seed": 2})
+            hp = refhost.HostProc(os.dup(r.chan.sock.fileno()), r.pid)
+            info = hp.hello(timeout=30)
+            assert info["loaded"] is True and info["held"] == 0
+            # In step from here on: its own request is answered.
+            assert hp.ask("sum", inputs={"seed": 3})["in_sum"] is not None
+            hp.kill()
+            assert r.status is None         # the handle closed, the host lives on
+        finally:
+            r.kill()
+
+
+def test_admission_counts_a_host_once_and_a_borrower_without_a_reference():
+    granted = []
+    adm = Admission(10000, lambda h, mb, alone: granted.append((h, mb)) or True)
+    key = "k" * 24
+    adm.learned[key], adm.learned_ref[key] = 4000.0, 1500.0
+    adm.host(key, 1500 * 1.15 + CONTEXT_MB)
+    assert adm.used() == pytest.approx(1500 * 1.15 + CONTEXT_MB)
+    a, b = object(), object()
+    need = adm.need(key, 0)
+    adm.request(a, need, key=key, without=adm.hosted(key, 999))     # learned_ref wins over 999
+    assert adm.held[a] == pytest.approx(need - 1500 * 1.15 - CONTEXT_MB)
+    adm.request(b, need, key=key)                                   # admitted whole, then borrows
+    adm.less(b, adm.hosted(key, 999))
+    assert adm.held[b] == pytest.approx(adm.held[a])
+    adm.measured(key, 5000.0)                                       # a larger measure: still without
+    assert adm.held[a] == pytest.approx(adm.held[b]) and adm.held[a] < adm.need(key, 0)
+    adm.host(key, 0)
+    adm.release(a)
+    adm.release(b)
+    assert adm.used() == 0 and not adm.without
