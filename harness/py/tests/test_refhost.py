@@ -146,3 +146,41 @@ def test_admission_counts_a_host_once_and_a_borrower_without_a_reference():
     adm.release(a)
     adm.release(b)
     assert adm.used() == 0 and not adm.without
+
+
+def test_hosts_nobody_uses_are_retired_and_one_over_its_limits_ends_its_task_hosting():
+    import socket
+    import subprocess
+    now = [0.0]
+    adm = Admission(10000, lambda h, mb, alone: True)
+    hs = refhost.Hosts("gpu", "cuda:0", "/nonexistent", mem=adm, clock=lambda: now[0])
+    procs = [subprocess.Popen(["sleep", "60"], start_new_session=True) for _ in range(3)]
+    try:
+        made = []
+        for i, p in enumerate(procs):
+            h = refhost.Host(f"key{i}", p.pid, socket.socket(), now[0])
+            h.state, h.mb = "ready", 100.0
+            hs.by_key[h.key], hs.by_pid[h.pid] = h, h
+            adm.host(h.key, h.mb)
+            made.append(h)
+        user = object()
+        made[0].users.add(user)                      # in use: never retired for idleness or memory
+        groups = {made[2].pid: ({made[2].pid}, 64 << 30)}   # 64 GiB of host memory
+        now[0] = 5.0
+        hs.tick(now[0], False, groups, (64, 32 << 30))
+        assert made[2].state == "gone" and "key2" in hs.banned     # over its limits: hosting ends
+        assert made[1].state == "ready"
+        hs.tick(now[0], True, {}, (64, 32 << 30))                   # memory wanted: the unused one goes
+        assert made[1].state == "gone" and "key1" not in hs.banned
+        now[0] = refhost.HOST_IDLE_S + 10
+        hs.tick(now[0], True, {}, (64, 32 << 30))
+        assert made[0].state == "ready" and adm.used() == 100.0
+        for p in procs[1:]:
+            assert p.wait(timeout=5) == -signal.SIGKILL
+        hs.finished(user, made[0])                                  # its last user ends: idle from now
+        now[0] += refhost.HOST_IDLE_S + 1
+        hs.tick(now[0], False, {}, (64, 32 << 30))
+        assert made[0].state == "gone" and adm.used() == 0
+    finally:
+        for p in procs:
+            p.kill()
