@@ -312,6 +312,8 @@ class Judge:
                 self.bring_reference(t)
             self.stage("timing")
             window.Window(self, t).run()
+            with contextlib.suppress(Exception):   # unsound: retired when this evaluation ends
+                self.host_done()
         self.stage("checks")
         self.final_checks()
 
@@ -375,6 +377,16 @@ class Judge:
                 self.R.hello()
             except (channel.ChannelClosed, channel.Malformed, TimeoutError) as e:
                 self.retry("reference_host", f"a new reference host did not answer ({e})")
+
+    def host_done(self):
+        """The host this evaluation created is sound and needed here no more (after its
+        window, else at its end): ready for the task's next evaluations, with none of this
+        judge's buffers mapped."""
+        if not self.host_sound:
+            return
+        self.host_sound = False
+        self.R.hello(timeout=5.0)
+        self.ctx.host_ok(self.mem.get("reference", 0.0) + admission.CONTEXT_MB)
 
     def borrow_host(self, t):
         """Inside the window: the host answers this judge now (what an earlier borrower
@@ -521,11 +533,8 @@ class Judge:
             self.v["device_memory"] = mem
         if self.host_sound and not self.v.get("task_error") and not self.v.get("retry") and \
                 self.v["status"] != "timeout":
-            # The host this evaluation created is sound: ready for the task's next ones,
-            # with none of this judge's buffers mapped.
             with contextlib.suppress(Exception):
-                self.R.hello(timeout=5.0)
-                self.ctx.host_ok(self.mem.get("reference", 0.0) + admission.CONTEXT_MB)
+                self.host_done()
         for r in (self.C, self.R):
             if r is not None:
                 with contextlib.suppress(Exception):

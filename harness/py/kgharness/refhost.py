@@ -15,8 +15,8 @@ inherits one end of its channel. A judge asks the zygote what to do with it
 (`host_ask`):
 
 - `create`: the host is fresh; this judge loads it and uses it as its own reference
-  runner for the whole evaluation. Once that evaluation ends and its judge found the
-  host sound (`host_ok`), the host is ready, and its memory moves from that evaluation's
+  runner. Once its window has closed (or it ends untimed) and its judge found the host
+  sound (`host_ok`), the host is ready, and its memory moves from that evaluation's
   reservation to the hosts' own account in admission.
 - `use`: the host is ready and the task's reference work is shared: this judge forks no
   reference of its own, reserves no memory for one, and borrows the host inside its
@@ -27,9 +27,9 @@ inherits one end of its channel. A judge asks the zygote what to do with it
 
 The host is stopped whenever nobody uses it: the reference (a task registered over the
 API is untrusted code) cannot run beside another evaluation's window. A host that
-dies, breaks its limits or fails its borrower ends hosting for its task in this zygote;
-one unused for HOST_IDLE_S, older than HOST_MAX_AGE_S, or in the way of admission is
-retired. Verdicts are the same with hosts on and off; the speedup still comes from the
+dies or breaks its limits ends hosting for its task in this zygote; one that no running
+evaluation inherited is retired when unused for HOST_IDLE_S, older than HOST_MAX_AGE_S,
+or in the way of admission. Verdicts are the same with hosts on and off; the speedup still comes from the
 reference and the candidate timed in one window.
 """
 
@@ -78,7 +78,6 @@ class Host:
         self.state = "new"         # new, loading (its creator uses it), ready, gone
         self.creator = None
         self.users = set()         # children told `create` or `use`, until they finish
-        self.ok_mb = None          # what its creator measured it holds (host_ok)
         self.mb = 0.0              # what admission counts for it, once ready
         self.born = self.last = now
         self.lent = None           # the child whose window it runs in
@@ -162,8 +161,17 @@ class Hosts:
         return ASK_NONE
 
     def ok(self, child, host, mb):
-        if host is not None and host.creator is child and _mb(mb):
-            host.ok_mb = float(mb)
+        """Its creator is done with the host (after its window, or at its end) and found it
+        sound: ready for the task's next evaluations now, its memory moved from the
+        creator's reservation to the hosts' account."""
+        if host is None or host.creator is not child or host.state != "loading" or not _mb(mb):
+            return
+        host.state, host.mb = "ready", float(mb)
+        host.signal(signal.SIGSTOP)
+        host.users.discard(child)
+        if self.mem is not None:
+            self.mem.host(host.key, host.mb)
+            self.mem.less(child, host.mb)
 
     def measured(self, host, mb):
         """A borrower saw the host hold mb MiB (its context included)."""
@@ -193,15 +201,8 @@ class Hosts:
         self.take_back(child, host)
         host.users.discard(child)
         host.last = self.clock()
-        if host.creator is not child or host.state != "loading":
-            return
-        if host.ok_mb is None:
+        if host.creator is child and host.state == "loading":
             self.retire(host, "its first evaluation did not find it sound")
-            return
-        host.state, host.mb = "ready", host.ok_mb
-        host.signal(signal.SIGSTOP)
-        if self.mem is not None:
-            self.mem.host(host.key, host.mb)
 
     def reaped(self, pid):
         """True when pid was a host (it is gone now)."""
@@ -240,17 +241,20 @@ class Hosts:
         self.retire(min(idle, key=lambda h: h.last), "room for another task's host")
         return True
 
-    def tick(self, now, waiting, groups, limits):
+    def tick(self, now, waiting, groups, limits, inherited=()):
         """The watchdog's turn: retire hosts unused too long, too old, or in the way of an
-        evaluation waiting for memory; kill one over its limits (its task's hosting ends).
-        groups: procs.scan's {leader: (pids, rss)}; limits: (max processes, max RSS)."""
+        evaluation waiting for memory while no evaluation of their task is in flight (one
+        that has not asked yet may still borrow: on an H200, retiring every host without a
+        borrower left 27 of 112 heavy evaluations borrowing); kill one over its limits
+        (its task's hosting ends). groups: procs.scan's {leader: (pids, rss)}; limits: (max
+        processes, max RSS); inherited: the hosts running evaluations hold."""
         for h in list(self.by_key.values()):
             pids, rss = groups.get(h.pid, (set(), 0))
             if len(pids) > limits[0] or rss > limits[1]:
                 self.retire(h, f"{len(pids)} processes, {rss >> 20} MiB of host memory: over its limits",
                             ban=True)
-            elif not h.users and (now - h.last > HOST_IDLE_S or now - h.born > HOST_MAX_AGE_S or
-                                  (waiting and h.state == "ready")):
+            elif not h.users and not any(x is h for x in inherited) and \
+                    (now - h.last > HOST_IDLE_S or now - h.born > HOST_MAX_AGE_S or (waiting and h.state == "ready")):
                 self.retire(h, "unused" if now - h.last > HOST_IDLE_S else
                             "old" if now - h.born > HOST_MAX_AGE_S else "memory wanted")
 

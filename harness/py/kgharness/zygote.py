@@ -530,7 +530,8 @@ class Zygote:
             procs.kill_pid(pid)
         if self.hosts is not None:
             waiting = self.mem is not None and any(now - q[2] > 1.0 for q in self.mem.queue)
-            self.hosts.tick(now, waiting, self.groups, (procs.MAX_PROCS, HOST_RSS_LIMIT))
+            self.hosts.tick(now, waiting, self.groups, (procs.MAX_PROCS, HOST_RSS_LIMIT),
+                            [c.host for c in self.children.values() if c.host is not None])
         for child in list(self.children.values()):
             if child.kill_reason:
                 procs.kill_group(child.pid, child.pids)   # a fork bomb may outrun one kill
