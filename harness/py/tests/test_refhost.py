@@ -146,6 +146,13 @@ def test_admission_counts_a_host_once_and_a_borrower_without_a_reference():
     adm.release(a)
     adm.release(b)
     assert adm.used() == 0 and not adm.without
+    # Hosts idle hold their models; one window is open at a time, so the most any of them
+    # takes in a window counts once.
+    adm.host("k1", 700.0, 5000.0)
+    adm.host("k2", 900.0, 2000.0)
+    assert adm.used() == 700 + 900 + 5000
+    adm.host("k1", 0)
+    assert adm.used() == 900 + 2000
 
 
 def test_hosts_nobody_uses_are_retired_and_one_over_its_limits_ends_its_task_hosting():
