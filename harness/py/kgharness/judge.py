@@ -388,6 +388,7 @@ class Judge:
         self.R.hello(timeout=5.0)
         peak = self.mem.get("reference", 0.0)
         now = self.trim_host()
+        self.v["stage_ms"].update(host_trimmed_mb=now, host_peak_mb=peak)     # diagnostics
         self.ctx.host_ok(now + admission.CONTEXT_MB, peak + admission.CONTEXT_MB)
 
     def borrow_host(self, t):
@@ -419,6 +420,7 @@ class Judge:
         self.ask(self.R, "detach", buf=t.ref_buf)
         peak = self.mem.get("reference", 0.0)     # this window's: the host's peak was reset at its last trim
         now = self.trim_host()
+        self.v["stage_ms"].update(host_trimmed_mb=now, host_peak_mb=peak)     # diagnostics
         if self.gpu and peak:
             self.ctx.host_mem(now + admission.CONTEXT_MB, peak + admission.CONTEXT_MB)
 
