@@ -111,7 +111,7 @@ class Admission:
         self.owed = {}                        # holder -> MiB of its reference, granted later
         self.more_queue = collections.deque() # (holder, asked at): holders bringing their reference in
         self.trace = None                     # trace(event, holder, fields): every change, for diagnosis
-        self.hosts = {}                       # task key -> (MiB a reference host holds idle, MiB more in a window)
+        self.hosts = {}                       # task key -> MiB a reference host holds
         self.without = {}                     # holder -> MiB of its reservation a host holds instead
 
     def _note(self, event, who=None, **fields):
@@ -122,23 +122,17 @@ class Admission:
 
     def used(self):
         """MiB taken: the reservations, contexts held ahead of them, the shared store."""
-        return sum(self.held.values()) + sum(self.ctx.values()) + self.store_mb + self.hosts_mb()
+        return sum(self.held.values()) + sum(self.ctx.values()) + self.store_mb + sum(self.hosts.values())
 
-    def hosts_mb(self):
-        """The reference hosts: what each holds idle, and once the most any of them takes
-        beyond that in a window (one window is open on a GPU at a time)."""
-        return sum(m for m, _ in self.hosts.values()) + max((x for _, x in self.hosts.values()), default=0.0)
-
-    def host(self, key, mb, window_mb=0.0):
-        """A reference host of the task holds mb MiB idle and window_mb more while lent
-        (mb 0: it is gone)."""
-        if not _valid_mb(mb, zero=True) or not _valid_mb(window_mb, zero=True):
+    def host(self, key, mb):
+        """A reference host of the task holds mb MiB (0: it is gone)."""
+        if not _valid_mb(mb, zero=True):
             return
         if mb:
-            self.hosts[key] = (float(mb), float(window_mb))
+            self.hosts[key] = float(mb)
         else:
             self.hosts.pop(key, None)
-        self._note("host", key=key[:8], mb=round(float(mb), 1), window=round(float(window_mb), 1))
+        self._note("host", key=key[:8], mb=round(float(mb), 1))
         self._grant_next()
 
     def hosted(self, key, ref_mb):
@@ -293,7 +287,7 @@ class Admission:
         at once, each owing 33 GiB; the guard below then granted one over the budget,
         and two evaluations ran out of memory)."""
         owing = sum(self.held[h] for h in self.owed) + first
-        return owing + max([later, *self.owed.values()]) <= self.budget - self.store_mb - self.hosts_mb()
+        return owing + max([later, *self.owed.values()]) <= self.budget - self.store_mb - sum(self.hosts.values())
 
     def _waited(self, who, asked):
         stats = getattr(who, "lock_stats", None)

@@ -128,11 +128,11 @@ class PipeContext(Context):
         fd, pid = self.host
         return HostProc(os.dup(fd), pid)
 
-    def host_ok(self, mb, window_mb):
-        self.send({"type": "host_ok", "mb": round(float(mb), 1), "window_mb": round(float(window_mb), 1)})
+    def host_ok(self, mb):
+        self.send({"type": "host_ok", "mb": round(float(mb), 1)})
 
-    def host_mem(self, mb, window_mb):
-        self.send({"type": "host_mem", "mb": round(float(mb), 1), "window_mb": round(float(window_mb), 1)})
+    def host_mem(self, mb):
+        self.send({"type": "host_mem", "mb": round(float(mb), 1)})
 
     def _granted(self, rec):
         """Send a reservation record and wait for its grant: (MiB, the kind byte)."""

@@ -58,13 +58,11 @@ class Context:
         """The judge's handle on its reference host (a refhost.HostProc)."""
         raise RuntimeError("no reference host here")
 
-    def host_ok(self, mb, window_mb):
-        """The host this evaluation created is sound: it holds mb MiB idle, up to window_mb
-        while lent."""
+    def host_ok(self, mb):
+        """The host this evaluation created is sound and holds mb MiB."""
 
-    def host_mem(self, mb, window_mb):
-        """The host lent to this evaluation's window took up to window_mb MiB in it and
-        holds mb after."""
+    def host_mem(self, mb):
+        """The host lent to this evaluation's window held mb MiB."""
 
     def measured(self, mb):
         """The evaluation has used mb MiB of device memory through its correctness trials

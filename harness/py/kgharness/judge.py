@@ -386,10 +386,7 @@ class Judge:
             return
         self.host_sound = False
         self.R.hello(timeout=5.0)
-        peak = self.mem.get("reference", 0.0)
-        now = self.trim_host()
-        self.v["stage_ms"].update(host_trimmed_mb=now, host_peak_mb=peak)     # diagnostics
-        self.ctx.host_ok(now + admission.CONTEXT_MB, peak + admission.CONTEXT_MB)
+        self.ctx.host_ok(self.mem.get("reference", 0.0) + admission.CONTEXT_MB)
 
     def borrow_host(self, t):
         """Inside the window: the host answers this judge now (what an earlier borrower
@@ -418,21 +415,8 @@ class Judge:
         """After a window that went through: the host lets the buffer go, and the zygote
         hears what it holds."""
         self.ask(self.R, "detach", buf=t.ref_buf)
-        peak = self.mem.get("reference", 0.0)     # this window's: the host's peak was reset at its last trim
-        now = self.trim_host()
-        self.v["stage_ms"].update(host_trimmed_mb=now, host_peak_mb=peak)     # diagnostics
-        if self.gpu and peak:
-            self.ctx.host_mem(now + admission.CONTEXT_MB, peak + admission.CONTEXT_MB)
-
-    def trim_host(self):
-        """The host lets go of what a window or its creator's trials left cached: idle, it
-        holds its model and context only (a GPU's windows take turns, so admission counts
-        one window's worth for all its hosts). MiB it holds now."""
-        try:
-            now = self.R.ask("trim").get("mem_now_mb")
-        except Exception:  # noqa: BLE001 - the window's figures stand; the next borrower's hello decides
-            return 0.0
-        return float(now) if isinstance(now, (int, float)) and not isinstance(now, bool) and 0 <= now < 1e9 else 0.0
+        if self.gpu and self.mem.get("reference"):
+            self.ctx.host_mem(self.mem["reference"] + admission.CONTEXT_MB)
 
     def bring_reference_memory(self):
         """Wait for the reference's share that admission left owed."""

@@ -52,14 +52,11 @@ ASK_NONE, ASK_USE, ASK_CREATE = 0, 1, 2
 
 
 def enabled(mode, share_mb):
-    """Hosts serve shared evaluations only: none without the store. On by default on a GPU;
-    $KERNELGATE_REFERENCE_HOST says otherwise (on/off), on a CPU too."""
-    if share_mb <= 0:
-        return False
+    """$KERNELGATE_REFERENCE_HOST=on, and sharing on (hosts serve shared evaluations only).
+    Off by default: on an H200 hosts left heavy GRPO groups' throughput within the spread
+    between calls (README, Measurements, eleventh session)."""
     flag = os.environ.get(ENV, "").strip().lower()
-    if flag in ("0", "off", "false", "no"):
-        return False
-    return mode == "gpu" or flag in ("1", "on", "true", "yes")
+    return share_mb > 0 and flag in ("1", "on", "true", "yes")
 
 
 def wants_host(job, mode):
@@ -78,8 +75,7 @@ class Host:
         self.state = "new"         # new, loading (its creator uses it), ready, gone
         self.creator = None
         self.users = set()         # children told `create` or `use`, until they finish
-        self.mb = 0.0              # what admission counts for it idle (trimmed), once ready
-        self.extra = 0.0           # what it takes beyond that while lent
+        self.mb = 0.0              # what admission counts for it, once ready
         self.born = self.last = now
         self.lent = None           # the child whose window it runs in
 
@@ -161,30 +157,25 @@ class Hosts:
             return ASK_USE
         return ASK_NONE
 
-    def ok(self, child, host, mb, window_mb):
+    def ok(self, child, host, mb):
         """Its creator is done with the host (after its window, or at its end) and found it
-        sound: ready for the task's next evaluations now. It holds mb MiB idle (trimmed)
-        and up to window_mb while lent; that memory moves from the creator's reservation
-        to the hosts' account."""
+        sound: ready for the task's next evaluations now, its memory moved from the
+        creator's reservation to the hosts' account."""
         if host is None or host.creator is not child or host.state != "loading" or not _mb(mb):
             return
         host.state, host.mb = "ready", float(mb)
-        host.extra = max(0.0, float(window_mb) - host.mb) if _mb(window_mb) else 0.0
         host.signal(signal.SIGSTOP)
         host.users.discard(child)
         if self.mem is not None:
-            self.mem.host(host.key, host.mb, host.extra)
-            self.mem.less(child, host.mb + host.extra)
+            self.mem.host(host.key, host.mb)
+            self.mem.less(child, host.mb)
 
-    def measured(self, host, mb, window_mb):
-        """A borrower saw the host take up to window_mb MiB in its window and hold mb once
-        trimmed after it (its context included)."""
-        if host is None or host.state != "ready" or not _mb(mb) or not _mb(window_mb):
-            return
-        # What a window takes, measured: the creator's figure was its trials' peak.
-        host.mb, host.extra = float(mb), max(0.0, float(window_mb) - float(mb))
-        if self.mem is not None:
-            self.mem.host(host.key, host.mb, host.extra)
+    def measured(self, host, mb):
+        """A borrower saw the host hold mb MiB (its context included)."""
+        if host is not None and host.state == "ready" and _mb(mb) and mb > host.mb:
+            host.mb = float(mb)
+            if self.mem is not None:
+                self.mem.host(host.key, host.mb)
 
     # ---- windows --------------------------------------------------------------------
     def lend(self, child, host):

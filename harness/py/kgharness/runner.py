@@ -269,21 +269,6 @@ class Runner:
             exchange.detach(got[2])
         return {}
 
-    def op_trim(self, _req, _fds):
-        """A reference host between borrowers (kgharness.refhost): what its calls left
-        cached goes back to the device, and its peak restarts, so that its next borrower
-        sees what one window takes. The held-out sets go too: the shared store has their
-        outputs, and a host only times."""
-        self.kept = None
-        self.held = []
-        gc.collect()
-        if not self.gpu:
-            return {"mem_now_mb": 0.0}
-        torch.cuda.synchronize()
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-        return {"mem_now_mb": round(torch.cuda.memory_reserved() / (1 << 20), 1)}
-
     def op_hello(self, req, _fds):
         """A reference host serves one judge at a time (kgharness.refhost): a new borrower
         starts with no buffer of an earlier one's mapped (a judge killed mid-window left

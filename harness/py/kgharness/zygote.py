@@ -372,10 +372,10 @@ class Zygote:
             self._tell(child, bytes([ask]))
         elif kind == "host_ok":
             if self.hosts is not None:
-                self.hosts.ok(child, child.host, rec.get("mb"), rec.get("window_mb"))
+                self.hosts.ok(child, child.host, rec.get("mb"))
         elif kind == "host_mem":
             if self.hosts is not None:
-                self.hosts.measured(child.host, rec.get("mb"), rec.get("window_mb"))
+                self.hosts.measured(child.host, rec.get("mb"))
         elif kind == "reserve_more":
             if self.mem is None:
                 self._grant_mem(child, 0.0, False)

@@ -146,13 +146,6 @@ def test_admission_counts_a_host_once_and_a_borrower_without_a_reference():
     adm.release(a)
     adm.release(b)
     assert adm.used() == 0 and not adm.without
-    # Hosts idle hold their models; one window is open at a time, so the most any of them
-    # takes in a window counts once.
-    adm.host("k1", 700.0, 5000.0)
-    adm.host("k2", 900.0, 2000.0)
-    assert adm.used() == 700 + 900 + 5000
-    adm.host("k1", 0)
-    assert adm.used() == 900 + 2000
 
 
 def test_hosts_nobody_uses_are_retired_and_one_over_its_limits_ends_its_task_hosting():
@@ -191,3 +184,11 @@ def test_hosts_nobody_uses_are_retired_and_one_over_its_limits_ends_its_task_hos
     finally:
         for p in procs:
             p.kill()
+
+
+def test_hosts_are_off_unless_asked_for_and_need_sharing(monkeypatch):
+    monkeypatch.delenv(refhost.ENV, raising=False)
+    assert not refhost.enabled("gpu", 8192) and not refhost.enabled("cpu_interpreter", 1024)
+    monkeypatch.setenv(refhost.ENV, "on")
+    assert refhost.enabled("gpu", 8192) and refhost.enabled("cpu_interpreter", 1024)
+    assert not refhost.enabled("gpu", 0)          # no store: nothing shared to borrow for
