@@ -107,6 +107,12 @@ def main(paths):
             print(f"   reference hosts: created by {roles.count(2.0)}, borrowed by {roles.count(1.0)} "
                   f"(in a window: {len(borrow)}, median {statistics.median(borrow) if borrow else 0:.1f} ms to borrow), "
                   f"none {roles.count(None)}")
+            for name, role in (("borrowers", 1.0), ("the rest", None)):
+                st = [m["stage_ms"] for m in ms if (m.get("stage_ms") or {}).get("reference_host") == role]
+                if st:
+                    print(f"     {name}: median ms " + ", ".join(
+                        f"{k} {statistics.median(x.get(k, 0) for x in st):.0f}"
+                        for k in ("lock_mem_wait", "load", "correctness", "lock_exclusive_held", "cpu_reference")))
         calls = [m for m in ms if m.get("runtime_ms") and (m.get("stage_ms") or {}).get("window_calls")]
         if calls:
             def med(f):
