@@ -29,8 +29,8 @@ The host is stopped whenever nobody uses it: the reference (a task registered ov
 API is untrusted code) cannot run beside another evaluation's window. A host that
 dies or breaks its limits ends hosting for its task in this zygote; one that no running
 evaluation inherited is retired when unused for HOST_IDLE_S, older than HOST_MAX_AGE_S,
-or in the way of admission. Verdicts are the same with hosts on and off; the speedup still comes from the
-reference and the candidate timed in one window.
+or in the way of admission. Verdicts are the same with hosts on and off; the speedup
+still comes from the reference and the candidate timed in one window.
 """
 
 import os
@@ -192,10 +192,10 @@ class Hosts:
 
     # ---- ends -----------------------------------------------------------------------
     def finished(self, child, host):
-        """child's evaluation ended (before admission releases what it held)."""
+        """child's evaluation ended (after its lock's release took its window's host back,
+        before admission releases what it held)."""
         if host is None:
             return
-        self.take_back(child, host)
         host.users.discard(child)
         host.last = self.clock()
         if host.creator is child and host.state == "loading":

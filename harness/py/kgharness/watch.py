@@ -90,7 +90,7 @@ def _stop(role, why):
 
 
 def signal_all(child, sig):
-    host = child.loading_host() if hasattr(child, "loading_host") else None
+    host = child.loading_host()
     for leader in child.leaders() | ({host} if host else set()):
         try:
             os.killpg(leader, sig)
