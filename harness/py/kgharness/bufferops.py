@@ -82,7 +82,10 @@ class Local:
         return self._next
 
     def info(self):
-        return {"gpu_name": torch.cuda.get_device_name(0)} if self.gpu else {}
+        if not self.gpu:
+            return {}
+        return {"gpu_name": torch.cuda.get_device_name(0),
+                "capability": list(torch.cuda.get_device_capability(0))}
 
     def held_bytes(self):
         own = sum(b.handle["size"] for b in self.pool.buffers.values())

@@ -23,7 +23,8 @@ import time
 
 import torch
 
-from . import admission, channel, feedback, loader, refhost, refstore, screen, spawn, taskcheck, trials, window
+from . import (admission, channel, feedback, loader, precompile, refhost, refstore, screen, spawn,
+               taskcheck, trials, window)
 from .verdict import FLAGS, STATUSES, add_flag, finalize, name_task_failure, new_verdict
 
 DEFAULTS = {"seeds": 5, "seed": 0, "atol": None, "rtol": None, "timing": True,
@@ -272,6 +273,7 @@ class Judge:
         # reference work is shared decides what the evaluation reserves. The entry itself
         # is taken after admission (it may have been published, or evicted, meanwhile).
         self.init_device()
+        self.precompile()
         self.share_key = refstore.key(self.job, self.opts)
         has = self.ops.has_shared(self.share_key).get("exists") is True
         self.host_role = self.ctx.host_ask(has)
@@ -450,9 +452,26 @@ class Judge:
         runs one (the judge then has no CUDA context), else in this process."""
         t0 = time.monotonic()
         self.ops = self.ctx.buffer_ops()
+        self.info = self.ops.info() if self.gpu else {}
         if self.gpu:
-            self.v["env"]["gpu_name"] = str(self.ops.info().get("gpu_name") or "")[:120]
+            self.v["env"]["gpu_name"] = str(self.info.get("gpu_name") or "")[:120]
             self.v["stage_ms"]["judge_device"] = round((time.monotonic() - t0) * 1e3, 3)
+
+    def precompile(self):
+        """The candidate's kernels compiled before admission (kgharness.precompile): the
+        first call then finds them, and the compile no longer holds reserved memory."""
+        if not precompile.wanted(self.gpu):
+            return
+        self.stage("precompile")
+        cap = self.info.get("capability") if self.gpu else precompile.CPU_TARGET
+        if not (isinstance(cap, list) and len(cap) == 2):
+            return
+        rep = self.ask(self.C, "precompile", capability=[int(x) for x in cap])
+        got = rep.get("precompile") if isinstance(rep.get("precompile"), dict) else {}
+        self.v["stage_ms"]["precompile"] = channel.reported_ms(rep.get("runner_ms"))
+        for k in ("kernels", "launchers"):
+            if isinstance(got.get(k), int):
+                self.v["stage_ms"][f"precompile_{k}"] = got[k]
 
     def find_shared(self):
         got = self.ops.shared(self.share_key)

@@ -82,6 +82,25 @@ def landlock_rules(tmpdir, extra_rules=(), private=None, zygote_cwd=None):
     return rules, dropped
 
 
+def compile_only_rules(tmpdir, writable):
+    """The rules of a process that compiles a candidate's kernels ahead of its evaluation
+    (kgharness.precompile), a layer under its runner's: the runner's rules without the
+    GPU's device files (no CUDA context, so no device memory outside admission), its
+    temp dir read-only but for `writable` (the Triton cache, the compile's own files),
+    and neither private tmpfs (nothing there for its runner to find)."""
+    rules, dropped = landlock_rules(tmpdir, private=False)
+    real = os.path.realpath(tmpdir)
+    out = []
+    for path, access, why in rules:
+        if path.startswith("/dev/nvidia"):
+            continue
+        if path == real:
+            access, why = READ_ONLY, "the evaluation's temp dir, read-only here"
+        out.append((path, access, why))
+    out += [(os.path.realpath(w), FS_EVERYTHING, "the compile's own files") for w in writable]
+    return out, dropped
+
+
 def describe_rules(rules):
     """One line per rule: rights, path, why (for logs and `python -m kgharness.sandbox`)."""
     names = ((FS_READ_FILE, "r"), (FS_WRITE_FILE, "w"), (FS_EXECUTE, "x"), (FS_READ_DIR, "l"),
@@ -106,10 +125,11 @@ def _add_rule(ruleset, path, access):
         os.close(fd)
 
 
-def apply_landlock(tmpdir, abi=None, scoped=None, net=None, extra_rules=(), private=None):
+def apply_landlock(tmpdir, abi=None, scoped=None, net=None, extra_rules=(), private=None, rules=None):
     """Restrict the calling process to landlock_rules(): read-only system trees, a short
     /etc allowlist, a writable tmpdir (and private tmpfs). scoped/net/extra_rules override
-    the defaults (for diagnosis on new hosts)."""
+    the defaults (for diagnosis on new hosts); rules, as (rules, dropped), replaces them
+    all (compile_only_rules)."""
     abi = abi or landlock_abi()
     if abi < 1:
         return False, "landlock unavailable"
@@ -128,7 +148,7 @@ def apply_landlock(tmpdir, abi=None, scoped=None, net=None, extra_rules=(), priv
     if ruleset < 0:
         return False, errno_msg("landlock_create_ruleset")
     try:
-        rules, dropped = landlock_rules(tmpdir, extra_rules, private)
+        rules, dropped = rules or landlock_rules(tmpdir, extra_rules, private)
         for path, access, _ in rules:
             _add_rule(ruleset, path, access & fs)
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:

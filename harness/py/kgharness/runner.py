@@ -10,6 +10,9 @@ compares, cross-checks and decides (kgharness.judge).
 
 One request, one reply (kgharness.channel). Requests:
 
+  precompile {capability}   compile the candidate's Triton kernels and launchers into its
+                            cache, in a child with no GPU access (kgharness.precompile;
+                            before admission, so before any CUDA context here)
   cuda                      make this process's CUDA context now (before load, while the
                             judge waits for device memory; harness code only)
   load                      import, build the model; the reference says how many held-out
@@ -35,7 +38,7 @@ import traceback
 
 import torch
 
-from . import exchange, feedback, guards, loader, sandbox, taskinfo, timing
+from . import exchange, feedback, guards, loader, precompile, sandbox, taskinfo, timing
 from . import inputs as I
 from .guards import T
 
@@ -130,6 +133,17 @@ class Runner:
         return self.window(check=False)
 
     # ---- load -----------------------------------------------------------------------
+    def op_precompile(self, req, _fds):
+        if self.role != "candidate" or torch.cuda.is_initialized():
+            return {"ok": False, "status": "harness_error",
+                    "feedback": "precompile: the candidate's, before its CUDA context"}
+        cap = req.get("capability")
+        if not (isinstance(cap, list) and len(cap) == 2 and all(isinstance(x, int) for x in cap)):
+            return {"ok": False, "status": "harness_error", "feedback": "precompile: capability must be [major, minor]"}
+        limit = MAX_AUTOTUNE_CONFIGS if self.gpu else 1
+        return {"precompile": precompile.run(self.tmpdir, self.job, cap, self.seed,
+                                             lambda w: cap_autotune(w, limit))}
+
     def op_load(self, req, _fds):
         task = self.job.get("task") or {}
         try:

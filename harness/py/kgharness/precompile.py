@@ -1,0 +1,237 @@
+"""Compiling a candidate's Triton kernels before its evaluation holds device memory.
+
+A candidate's first call paid for Triton's work: compiling each kernel and building, with
+the system C compiler, a launcher for each kernel signature. On an H200 that was the
+median first call of 1.5 s (heavy GRPO groups, 7 x 16, 2026-12-03), all of it after
+admission, with the evaluation's device memory reserved and its GPU work not started.
+Here the candidate runner, asked before the judge waits for memory, forks a child that:
+
+- opens no GPU device file: a Landlock layer under the runner's (landlock.
+  compile_only_rules) leaves no CUDA context possible, so no device memory is held
+  outside admission; it writes only the runner's Triton cache and a directory of its own;
+- runs the task's inputs and the candidate's forward on the meta device, with Triton made
+  to compile for the judge's GPU instead of launching, every autotune config compiled,
+  then the held-out input sets the same way (in CPU mode, where Triton's interpreter runs
+  the kernels, it only imports the submission and builds its model);
+- builds each compiled kernel's launcher into the same cache.
+
+The runner's first call then finds both in its Triton cache. The child decides nothing:
+it runs candidate code in the candidate's own walls and process group (stopped and
+killed with the runner), touches only what the candidate's own runner reads, and what it
+reports is diagnostics. Its time is the evaluation's active time before admission, so
+the compile budget counts it as it counted the first call's compile. A candidate that
+fails here (it needs real data, or a device) is compiled by its first call as before.
+"""
+
+import json
+import os
+import time
+
+from . import procs
+
+KINDS = ("auto", "on", "off")
+ENV = "KERNELGATE_PRECOMPILE"
+REPORT_LIMIT = 4096
+# The GPU compiled for in CPU mode (KERNELGATE_PRECOMPILE=on): an H100/H200's.
+CPU_TARGET = [9, 0]
+
+
+def setting():
+    """auto (the default): on a GPU only; on: in CPU mode as well (the child imports the
+    submission and builds its model, so tests see it); off."""
+    v = os.environ.get(ENV, "auto").strip().lower()
+    return v if v in KINDS else "auto"
+
+
+def wanted(gpu):
+    s = setting()
+    return s == "on" or (s == "auto" and gpu)
+
+
+def run(rdir, job, capability, seed, cap_autotune):
+    """In the runner (no CUDA context yet): fork the child, wait for it, return its report.
+    capability: [major, minor] of the judge's GPU."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        code = 1
+        try:
+            os.closerange(3, w)              # the judge's channel above all: nothing forged on it
+            os.closerange(w + 1, 65536)
+            rep = _child(rdir, job, capability, seed, cap_autotune)
+            os.write(w, json.dumps(rep).encode()[:REPORT_LIMIT])
+            code = 0
+        except BaseException:  # noqa: BLE001 - the child ends here whatever happened
+            pass
+        finally:
+            os._exit(code)
+    os.close(w)
+    t0 = time.monotonic()
+    # The child's exit, not the pipe's end: a process it forked may hold the pipe open.
+    _, status = os.waitpid(pid, 0)
+    os.set_blocking(r, False)
+    try:
+        raw = os.read(r, REPORT_LIMIT)
+    except BlockingIOError:
+        raw = b""
+    finally:
+        os.close(r)
+    left = _end_leftovers()
+    out = {"ms": round((time.monotonic() - t0) * 1e3, 3), "exit": os.waitstatus_to_exitcode(status)}
+    if left:
+        out["killed"] = left
+    try:
+        rep = json.loads(raw) if raw else {}
+    except ValueError:
+        rep = {}
+    if isinstance(rep, dict):
+        for k in ("kernels", "launchers"):
+            if isinstance(rep.get(k), int):
+                out[k] = rep[k]
+        if isinstance(rep.get("stopped"), str):
+            out["stopped"] = rep["stopped"][:300]
+    return out
+
+
+def _end_leftovers():
+    """Kill what the child left in this runner's process group (kgharness.pgroup keeps
+    them there): before its CUDA context the runner has no other process. Returns how
+    many there were."""
+    me, grp, killed = os.getpid(), os.getpgrp(), set()
+    if grp != me:      # not a group of its own (never in a zygote): nothing safe to kill
+        return 0
+    for _ in range(3):   # a fork bomb may outrun one pass
+        left = []
+        for n in os.listdir("/proc"):
+            if n.isdigit() and int(n) != me:
+                f = procs.stat_fields(n)
+                if f is not None and len(f) > 2 and f[2] == str(grp).encode():
+                    left.append(int(n))
+        if not left:
+            break
+        for p in left:
+            procs.kill_pid(p)
+            killed.add(p)
+        time.sleep(0.01)
+    return len(killed)
+
+
+def _child(rdir, job, capability, seed, cap_autotune):
+    from . import landlock
+    own = os.path.join(rdir, "precompile")
+    os.makedirs(own, mode=0o700, exist_ok=True)
+    cache = os.environ.get("TRITON_CACHE_DIR") or os.path.join(rdir, "triton-cache")
+    os.makedirs(cache, mode=0o700, exist_ok=True)
+    ok, why = landlock.apply_landlock(rdir, rules=landlock.compile_only_rules(rdir, (own, cache)))
+    if not ok:
+        return {"stopped": f"no GPU-less wall here ({why}): nothing compiled ahead"}
+    # Belt and braces behind the wall; the C compiler's temp files go to the child's own dir.
+    os.environ.update(CUDA_VISIBLE_DEVICES="", TMPDIR=own)
+    import tempfile
+    tempfile.tempdir = None
+    kernels = []
+    rep = {"kernels": 0, "launchers": 0}
+    try:
+        # Triton's interpreter (CPU mode) made its kernels at import: nothing to compile,
+        # but the submission is still imported and built here, as on a GPU.
+        interpret = _interpreting()
+        if not interpret:
+            _compile_only(capability, kernels)
+        cap_autotune([])
+        _meta_forward(own, job, seed, run=not interpret)
+        if interpret:
+            rep["stopped"] = "Triton's interpreter compiles nothing"
+    except BaseException as e:  # noqa: BLE001 - candidate code: whatever stopped it
+        rep["stopped"] = f"{type(e).__name__}: {str(e)[:200]}"
+    rep["kernels"] = len({k.hash for k in kernels})
+    rep["launchers"] = _launchers(kernels, rep)
+    return rep
+
+
+class _CompileOnly:
+    """The part of Triton's active driver that compiling needs: no device, no stream."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return 0
+
+    def get_current_target(self):
+        return self.target
+
+
+def _interpreting():
+    from triton import knobs
+    return bool(knobs.runtime.interpret)
+
+
+def _compile_only(capability, kernels):
+    from triton.backends.compiler import GPUTarget
+    from triton.runtime import autotuner, driver, jit
+    major, minor = (int(x) for x in capability)
+    driver.set_active(_CompileOnly(GPUTarget("cuda", major * 10 + minor, 32)))
+    launch = jit.JITFunction.run
+
+    def compile_instead(self, *args, grid, warmup, **kwargs):
+        k = launch(self, *args, grid=grid, warmup=True, **kwargs)
+        if k is not None:
+            kernels.append(k)
+        return k
+
+    def every_config(self, *args, **kwargs):
+        kwargs.pop("warmup", None)
+        self.nargs = dict(zip(self.arg_names, args))
+        for config in self.prune_configs(kwargs):
+            self.fn.run(*args, **kwargs, **config.all_kwargs())
+        self.nargs = None
+
+    jit.JITFunction.run = compile_instead
+    autotuner.Autotuner.run = every_config
+
+
+def _meta_forward(own, job, seed, run=True):
+    import torch
+    from . import inputs as I
+    from . import loader
+    mod = loader.load_task(job.get("task") or {}, own)
+    _, do_import = loader.load_candidate(job.get("code"), own)
+    module = do_import()
+    with torch.device("meta"):
+        I.seed_all(seed)
+        init_inputs = list(mod.get_init_inputs())
+        model = module.ModelNew(*init_inputs)
+    if not run:
+        return
+    sets = [I.make_inputs(mod.get_inputs, seed, "meta")]
+    held = getattr(mod, "get_held_out_inputs", None)
+    if held is not None:
+        with torch.device("meta"):
+            sets += [[I.to_device(x, "meta") for x in s] for s in held()]
+    with torch.no_grad(), torch.device("meta"):
+        for inputs in sets:
+            model(*inputs)
+
+
+def _launchers(kernels, rep):
+    """Each distinct kernel's launcher into the cache (the C compiler, per signature)."""
+    built, seen = 0, set()
+    try:
+        from triton.backends.nvidia.driver import CudaLauncher
+    except BaseException as e:  # noqa: BLE001
+        rep.setdefault("stopped", f"no launcher: {type(e).__name__}: {str(e)[:200]}")
+        return 0
+    for k in kernels:
+        if k.hash in seen:
+            continue
+        seen.add(k.hash)
+        try:
+            CudaLauncher(k.src, k.metadata)
+            built += 1
+        except BaseException as e:  # noqa: BLE001 - no libcuda (CPU mode): the first call builds it
+            rep.setdefault("stopped", f"launcher: {type(e).__name__}: {str(e)[:200]}")
+    return built
