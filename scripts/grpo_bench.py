@@ -114,6 +114,10 @@ def run_group(url, task_id, members):
             # The reference runners' CPU time: what sharing the reference work saves.
             "reference_cpu_ms_total": sum((r.get("stage_ms") or {}).get("cpu_reference", 0) for r in results),
             "members": [{"kind": k, "status": r["status"], "exec_s": e, "speedup": r.get("speedup"),
+                         # When it started, after the request (a group's members may start in
+                         # waves: the makespan's first start is its earliest).
+                         "queue_wait_s": (r["queue_wait_ms"] / 1e3 if r.get("queue_wait_ms") is not None
+                                          else None),
                          "correct": r.get("correct"), "hack_flags": r.get("hack_flags"),
                          "reference_shared": r.get("reference_shared"), "device_memory": r.get("device_memory"),
                          "stage_ms": r.get("stage_ms") or {},

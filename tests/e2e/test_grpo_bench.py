@@ -35,6 +35,8 @@ def test_grpo_bench_reports_groups_and_slots(tmp_path):
         # Less the group's wait for its first start, the makespan still spans its slowest
         # member's queue wait and run (the client's clock holds the gateway's).
         assert 0 <= g["first_start_s"] < g["makespan_s"], g
+        waits = [m["queue_wait_s"] for m in g["members"]]   # each member's start, the first the group's
+        assert all(w is not None and w >= 0 for w in waits) and min(waits) == g["first_start_s"], waits
         assert 1 <= g["after_start_over_slowest"] <= g["makespan_over_slowest"], g
         # The group shares its task's reference work (on by default): one member at a time
         # publishes it, the members that run after compare with it.
