@@ -43,6 +43,12 @@ def setting():
     return v if v in KINDS else "auto"
 
 
+def invalid():
+    """The environment's value when it is none of KINDS (the zygote logs it), else None."""
+    v = os.environ.get(ENV)
+    return v if v is not None and v.strip().lower() not in KINDS else None
+
+
 def wanted(gpu):
     s = setting()
     return s == "on" or (s == "auto" and gpu)

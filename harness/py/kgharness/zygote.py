@@ -24,7 +24,8 @@ import sys
 import tempfile
 import time
 
-from . import admission, gpulock, gpupeers, judgesvc, outcome, procs, protocol, refhost, sandbox, startup, watch
+from . import (admission, gpulock, gpupeers, judgesvc, outcome, precompile, procs, protocol, refhost, sandbox,
+               startup, watch)
 
 IN_FD, OUT_FD = 3, 4
 TICK_S = 0.1                  # watchdog period (10 Hz)
@@ -674,8 +675,12 @@ def main(argv=None):
     z.send(protocol.hello(os.getpid(), versions["python"], versions["torch"], versions["triton"],
                           args.mode, device, {k: sb.get(k) for k in
                                               ("netns", "landlock", "rlimits", "mountns", "uid_drop", "level", "detail")}))
+    bad = precompile.invalid()
+    if bad:
+        log(f"{precompile.ENV}={bad!r} is none of {', '.join(precompile.KINDS)}: taken as auto")
     log(f"ready: mode={args.mode} device-index={args.device_index} sandbox={sb.get('level')} "
-        f"{sb.get('detail', '')}; shared reference store {share_mb:g} MiB")
+        f"{sb.get('detail', '')}; shared reference store {share_mb:g} MiB; "
+        f"precompile {'on' if precompile.wanted(args.mode == 'gpu') else 'off'}")
     z.serve()
     return 0
 

@@ -146,3 +146,12 @@ def test_the_compile_budget_counts_the_childs_time(ahead, plain):
     assert a["status"] == "compile_timeout", a
     assert b["status"] == "correct", b
     assert "stage precompile" in a["feedback"] or "stage load" in a["feedback"], a["feedback"]
+
+
+def test_the_zygote_says_whether_it_compiles_ahead_and_what_it_could_not_read():
+    with ZygoteClient(mode="cpu_interpreter", env={precompile.ENV: "sometimes"}) as c:
+        v = c.evaluate(ADD, src("cand_add_relu.py"), OPTS)
+        log = c.log_text()
+    assert v["status"] == "correct" and "precompile" not in v["stage_ms"], v   # auto: off on a CPU
+    assert "KERNELGATE_PRECOMPILE='sometimes' is none of auto, on, off: taken as auto" in log, log
+    assert "precompile off" in log, log
