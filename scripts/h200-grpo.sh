@@ -3,8 +3,8 @@
 # groups of GROUP completions for the first TASKS heavy tasks, once per SHARE setting
 # ("off on": reference sharing off, then on, in one call); L2=1 adds a level2 bench per
 # setting. Builds nothing (bin/kernelgate is carried; KG=another/build with TAG=-name runs
-# that one, its files named with the tag, to compare two commits in one call). Logs and
-# JSON under $OUT; a stage table last.
+# that one, its files named with the tag, to compare two commits in one call; OPEN=0 for a
+# build without --open). Logs and JSON under $OUT; a stage table last.
 set -uo pipefail
 # The carried binary embeds the harness it runs: it must be this working tree's (KG=: another build, on purpose).
 [ -n "${KG:-}" ] || python3 scripts/check_binary.py || exit 2
@@ -25,7 +25,9 @@ fi
 for share in ${SHARE:-off}; do
   data=$(mktemp -d); port=$((18080 + RANDOM % 1000))
   [ "${MEMPOLL:-0}" = 1 ] && export KERNELGATE_ADMISSION_LOG="$out/admission-$share$tag.jsonl"
-  KERNELGATE_SHARE_REFERENCE=$share "$kg" serve --log-level "${LOGLEVEL:-info}" --addr 127.0.0.1:$port --data "$data" --open \
+  # OPEN=0: a build from before API keys (77d0a47, issue 14's baseline) has no --open and needs none.
+  KERNELGATE_SHARE_REFERENCE=$share "$kg" serve --log-level "${LOGLEVEL:-info}" --addr 127.0.0.1:$port --data "$data" \
+      $([ "${OPEN:-1}" = 1 ] && echo --open) \
       > "$out/serve-$share$tag.log" 2>&1 &
   pid=$!
   for _ in $(seq 120); do curl -sf "127.0.0.1:$port/healthz" > /dev/null && break; sleep 0.5; done
