@@ -468,7 +468,6 @@ class Judge:
             return
         rep = self.ask(self.C, "precompile", capability=[int(x) for x in cap])
         got = rep.get("precompile") if isinstance(rep.get("precompile"), dict) else {}
-        self.v["stage_ms"]["precompile"] = channel.reported_ms(rep.get("runner_ms"))
         for k in ("kernels", "launchers"):
             if isinstance(got.get(k), int):
                 self.v["stage_ms"][f"precompile_{k}"] = got[k]

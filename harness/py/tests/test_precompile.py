@@ -138,6 +138,15 @@ def test_verdicts_are_the_same_with_precompile_on_and_off(ahead, plain):
         assert "precompile" in a["stage_ms"] and "precompile" not in b["stage_ms"]
 
 
+def test_the_precompile_stage_is_the_judges_clock_once(ahead):
+    # A 1 s import: the child's part is about 1 s (before 2026-12-03's fix the runner's
+    # time was added to the judge's, about 2 s).
+    v = ahead.evaluate(ADD, src("cand_add_relu.py") + "\nimport time as _t\n_t.sleep(1)\n", OPTS)
+    st = v["stage_ms"]
+    assert v["status"] == "correct" and 1000 <= st["precompile"] < 1700, st
+    assert st["load"] >= 1000, st   # and again in the runner's load
+
+
 def test_the_compile_budget_counts_the_childs_time(ahead, plain):
     # A 3 s import in a 4 s budget: once in the child, once in the runner.
     code = src("cand_add_relu.py") + "\nimport time as _t\n_t.sleep(3)\n"
