@@ -102,18 +102,13 @@ def run(rdir, job, capability, seed, cap_autotune):
 
 def _end_leftovers():
     """Kill what the child left in this runner's process group (kgharness.pgroup keeps
-    them there): before its CUDA context the runner has no other process. Returns how
-    many there were."""
+    them there; procs.scan, as the zygote attributes them): before its CUDA context the
+    runner has no other process. Returns how many there were."""
     me, grp, killed = os.getpid(), os.getpgrp(), set()
     if grp != me:      # not a group of its own (never in a zygote): nothing safe to kill
         return 0
     for _ in range(3):   # a fork bomb may outrun one pass
-        left = []
-        for n in os.listdir("/proc"):
-            if n.isdigit() and int(n) != me:
-                f = procs.stat_fields(n)
-                if f is not None and len(f) > 2 and f[2] == str(grp).encode():
-                    left.append(int(n))
+        left = procs.scan(os.getppid(), {me})[0][me][0] - {me}
         if not left:
             break
         for p in left:
