@@ -145,6 +145,9 @@ class PipeContext(Context):
             b += chunk
         return struct.unpack("<d", b[1:])[0], b[:1]
 
+    def launchers(self, signatures):
+        self.send({"type": "launchers", "signatures": signatures})
+
     def measured(self, mb):
         self.send({"type": "measured", "mb": round(float(mb), 1)})
 

@@ -25,6 +25,10 @@ class Context:
         """Report that the candidate's first call returned: its load, compile and autotune
         are over, and with them the compile budget (compile_timeout_s)."""
 
+    def launchers(self, signatures):
+        """The candidate's kernel signatures, as its precompile child named them (untrusted):
+        the zygote builds their launchers for later runners (kgharness.launchers)."""
+
     def reserve(self, mb, contexts=False):
         """Wait until the GPU has room for mb MiB more (kgharness.admission): (MiB granted,
         True when the evaluation runs alone); contexts: only the runners' CUDA contexts,

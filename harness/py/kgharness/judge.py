@@ -468,9 +468,13 @@ class Judge:
             return
         rep = self.ask(self.C, "precompile", capability=[int(x) for x in cap])
         got = rep.get("precompile") if isinstance(rep.get("precompile"), dict) else {}
-        for k in ("kernels", "launchers"):
+        for k in ("kernels", "launchers", "launchers_found"):
             if isinstance(got.get(k), int):
                 self.v["stage_ms"][f"precompile_{k}"] = got[k]
+        if isinstance(got.get("signatures"), list):
+            # Names only: the zygote checks them and builds their launchers itself
+            # (kgharness.launchers), for the runners that start after this one.
+            self.ctx.launchers(got["signatures"])
 
     def find_shared(self):
         got = self.ops.shared(self.share_key)

@@ -24,8 +24,8 @@ import sys
 import tempfile
 import time
 
-from . import (admission, gpulock, gpupeers, judgesvc, outcome, precompile, procs, protocol, refhost, sandbox,
-               startup, watch)
+from . import (admission, gpulock, gpupeers, judgesvc, launchers, outcome, precompile, procs, protocol, refhost,
+               sandbox, startup, watch)
 
 IN_FD, OUT_FD = 3, 4
 TICK_S = 0.1                  # watchdog period (10 Hz)
@@ -157,6 +157,7 @@ class Zygote:
         self.hosts = refhost.Hosts(mode, device, self.base, self.mem, log) \
             if refhost.enabled(mode, share_mb) else None
         self.groups = {}               # procs.scan's last {leader: (pids, rss)}
+        self.launchers = None          # kgharness.launchers.Builder once the trusted cache exists
 
     def start_service(self):
         """Fork the judge service (at start, and again if it dies)."""
@@ -231,6 +232,9 @@ class Zygote:
                     self.read_child(self.by_fd[fd])
             self.reap()
             self.peer_step()
+            if self.launchers is not None:
+                self.launchers.hold(self.timing())
+                self.launchers.step(self.own_fds)
             if time.monotonic() >= self.next_tick:
                 self.watchdog()
                 self.next_tick = time.monotonic() + TICK_S
@@ -382,6 +386,9 @@ class Zygote:
                 self._grant_mem(child, 0.0, False)
             else:
                 self.mem.more(child)
+        elif kind == "launchers":
+            if self.launchers is not None:
+                self.launchers.offer(rec.get("signatures"))
         elif kind == "measured":
             if self.mem is not None:
                 self.mem.measured(admission.task_key(child.job), rec.get("mb"))
@@ -413,6 +420,8 @@ class Zygote:
         now = time.monotonic()
         watch.freeze(list(self.children.values()), child, now, self.scan)
         watch.thaw([child], now, self.waiting)    # stopped with the rest while the peers were timing
+        if self.launchers is not None:
+            self.launchers.hold(True)
         if self.hosts is not None:
             self.hosts.lend(child, child.host)
         # Inside the holder's window (its lock_exclusive_held): stopping the others and
@@ -443,6 +452,10 @@ class Zygote:
             child.lock_stats["wait"] = child.lock_stats.get("wait", 0.0) + now - self.pending_since
             if not self._open_window(child, act[1]):
                 self.release(child)
+
+    def timing(self):
+        """Whether a timing window is open on this GPU (ours, or a peer's: ours stopped)."""
+        return self.lock.held_by() is not None or self.peer_stopped or self.pending is not None
 
     def waiting(self, child):
         """When child began waiting for the timing lock or device memory, or None."""
@@ -488,6 +501,8 @@ class Zygote:
     def scan(self):
         """Refresh every child's processes and their split by role."""
         leaders = self.hosts.pids() if self.hosts is not None else set()
+        if self.launchers is not None:
+            leaders |= self.launchers.pids()
         for c in self.children.values():
             leaders |= c.leaders()
         groups, strays = procs.scan(os.getpid(), leaders)
@@ -511,6 +526,8 @@ class Zygote:
                     self.start_service()
                 continue
             if self.hosts is not None and self.hosts.reaped(pid):
+                continue
+            if self.launchers is not None and self.launchers.reaped(pid, status):
                 continue
             child = self.by_pid.get(pid)
             if child is not None:
@@ -590,6 +607,8 @@ class Zygote:
         self.svc.stop()
         if self.hosts is not None:
             self.hosts.shutdown()
+        if self.launchers is not None:
+            self.launchers.shutdown()
         shutil.rmtree(self.base, ignore_errors=True)
 
     @staticmethod
@@ -669,6 +688,8 @@ def main(argv=None):
         why = warmup.fill(cache)
         if why is None:
             os.environ[warmup.ENV] = cache    # children inherit it and copy from it
+            if launchers.enabled():
+                z.launchers = launchers.Builder(cache, os.path.join(z.base, "launcher-staging"), log)
         else:
             log(f"trusted Triton cache not filled ({why}); children compile from scratch")
     z.start_service()
@@ -680,7 +701,8 @@ def main(argv=None):
         log(f"{precompile.ENV}={bad!r} is none of {', '.join(precompile.KINDS)}: taken as auto")
     log(f"ready: mode={args.mode} device-index={args.device_index} sandbox={sb.get('level')} "
         f"{sb.get('detail', '')}; shared reference store {share_mb:g} MiB; "
-        f"precompile {'on' if precompile.wanted(args.mode == 'gpu') else 'off'}")
+        f"precompile {'on' if precompile.wanted(args.mode == 'gpu') else 'off'}; "
+        f"shared launchers {'on' if z.launchers is not None else 'off'}")
     z.serve()
     return 0
 

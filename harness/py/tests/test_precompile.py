@@ -7,6 +7,7 @@ and what it leaves running is killed. In a zygote the verdicts are the same with
 and off, and the compile budget counts its time."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -20,11 +21,24 @@ from zygote_client import ZygoteClient
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def run_child(tmp_path, code, setup=""):
+def run_child(tmp_path, code, setup="", name="runner", seed=None, libcuda=False):
     """precompile.run in a fresh process that is its own group's leader, as a runner is,
-    with Triton compiling (not interpreting). Returns (report, the runner's dir)."""
-    rdir = tmp_path / "runner"
-    (rdir / "triton-cache").mkdir(parents=True)
+    with Triton compiling (not interpreting). Returns (report, the runner's dir).
+    seed: a Triton cache the runner's starts as a copy of (kgharness.warmup); libcuda: a
+    stand-in libcuda.so.1 without symbols in the runner's dir, so that launchers build here
+    (and load only lazily: nothing calls them)."""
+    rdir = tmp_path / name
+    if seed is not None:
+        shutil.copytree(seed, rdir / "triton-cache")
+    else:
+        (rdir / "triton-cache").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    if libcuda:
+        lib = rdir / "lib"
+        lib.mkdir()
+        (lib / "stub.c").write_text("int kernelgate_test_stub;\n")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(lib / "libcuda.so.1"), str(lib / "stub.c")], check=True)
+        env.update(TRITON_LIBCUDA_PATH=str(lib), LD_LIBRARY_PATH=str(lib))
     job = {"task": ADD, "code": code}
     script = textwrap.dedent(f"""
         import json, os, sys
@@ -37,7 +51,6 @@ def run_child(tmp_path, code, setup=""):
         rep = precompile.run({str(rdir)!r}, job, [9, 0], 0, lambda w: runner.cap_autotune(w, 4))
         print(json.dumps(rep))
     """)
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     p = subprocess.run([sys.executable, "-c", script], input=json.dumps(job), capture_output=True,
                        text=True, timeout=240, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
