@@ -145,6 +145,11 @@ class PipeContext(Context):
             b += chunk
         return struct.unpack("<d", b[1:])[0], b[:1]
 
+    def precompiled(self):
+        self.send({"type": "precompiled"})
+        if not os.read(self.grant_fd, 1):
+            raise RuntimeError("precompile: the zygote closed the grant pipe")
+
     def launchers(self, signatures):
         self.send({"type": "launchers", "signatures": signatures})
 

@@ -25,6 +25,10 @@ class Context:
         """Report that the candidate's first call returned: its load, compile and autotune
         are over, and with them the compile budget (compile_timeout_s)."""
 
+    def precompiled(self):
+        """The candidate's compile-only child is done (kgharness.precompile): returns once
+        the evaluation may go on, stopped first if another evaluation's window is open."""
+
     def launchers(self, signatures):
         """The candidate's kernel signatures, as its precompile child named them (untrusted):
         the zygote builds their launchers for later runners (kgharness.launchers)."""

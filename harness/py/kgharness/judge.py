@@ -462,11 +462,16 @@ class Judge:
         first call then finds them, and the compile no longer holds reserved memory."""
         if not precompile.wanted(self.gpu):
             return
-        self.stage("precompile")
         cap = self.info.get("capability") if self.gpu else precompile.CPU_TARGET
         if not (isinstance(cap, list) and len(cap) == 2):
             return
-        rep = self.ask(self.C, "precompile", capability=[int(x) for x in cap])
+        # The zygote lets this stage run through other evaluations' windows: nothing of
+        # this evaluation but the compile-only child works until `precompiled`.
+        self.stage("precompile")
+        try:
+            rep = self.ask(self.C, "precompile", capability=[int(x) for x in cap])
+        finally:
+            self.ctx.precompiled()
         got = rep.get("precompile") if isinstance(rep.get("precompile"), dict) else {}
         for k in ("kernels", "launchers", "launchers_found"):
             if isinstance(got.get(k), int):

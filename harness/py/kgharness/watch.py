@@ -104,9 +104,10 @@ def signal_all(child, sig):
 
 
 def freeze(children, holder, now, scan):
-    """Stop every evaluation but the holder. `scan()` refreshes each child's pids; it runs
-    again after the first round so a process forked in between is stopped too."""
-    others = [c for c in children if c is not holder and c.frozen_since is None]
+    """Stop every evaluation but the holder and those compiling ahead (`ahead`: CPU only,
+    kgharness.precompile). `scan()` refreshes each child's pids; it runs again after the
+    first round so a process forked in between is stopped too."""
+    others = [c for c in children if c is not holder and c.frozen_since is None and not c.ahead]
     for c in others:
         signal_all(c, signal.SIGSTOP)
         c.frozen_since = now

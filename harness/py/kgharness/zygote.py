@@ -94,6 +94,10 @@ class Child:
         self.t_fork = None
         self.started_t = None          # the child's own monotonic timestamp at its first instruction
         self.stage = "startup"
+        # In its precompile stage (Zygote.ahead on): only the candidate's compile-only child
+        # works, with no GPU device file and at idle CPU priority, so it is not stopped
+        # for other evaluations' windows (kgharness.precompile).
+        self.ahead = False
         self.verdict = None
         self.kill_reason = None        # (status, feedback) once the zygote decided to kill it
         self.lock_stats = {}           # seconds: wait, shared_held, exclusive_held (gpulock)
@@ -158,6 +162,7 @@ class Zygote:
             if refhost.enabled(mode, share_mb) else None
         self.groups = {}               # procs.scan's last {leader: (pids, rss)}
         self.launchers = None          # kgharness.launchers.Builder once the trusted cache exists
+        self.ahead = precompile.through_windows()
 
     def start_service(self):
         """Fork the judge service (at start, and again if it dies)."""
@@ -348,6 +353,16 @@ class Zygote:
             child.stage = rec["name"][:64]
             if rec["name"] == "setup" and isinstance(rec.get("t"), float) and child.started_t is None:
                 child.started_t = rec["t"]
+            if rec["name"] == "precompile" and self.ahead:
+                child.ahead = True
+                watch.thaw([child], time.monotonic(), self.waiting)
+        elif kind == "precompiled":
+            # Back from the compile: from here it may reach the GPU, so while a window is
+            # open it stops before it reads the answer.
+            child.ahead = False
+            if self.timing() and self.lock.held_by() is not child:
+                watch.freeze([child], None, time.monotonic(), self.scan)
+            self._tell(child, b"\x01")
         elif kind == "compiled":
             child.compiled = True
         elif kind == "lock":

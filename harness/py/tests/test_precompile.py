@@ -71,6 +71,31 @@ def test_the_child_compiles_the_candidates_kernels_into_the_runners_cache(tmp_pa
 
 
 @pytest.mark.skipif(landlock.landlock_abi() < 1, reason="the child compiles only behind its Landlock wall")
+def test_the_child_runs_at_idle_priority_and_cannot_leave_it(tmp_path):
+    # It works through other evaluations' timing windows: only CPU nothing else wants.
+    probe = src("cand_add_relu.py") + textwrap.dedent("""
+        import os as _os
+        def _try(f):
+            try:
+                f()
+                return "ok"
+            except OSError as e:
+                return e.errno
+        _seen = [_os.sched_getscheduler(0), _os.getpriority(_os.PRIO_PROCESS, 0),
+                 _try(lambda: _os.sched_setscheduler(0, _os.SCHED_OTHER, _os.sched_param(0))),
+                 _try(lambda: _os.setpriority(_os.PRIO_PROCESS, 0, 0)),
+                 _os.sched_getscheduler(0)]
+        open(_os.path.join(_os.environ["TMPDIR"], "probe.txt"), "w").write(repr(_seen))
+    """)
+    # As in a runner: no capabilities (CAP_SYS_NICE would lift any scheduling limit).
+    rep, rdir = run_child(tmp_path, probe, setup="from kgharness import sandbox; assert sandbox.drop_capabilities()[0]")
+    assert rep["exit"] == 0 and rep["kernels"] == 1, rep
+    policy, nice, to_other, to_nice0, after = eval((rdir / "precompile" / "probe.txt").read_text())
+    assert policy == os.SCHED_IDLE and nice == 19, (policy, nice)
+    assert to_other != "ok" and to_nice0 != "ok" and after == os.SCHED_IDLE, (to_other, to_nice0, after)
+
+
+@pytest.mark.skipif(landlock.landlock_abi() < 1, reason="the child compiles only behind its Landlock wall")
 def test_the_child_writes_only_its_own_files_reaches_no_descriptor_and_leaves_nothing(tmp_path):
     # The candidate, at import: a file beside the runner's, a record on every descriptor
     # the runner holds (the judge's channel among them), a sleeper that outlives it.

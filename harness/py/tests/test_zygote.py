@@ -18,8 +18,8 @@ EVALUATOR = "zygote_evaluators:evaluate"
 TASK = "import torch\n"
 
 
-def start(**kw):
-    return ZygoteClient(evaluator=EVALUATOR, env={"PYTHONPATH": TESTS}, **kw)
+def start(env=None, **kw):
+    return ZygoteClient(evaluator=EVALUATOR, env={"PYTHONPATH": TESTS, **(env or {})}, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -197,6 +197,30 @@ def test_other_evaluations_are_stopped_while_one_is_timed(z):
     # Its verdict says how long it was stopped; the holder's says nothing of the kind.
     assert 0.5 <= vb["stage_ms"]["lock_frozen"] / 1e3 <= 0.6 + 1.0, vb["stage_ms"]
     assert "lock_frozen" not in vl["stage_ms"], vl["stage_ms"]
+
+
+@pytest.mark.parametrize("through", ["on", "off"])
+def test_an_evaluation_compiling_ahead_runs_through_a_window_and_stops_when_it_is_done(through):
+    # The candidate's compile-only child works through another evaluation's window
+    # (kgharness.precompile); back from it, the evaluation stops until the window closes.
+    with start(env={"KERNELGATE_PRECOMPILE_IN_WINDOWS": through}) as zz:
+        ahead = zz.submit(TASK, "ahead 1.6 0.5")
+        zz.started(ahead)
+        time.sleep(0.3)
+        lock = zz.submit(TASK, "lock 1.8")
+        vl, va = zz.wait(lock, 30), zz.wait(ahead, 30)
+        assert vl["status"] == "correct" and va["status"] == "correct", (vl, va)
+        l0, l1 = vl["probe"]["lock"]
+        p = va["probe"]
+        inside = [t for t in p["ticks"] if l0 + 0.05 < t < l1 - 0.05]
+        if through == "on":
+            gaps = [(a, b) for a, b in zip(p["ticks"], p["ticks"][1:]) if b - a > 0.3]
+            assert len(inside) > 30 and not gaps, (len(inside), gaps, (l0, l1))
+            assert l0 < p["ask"] < l1 - 0.2, (p["ask"], l0, l1)   # done compiling inside the window ...
+            assert p["back"] >= l1 - 0.05, (p["back"], l1)      # ... and held until it closed
+        else:
+            assert not inside, (len(inside), (l0, l1))          # stopped with the rest
+        assert va["stage_ms"].get("lock_frozen", 0) / 1e3 >= 0.1, va["stage_ms"]
 
 
 def test_nested_lock_request_fails_fast(z):

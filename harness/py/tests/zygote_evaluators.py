@@ -92,6 +92,20 @@ def evaluate(job, ctx):
             ticks.append(time.time())
             time.sleep(0.01)
         return _verdict(ctx, ticks=ticks)
+    if cmd == "ahead":           # args[0] s of ticks in the precompile stage, args[1] s after it
+        ctx.stage("precompile")
+        t_end, ticks = time.time() + float(args[0]), []
+        while time.time() < t_end:
+            ticks.append(time.time())
+            time.sleep(0.01)
+        t_ask = time.time()
+        ctx.precompiled()
+        t_back, after = time.time(), []
+        t_end = t_back + float(args[1])
+        while time.time() < t_end:
+            after.append(time.time())
+            time.sleep(0.01)
+        return _verdict(ctx, ticks=ticks, ask=t_ask, back=t_back, after=after)
     if cmd == "lock":            # hold the timing lock for args[0] seconds
         hold = float(args[0])
         ctx.stage("timing")
