@@ -19,7 +19,7 @@ import sys
 import time
 import traceback
 
-from . import protocol, sandbox, spawn
+from . import protocol, sandbox, spawn, warmup
 from .context import Context
 from .verdict import add_flag, finalize, new_verdict, truncate
 
@@ -195,8 +195,16 @@ def _isolate(tmpdir, options):
     the runners are forked: Landlock layers stack, and a judge's layer (whose /proc rule
     names the judge's own pid) would deny a runner's CUDA driver its own /proc entries
     (error 304, seen on the H200). The judge keeps its capabilities for the same reason:
-    its runners build their own walls (a network namespace, a uid drop) from them."""
-    mnt = sandbox.private_mounts(tmpdir)
+    its runners build their own walls (a network namespace, a uid drop) from them.
+
+    The zygote's trusted Triton cache (kgharness.warmup, under the host's /tmp) is bound
+    back read-only: the runners copy it at their start, and without it (before 2026-12-03)
+    the tmpfs hid it and each runner rebuilt Triton's driver stubs and every launcher."""
+    keep = sandbox.read_paths(tmpdir=tmpdir)[0]
+    trusted = os.environ.get(warmup.ENV)
+    if trusted and os.path.isdir(trusted):
+        keep = [*keep, trusted]
+    mnt = sandbox.private_mounts(tmpdir, keep=keep)
     net, rl = sandbox.apply_netns(), sandbox.apply_rlimits(options)
     parts = (mnt, net, rl)
     return {"mountns": mnt[0], "netns": net[0], "rlimits": rl[0], "landlock": False,

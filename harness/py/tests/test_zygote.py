@@ -223,6 +223,21 @@ def test_an_evaluation_compiling_ahead_runs_through_a_window_and_stops_when_it_i
         assert va["stage_ms"].get("lock_frozen", 0) / 1e3 >= 0.1, va["stage_ms"]
 
 
+def test_runners_see_the_trusted_triton_cache_read_only_through_the_private_tmp(tmp_path):
+    # It lives under the host's /tmp, which a judge's private tmpfs hides; what the zygote
+    # adds later (kgharness.launchers renames entries in) shows too.
+    trusted = tmp_path / "trusted-triton-cache"
+    (trusted / "k1").mkdir(parents=True)
+    with start(env={"KERNELGATE_TRUSTED_TRITON_CACHE": str(trusted)}) as zz:
+        v = zz.evaluate(TASK, "trusted")
+        assert v["probe"]["mountns"] is True, v        # the tmpfs is there ...
+        assert v["probe"]["seen"] == ["k1"], v         # ... and the cache shows through it
+        assert v["probe"]["write"].startswith("error"), v
+        (trusted / "k2").mkdir()
+        assert zz.evaluate(TASK, "trusted")["probe"]["seen"] == ["k1", "k2"]
+    assert sorted(os.listdir(trusted)) == ["k1", "k2"]
+
+
 def test_nested_lock_request_fails_fast(z):
     t0 = time.monotonic()
     v = z.evaluate(TASK, "nested", {"timeout_s": 30})

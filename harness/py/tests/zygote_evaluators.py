@@ -106,6 +106,11 @@ def evaluate(job, ctx):
             after.append(time.time())
             time.sleep(0.01)
         return _verdict(ctx, ticks=ticks, ask=t_ask, back=t_back, after=after)
+    if cmd == "trusted":         # what the judge's namespace shows of the trusted Triton cache
+        p = os.environ.get("KERNELGATE_TRUSTED_TRITON_CACHE")
+        seen = sorted(os.listdir(p)) if p and os.path.isdir(p) else None
+        return _verdict(ctx, seen=seen, write=_try(lambda: open(os.path.join(p, "planted"), "w").close()),
+                        mountns=ctx.sandbox.get("mountns"))
     if cmd == "lock":            # hold the timing lock for args[0] seconds
         hold = float(args[0])
         ctx.stage("timing")
