@@ -82,15 +82,21 @@ def source(sig):
     return make_launcher({}, dict(enumerate(sig)), None)
 
 
-def cached(sig):
-    """In a runner: whether its Triton cache holds the launcher of this (trusted or own)
-    signature already, under the key Triton's compile_module_from_src looks up."""
-    import sysconfig
+def entry(sig):
+    """The Triton cache entry (a directory name) where compile_module_from_src looks for
+    this signature's launcher."""
     from triton.runtime.build import platform_key
-    from triton.runtime.cache import get_cache_manager
-    src = source(sig)
-    key = hashlib.sha256((src + platform_key()).encode("utf-8")).hexdigest()
-    return get_cache_manager(key).has_file(NAME + sysconfig.get_config_var("EXT_SUFFIX"))
+    from triton.runtime.cache import _base32
+    return _base32(hashlib.sha256((source(sig) + platform_key()).encode("utf-8")).hexdigest())
+
+
+def ready(cache_dir):
+    """The entries of cache_dir that hold a launcher (in a runner: what it started with)."""
+    name = NAME + _suffix()
+    try:
+        return {e for e in os.listdir(cache_dir) if os.path.isfile(os.path.join(cache_dir, e, name))}
+    except OSError:
+        return set()
 
 
 class Builder:

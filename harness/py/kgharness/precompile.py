@@ -158,6 +158,7 @@ def _child(rdir, job, capability, seed, cap_autotune):
     tempfile.tempdir = None
     kernels = []
     rep = {"kernels": 0, "launchers": 0}
+    seeded = launchers.ready(cache)      # before the candidate's code runs: what the runner started with
     try:
         # Triton's interpreter (CPU mode) made its kernels at import: nothing to compile,
         # but the submission is still imported and built here, as on a GPU.
@@ -171,7 +172,7 @@ def _child(rdir, job, capability, seed, cap_autotune):
     except BaseException as e:  # noqa: BLE001 - candidate code: whatever stopped it
         rep["stopped"] = f"{type(e).__name__}: {str(e)[:200]}"
     rep["kernels"] = len({k.hash for k in kernels})
-    rep["launchers"] = _launchers(kernels, rep)
+    rep["launchers"] = _launchers(kernels, rep, cache, seeded)
     return rep
 
 
@@ -243,10 +244,11 @@ def _meta_forward(own, job, seed, run=True):
             model(*inputs)
 
 
-def _launchers(kernels, rep):
+def _launchers(kernels, rep, cache, seeded):
     """Each distinct kernel's launcher into the cache (the C compiler, per signature), unless
-    the zygote's trusted copy is there already (kgharness.launchers); the signatures go in
-    the report for the zygote to build."""
+    it is there already: from the zygote's trusted cache the runner started with (seeded,
+    counted as found; kgharness.launchers), or built for another specialization of the
+    same signature. The signatures go in the report for the zygote to build."""
     built, seen = 0, set()
     try:
         from triton.backends.nvidia.driver import CudaLauncher
@@ -263,11 +265,12 @@ def _launchers(kernels, rep):
             if sig is not None and sig not in sigs and len(sigs) < launchers.PER_EVALUATION:
                 sigs.append(sig)
             parsed = launchers.parse(sig)
-            found = parsed is not None and launchers.cached(parsed)
-            CudaLauncher(k.src, k.metadata)    # found: Triton loads it, its compiler not run
-            if found:
+            at = launchers.entry(parsed) if parsed is not None else None
+            had = at is not None and at in launchers.ready(cache)   # seeded, or built for a twin
+            CudaLauncher(k.src, k.metadata)    # one it has: Triton loads it, its compiler not run
+            if at is not None and at in seeded:
                 rep["launchers_found"] = rep.get("launchers_found", 0) + 1
-            else:
+            elif not had:
                 built += 1
         except BaseException as e:  # noqa: BLE001 - no libcuda (CPU mode): the first call builds it
             rep.setdefault("stopped", f"launcher: {type(e).__name__}: {str(e)[:200]}")
