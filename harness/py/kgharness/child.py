@@ -19,7 +19,7 @@ import sys
 import time
 import traceback
 
-from . import protocol, sandbox, spawn, warmup
+from . import procs, protocol, sandbox, spawn, warmup
 from .context import Context
 from .verdict import add_flag, finalize, new_verdict, truncate
 
@@ -218,12 +218,7 @@ def run(job, evaluator, mode, tmpdir, rec_fd, grant_fd, close_fds, device, nonce
     code = 0
     try:
         os.setsid()   # own session and process group: the zygote kills -pgid
-        for fd in close_fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        signal.set_wakeup_fd(-1)
-        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, signal.SIG_DFL)
+        procs.leave_zygote(close_fds)
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         with contextlib.suppress(Exception):
             ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)

@@ -25,7 +25,7 @@ import tempfile
 import threading
 import traceback
 
-from . import channel, feedback, warmup
+from . import channel, feedback, procs, warmup
 from .startup import log
 
 PR_SET_PDEATHSIG = 1
@@ -88,14 +88,7 @@ def _main(ctrl, mode, device, close_fds, share_bytes=0):
     code, cache = 70, None
     try:
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        for fd in close_fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.set_wakeup_fd(-1)
+        procs.leave_zygote(close_fds)
         if mode == "gpu":
             cache = _private_triton_cache()
             import torch

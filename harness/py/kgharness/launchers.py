@@ -28,6 +28,8 @@ import os
 import re
 import signal
 
+from . import procs
+
 ENV = "KERNELGATE_SHARED_LAUNCHERS"       # on (default, GPU mode) or off
 LIMIT = 256                               # launchers built in a zygote's life
 PER_EVALUATION = 8                        # signatures one evaluation may name
@@ -148,14 +150,7 @@ class Builder:
             code = 1
             try:
                 os.setpgid(0, 0)
-                signal.set_wakeup_fd(-1)
-                for fd in own_fds():
-                    try:
-                        os.close(fd)
-                    except OSError:
-                        pass
-                for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
-                    signal.signal(sig, signal.SIG_DFL)
+                procs.leave_zygote(own_fds())
                 os.nice(5)
                 code = _build(self.staging, self.batch)
             finally:

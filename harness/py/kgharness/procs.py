@@ -10,6 +10,7 @@ candidate wrote without following its links, because the reader is root.
 
 import os
 import resource
+import signal
 import stat
 
 MAX_PROCS = 64      # enforced by the zygote's watchdog (root ignores RLIMIT_NPROC)
@@ -24,6 +25,20 @@ def _uid_procs():
             except OSError:
                 pass
     return n
+
+
+def leave_zygote(close_fds):
+    """In a process the zygote just forked (a judge, the judge service, the launcher
+    builder): close the zygote's descriptors and undo its signal handling (the wakeup
+    pipe, SIGCHLD, SIGTERM and SIGINT handlers)."""
+    signal.set_wakeup_fd(-1)
+    for fd in close_fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def nproc_limit():
