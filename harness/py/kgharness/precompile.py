@@ -32,6 +32,11 @@ from . import launchers, procs
 KINDS = ("auto", "on", "off")
 ENV = "KERNELGATE_PRECOMPILE"
 WINDOWS_ENV = "KERNELGATE_PRECOMPILE_IN_WINDOWS"
+# The compile budget (compile_timeout_s) of a job that sets none, by mode: the zygote's
+# watchdog enforces it. The runner waits for the child half of it (the first call has
+# the other half), WAIT_S where there is none (CPU mode).
+DEFAULT_BUDGET_S = {"gpu": 90.0}
+WAIT_S = 60.0
 REPORT_LIMIT = 16384    # a few counts and up to launchers.PER_EVALUATION signatures
 # The GPU compiled for in CPU mode (KERNELGATE_PRECOMPILE=on): an H100/H200's.
 CPU_TARGET = [9, 0]
@@ -62,8 +67,9 @@ def wanted(gpu):
     return s == "on" or (s == "auto" and gpu)
 
 
-def run(rdir, job, capability, seed, cap_autotune):
-    """In the runner (no CUDA context yet): fork the child, wait for it, return its report.
+def run(rdir, job, capability, seed, cap_autotune, wait_s=WAIT_S):
+    """In the runner (no CUDA context yet): fork the child, wait for it (at most wait_s:
+    then it is killed, and the first call compiles), return its report.
     capability: [major, minor] of the judge's GPU."""
     r, w = os.pipe()
     pid = os.fork()
@@ -83,7 +89,7 @@ def run(rdir, job, capability, seed, cap_autotune):
     os.close(w)
     t0 = time.monotonic()
     # The child's exit, not the pipe's end: a process it forked may hold the pipe open.
-    _, status = os.waitpid(pid, 0)
+    status = _wait(pid, t0 + wait_s)
     os.set_blocking(r, False)
     try:
         raw = os.read(r, REPORT_LIMIT)
@@ -92,7 +98,10 @@ def run(rdir, job, capability, seed, cap_autotune):
     finally:
         os.close(r)
     left = _end_leftovers()
-    out = {"ms": round((time.monotonic() - t0) * 1e3, 3), "exit": os.waitstatus_to_exitcode(status)}
+    out = {"ms": round((time.monotonic() - t0) * 1e3, 3),
+           "exit": os.waitstatus_to_exitcode(status) if status is not None else None}
+    if status is None:
+        out["stopped"] = f"the compile-only child was still running after {wait_s:g} s: killed"
     if left:
         out["killed"] = left
     try:
@@ -108,6 +117,22 @@ def run(rdir, job, capability, seed, cap_autotune):
         if isinstance(rep.get("stopped"), str):
             out["stopped"] = rep["stopped"][:300]
     return out
+
+
+def _wait(pid, deadline):
+    """The child's wait status, or None once deadline passed (then it is killed and reaped).
+    A candidate's compile may take long; a child that hangs (on H200, 2026-12-03, one in
+    400 level2 evaluations sat in this stage until its 90 s compile budget ran out) must
+    not take the evaluation with it."""
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() >= deadline:
+            procs.kill_pid(pid)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.01)
 
 
 def _end_leftovers():

@@ -63,6 +63,25 @@ def stat_fields(pid="self"):
     return stat_line[stat_line.rfind(b")") + 2:].split()
 
 
+def describe(pids, limit=12):
+    """'pid comm state wchan' for each of pids (at most limit): what a stuck evaluation's
+    processes were doing, for the zygote's log."""
+    out = []
+    for pid in sorted(pids)[:limit]:
+        fields = stat_fields(pid)
+        if fields is None:
+            continue
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                comm = f.read().strip()
+            with open(f"/proc/{pid}/wchan") as f:
+                wchan = f.read().strip() or "-"
+        except OSError:
+            comm, wchan = "?", "?"
+        out.append(f"{pid} {comm} {fields[0].decode(errors='replace')} {wchan}")
+    return "; ".join(out)
+
+
 def scan(zygote_pid, leaders):
     """Attribute every process to the child (group leader) it descends from.
 

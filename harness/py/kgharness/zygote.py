@@ -45,7 +45,7 @@ def _num(v, default):
 # the interpreter's first call is the kernel's run, not its compile. On a GPU it is wall
 # time like timeout_s, so it sits well above the slowest honest compile measured at full
 # concurrency (51 s on an H200, issue 14): a load-made slow compile must not cost a reward.
-DEFAULT_COMPILE_TIMEOUT_S = {"gpu": 90.0}
+DEFAULT_COMPILE_TIMEOUT_S = precompile.DEFAULT_BUDGET_S
 
 
 ADMISSION_LOG_ENV = "KERNELGATE_ADMISSION_LOG"
@@ -551,6 +551,8 @@ class Zygote:
     def kill(self, child, status, feedback, task_error=""):
         if child.kill_reason is None:
             child.kill_reason = (status, feedback, task_error)
+            if status in ("timeout", "compile_timeout"):   # where it was stuck, for whoever looks
+                log(f"job {child.id} {status} in stage {child.stage}: {procs.describe(child.pids | child.leaders())}")
         procs.kill_group(child.pid, child.pids)
         for leader in child.leaders():
             procs.kill_group(leader)

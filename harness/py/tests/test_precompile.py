@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -21,7 +22,7 @@ from zygote_client import ZygoteClient
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def run_child(tmp_path, code, setup="", name="runner", seed=None, libcuda=False):
+def run_child(tmp_path, code, setup="", name="runner", seed=None, libcuda=False, wait_s=60.0):
     """precompile.run in a fresh process that is its own group's leader, as a runner is,
     with Triton compiling (not interpreting). Returns (report, the runner's dir).
     seed: a Triton cache the runner's starts as a copy of (kgharness.warmup); libcuda: a
@@ -48,7 +49,7 @@ def run_child(tmp_path, code, setup="", name="runner", seed=None, libcuda=False)
         {setup}
         from kgharness import precompile, runner
         job = json.loads(sys.stdin.read())
-        rep = precompile.run({str(rdir)!r}, job, [9, 0], 0, lambda w: runner.cap_autotune(w, 4))
+        rep = precompile.run({str(rdir)!r}, job, [9, 0], 0, lambda w: runner.cap_autotune(w, 4), wait_s={wait_s!r})
         print(json.dumps(rep))
     """)
     p = subprocess.run([sys.executable, "-c", script], input=json.dumps(job), capture_output=True,
@@ -68,6 +69,16 @@ def test_the_child_compiles_the_candidates_kernels_into_the_runners_cache(tmp_pa
     assert cubins(rdir), rep
     # No libcuda here: the launcher is left to the first call, and the report says so.
     assert rep["launchers"] == 0 and "launcher" in rep.get("stopped", ""), rep
+
+
+@pytest.mark.skipif(landlock.landlock_abi() < 1, reason="the child compiles only behind its Landlock wall")
+def test_a_child_that_does_not_finish_is_killed_and_the_runner_goes_on(tmp_path):
+    stuck = src("cand_add_relu.py") + "\nimport time as _t\n_t.sleep(300)\n"
+    t0 = time.monotonic()
+    rep, _ = run_child(tmp_path, stuck, wait_s=2.0)
+    assert time.monotonic() - t0 < 30, rep
+    assert rep["exit"] is None and "still running after 2 s" in rep["stopped"], rep
+    assert 2000 <= rep["ms"] < 10000, rep
 
 
 @pytest.mark.skipif(landlock.landlock_abi() < 1, reason="the child compiles only behind its Landlock wall")

@@ -114,6 +114,8 @@ def test_hang_times_out_and_next_job_works(z):
     assert v["status"] == "timeout", v
     assert "during stage timing" in v["feedback"]
     assert 1.5 <= took < 1.5 + 1.0, took
+    # The zygote's log says what the evaluation's processes were doing (state, wchan).
+    assert poll_until(lambda: "timeout in stage timing: " in z.log_text(), 5), z.log_text()[-2000:]
     assert z.evaluate(TASK, "ok")["status"] == "correct"
 
 
