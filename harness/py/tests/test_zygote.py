@@ -5,6 +5,7 @@ so these tests do not depend on kgharness.evaluate.
 """
 
 import os
+import random
 import time
 from pathlib import Path
 
@@ -223,6 +224,21 @@ def test_an_evaluation_compiling_ahead_runs_through_a_window_and_stops_when_it_i
         else:
             assert not inside, (len(inside), (l0, l1))          # stopped with the rest
         assert va["stage_ms"].get("lock_frozen", 0) / 1e3 >= 0.1, va["stage_ms"]
+
+
+def test_compiling_ahead_and_windows_interleaved_at_random_never_hang():
+    # The precompile stage, its check-in and other evaluations' windows in every order
+    # the zygote's loop can see them: each evaluation ends, none by its timeout.
+    rnd = random.Random(7)
+    with start() as zz:
+        ids = []
+        for _ in range(150):
+            cmd = rnd.choice([f"ahead {rnd.uniform(0, 0.05):.3f} {rnd.uniform(0, 0.02):.3f}",
+                              f"lock {rnd.uniform(0.002, 0.03):.3f}"])
+            ids.append(zz.submit(TASK, cmd, {"timeout_s": 20}))
+            time.sleep(rnd.uniform(0, 0.005))
+        vs = [zz.wait(i, 60) for i in ids]
+        assert [v["status"] for v in vs] == ["correct"] * len(ids), [v for v in vs if v["status"] != "correct"][:3]
 
 
 def test_runners_see_the_trusted_triton_cache_read_only_through_the_private_tmp(tmp_path):
