@@ -92,11 +92,15 @@ def entry(sig):
     return _base32(hashlib.sha256((source(sig) + platform_key()).encode("utf-8")).hexdigest())
 
 
+def holds(cache_dir, at):
+    """Whether cache_dir's entry `at` (entry()) holds a launcher."""
+    return os.path.isfile(os.path.join(cache_dir, at, NAME + _suffix()))
+
+
 def ready(cache_dir):
     """The entries of cache_dir that hold a launcher (in a runner: what it started with)."""
-    name = NAME + _suffix()
     try:
-        return {e for e in os.listdir(cache_dir) if os.path.isfile(os.path.join(cache_dir, e, name))}
+        return {e for e in os.listdir(cache_dir) if holds(cache_dir, e)}
     except OSError:
         return set()
 

@@ -62,6 +62,13 @@ def through_windows():
     return os.environ.get(WINDOWS_ENV, "on").strip().lower() != "off"
 
 
+def wait_s(options, gpu):
+    """How long the runner waits for the child: half the job's compile budget, or WAIT_S
+    where it has none."""
+    budget = (options or {}).get("compile_timeout_s") or DEFAULT_BUDGET_S.get("gpu" if gpu else "cpu_interpreter", 0)
+    return budget / 2 if isinstance(budget, (int, float)) and budget > 0 else WAIT_S
+
+
 def wanted(gpu):
     s = setting()
     return s == "on" or (s == "auto" and gpu)
@@ -291,7 +298,7 @@ def _launchers(kernels, rep, cache, seeded):
                 sigs.append(sig)
             parsed = launchers.parse(sig)
             at = launchers.entry(parsed) if parsed is not None else None
-            had = at is not None and at in launchers.ready(cache)   # seeded, or built for a twin
+            had = at is not None and launchers.holds(cache, at)   # seeded, or built for a twin
             CudaLauncher(k.src, k.metadata)    # one it has: Triton loads it, its compiler not run
             if at is not None and at in seeded:
                 rep["launchers_found"] = rep.get("launchers_found", 0) + 1

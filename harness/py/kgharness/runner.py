@@ -141,11 +141,8 @@ class Runner:
         if not (isinstance(cap, list) and len(cap) == 2 and all(isinstance(x, int) for x in cap)):
             return {"ok": False, "status": "harness_error", "feedback": "precompile: capability must be [major, minor]"}
         limit = MAX_AUTOTUNE_CONFIGS if self.gpu else 1
-        budget = (self.job.get("options") or {}).get("compile_timeout_s") or \
-            precompile.DEFAULT_BUDGET_S.get("gpu" if self.gpu else "cpu_interpreter", 0)
-        wait_s = budget / 2 if isinstance(budget, (int, float)) and budget > 0 else precompile.WAIT_S
-        return {"precompile": precompile.run(self.tmpdir, self.job, cap, self.seed,
-                                             lambda w: cap_autotune(w, limit), wait_s=wait_s)}
+        return {"precompile": precompile.run(self.tmpdir, self.job, cap, self.seed, lambda w: cap_autotune(w, limit),
+                                             wait_s=precompile.wait_s(self.job.get("options"), self.gpu))}
 
     def op_load(self, req, _fds):
         task = self.job.get("task") or {}

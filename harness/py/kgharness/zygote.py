@@ -360,7 +360,7 @@ class Zygote:
             # Back from the compile: from here it may reach the GPU, so while a window is
             # open it stops before it reads the answer.
             child.ahead = False
-            if self.timing() and self.lock.held_by() is not child:
+            if self.timing():
                 watch.freeze([child], None, time.monotonic(), self.scan)
             self._tell(child, b"\x01")
         elif kind == "compiled":
