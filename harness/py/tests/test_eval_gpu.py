@@ -37,12 +37,13 @@ def gpu(tmp_path, code, task="task_add_relu.py", **opts):
 
 
 def test_honest_kernel_is_timed_and_covered(tmp_path):
-    v = gpu(tmp_path, fixture(ADD_RELU))
+    v = gpu(tmp_path, fixture(ADD_RELU), task="task_add_relu_large.py")
     assert v["status"] == "correct", (v["hack_flags"], v["feedback"], v["warnings"])
     assert v["timing_mode"] == "gpu" and v["speedup"] and v["speedup"] > 0
     for k in ("runtime", "ref_runtime", "ref_runtime_before", "ref_runtime_after"):
         assert v[k]["iterations"] >= 10 and v[k]["median_ms"] > 0, k
-    assert v["coverage"] is not None and v["coverage"] > 0.5, v["coverage"]
+    # its one kernel is all the call's GPU work; the events around it take a few percent
+    assert v["coverage"] is not None and v["coverage"] > 0.8, v["coverage"]
     assert v["env"]["gpu_name"]
 
 
