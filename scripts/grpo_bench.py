@@ -17,8 +17,15 @@ waits for device memory and the timing lock), statuses, and the reference work
 done (the sum of the reference runners' load time and CPU time, stage_ms "reference" and
 "cpu_reference") and how many verdicts used shared reference work.
 
+--stagger S sends the groups in the suite's order, S seconds apart, instead of all at once
+from a thread each: the order in which seven groups sent at once reached the gateway
+changed from run to run, and with it which tasks shared the GPU (row_l3_norm's 50 GiB
+evaluations beside small ones, or alone at the end). On an H200 one binary's 7 x 16 ran
+1.204, 1.497 and 1.454 evals/s in three calls (2026-12-03): too wide to compare two
+builds in one run each.
+
 usage: python3 scripts/grpo_bench.py --url http://127.0.0.1:8080 --suite heavy --group 16
-           [--tasks N] [--json out.json]     ($KERNELGATE_API_KEY: a key with reward and admin)
+           [--tasks N] [--stagger S] [--json out.json]   ($KERNELGATE_API_KEY: a key with reward and admin)
 """
 import argparse
 import json
@@ -138,10 +145,14 @@ def main():
     ap.add_argument("--suite", default="heavy", help="a suite under datasets/ with solutions")
     ap.add_argument("--group", type=int, default=16)
     ap.add_argument("--tasks", type=int, default=0, help="the first N tasks (0: all)")
+    ap.add_argument("--stagger", type=float, default=0.0,
+                    help="seconds between the groups' requests, in the suite's order (0: all at once)")
     ap.add_argument("--json", help="write the report here too")
     a = ap.parse_args()
     if a.group < 1:
         sys.exit("--group must be at least 1")
+    if not 0 <= a.stagger <= 60:
+        sys.exit("--stagger must be between 0 and 60 seconds")
     sols = sorted((REPO / "datasets" / "solutions" / a.suite).glob("*.py"), key=lambda p: int(p.stem.split("_")[0]))
     if a.tasks:
         sols = sols[:a.tasks]
@@ -151,7 +162,9 @@ def main():
     stamp = time.time_ns()
     groups = [(f"{a.suite}/{p.stem}", group(p.read_text(), a.group, stamp)) for p in sols]
     t0 = time.monotonic()
-    def one(g):
+    def one(ig):
+        i, g = ig
+        time.sleep(max(0.0, t0 + i * a.stagger - time.monotonic()))
         res = run_group(a.url, *g)
         # As each group lands: a run cut short still says how far it got.
         print(f"  {time.monotonic() - t0:7.1f} s  {res['task_id']} done, makespan {res['makespan_s']:.1f} s",
@@ -162,7 +175,7 @@ def main():
         return res
 
     with ThreadPoolExecutor(len(groups)) as pool:
-        done = list(pool.map(one, groups))
+        done = list(pool.map(one, enumerate(groups)))
     wall = time.monotonic() - t0
     evals = sum(g["n"] for g in done)
     statuses = {}
@@ -171,7 +184,8 @@ def main():
             statuses[m["status"]] = statuses.get(m["status"], 0) + 1
     ratios = [g["makespan_over_slowest"] for g in done if g["makespan_over_slowest"]]
     after = [g["after_start_over_slowest"] for g in done if g["after_start_over_slowest"]]
-    report = {"suite": a.suite, "group": a.group, "groups": len(done), "evals": evals, "wall_s": wall,
+    report = {"suite": a.suite, "group": a.group, "groups": len(done), "stagger_s": a.stagger,
+              "evals": evals, "wall_s": wall,
               "evals_per_s": evals / wall, "slots": slots,
               "slot_utilisation": sum(g["exec_s_total"] for g in done) / (slots * wall) if slots else None,
               "slot_busy": sum(g["exec_s_total"] - g["wait_s_total"] for g in done) / (slots * wall) if slots else None,

@@ -2,9 +2,10 @@
 # GRPO-shaped load on a lent H200 (issue 14): `kernelgate serve` and scripts/grpo_bench.py,
 # groups of GROUP completions for the first TASKS heavy tasks, once per SHARE setting
 # ("off on": reference sharing off, then on, in one call); L2=1 adds a level2 bench per
-# setting. Builds nothing (bin/kernelgate is carried; KG=another/build with TAG=-name runs
-# that one, its files named with the tag, to compare two commits in one call; OPEN=0 for a
-# build without --open). Logs and JSON under $OUT; a stage table last.
+# setting; STAGGER=S sends the groups in order, S s apart (scripts/grpo_bench.py). Builds
+# nothing (bin/kernelgate is carried; KG=another/build with TAG=-name runs that one, its
+# files named with the tag, to compare two commits in one call; OPEN=0 for a build
+# without --open). Logs and JSON under $OUT; a stage table last.
 set -uo pipefail
 # The carried binary embeds the harness it runs: it must be this working tree's (KG=: another build, on purpose).
 [ -n "${KG:-}" ] || python3 scripts/check_binary.py || exit 2
@@ -32,7 +33,7 @@ for share in ${SHARE:-off}; do
   pid=$!
   for _ in $(seq 120); do curl -sf "127.0.0.1:$port/healthz" > /dev/null && break; sleep 0.5; done
   timeout "$limit" python3 scripts/grpo_bench.py --url "http://127.0.0.1:$port" --suite "$suite" \
-      --group "$group" --tasks "$tasks" --json "$out/grpo-$share$tag.json" > "$out/grpo-$share$tag.txt" 2>&1
+      --group "$group" --tasks "$tasks" --stagger "${STAGGER:-0}" --json "$out/grpo-$share$tag.json" > "$out/grpo-$share$tag.txt" 2>&1
   echo "grpo $share$tag rc=$?"; tail -4 "$out/grpo-$share$tag.txt"
   kill -TERM $pid; wait $pid; echo "serve exit=$?"
 done
