@@ -83,6 +83,12 @@ def main(paths):
               f" max {r.get('after_start_over_slowest_max') or 0:.2f}); "
               f"reference loads {r['reference_ms_total'] / 1e3:.1f} s, reference CPU "
               f"{r.get('reference_cpu_ms_total', 0) / 1e3:.1f} s; {r['statuses']}")
+        # The order the groups started in: which tasks shared the GPU (one binary ran 1.20-1.50
+        # evals/s as it changed). A partial report has no stagger_s: its offsets are left out.
+        lag = r.get("stagger_s") or 0.0
+        starts = sorted((g.get("first_start_s", 0.0) + i * lag, g["task_id"].split("/")[-1].split("_")[0])
+                        for i, g in enumerate(r["per_group"]))
+        print("   groups by first start: " + " ".join(f"{t}@{s:.0f}s" for s, t in starts))
         line = []
         for k in STAGES:
             xs = [m["stage_ms"].get(k) for m in ms if isinstance(m.get("stage_ms"), dict) and m["stage_ms"].get(k)]
