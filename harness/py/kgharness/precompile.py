@@ -32,9 +32,12 @@ from . import launchers, procs
 KINDS = ("auto", "on", "off")
 ENV = "KERNELGATE_PRECOMPILE"
 WINDOWS_ENV = "KERNELGATE_PRECOMPILE_IN_WINDOWS"
-# The compile budget (compile_timeout_s) of a job that sets none, by mode: the zygote's
-# watchdog enforces it. The runner waits for the child half of it (the first call has
-# the other half), WAIT_S where there is none (CPU mode).
+# compile_timeout_s when a job does not set it, by mode (PROTOCOL.md): none on a CPU, where
+# the interpreter's first call is the kernel's run, not its compile. On a GPU it is wall
+# time like timeout_s, so it sits well above the slowest honest compile measured at full
+# concurrency (51 s on an H200, issue 14): a load-made slow compile must not cost a reward.
+# The zygote's watchdog enforces it; the runner waits for the child half of it (the first
+# call has the other half), WAIT_S where there is none (CPU mode).
 DEFAULT_BUDGET_S = {"gpu": 90.0}
 WAIT_S = 60.0
 REPORT_LIMIT = 16384    # a few counts and up to launchers.PER_EVALUATION signatures
@@ -62,11 +65,19 @@ def through_windows():
     return os.environ.get(WINDOWS_ENV, "on").strip().lower() != "off"
 
 
+def budget_s(options, mode):
+    """The job's compile budget in seconds: its compile_timeout_s, where that is a positive
+    number, else the mode's default; None where there is none."""
+    v = (options or {}).get("compile_timeout_s")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 \
+        else DEFAULT_BUDGET_S.get(mode)
+
+
 def wait_s(options, gpu):
     """How long the runner waits for the child: half the job's compile budget, or WAIT_S
     where it has none."""
-    budget = (options or {}).get("compile_timeout_s") or DEFAULT_BUDGET_S.get("gpu" if gpu else "cpu_interpreter", 0)
-    return budget / 2 if isinstance(budget, (int, float)) and budget > 0 else WAIT_S
+    budget = budget_s(options, "gpu" if gpu else "cpu_interpreter")
+    return budget / 2 if budget else WAIT_S
 
 
 def wanted(gpu):

@@ -41,13 +41,6 @@ def _num(v, default):
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else default
 
 
-# compile_timeout_s when a job does not set it, by mode (PROTOCOL.md): none on a CPU, where
-# the interpreter's first call is the kernel's run, not its compile. On a GPU it is wall
-# time like timeout_s, so it sits well above the slowest honest compile measured at full
-# concurrency (51 s on an H200, issue 14): a load-made slow compile must not cost a reward.
-DEFAULT_COMPILE_TIMEOUT_S = precompile.DEFAULT_BUDGET_S
-
-
 ADMISSION_LOG_ENV = "KERNELGATE_ADMISSION_LOG"
 
 
@@ -84,7 +77,7 @@ class Child:
         # absent or 0 option is the mode's default. None: no budget (a task check has
         # no candidate).
         self.compile_budget_s = None if job.get("task_check") else \
-            _num(opts.get("compile_timeout_s"), DEFAULT_COMPILE_TIMEOUT_S.get(mode))
+            precompile.budget_s(opts, mode)
         self.compiled = False
         self.memory_limit = _num(opts.get("memory_limit_mb"), 32768.0) * (1 << 20)
         self.output_limit = _num(opts.get("output_limit_bytes"), 1 << 20)

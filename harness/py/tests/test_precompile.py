@@ -213,3 +213,16 @@ def test_the_zygote_says_whether_it_compiles_ahead_and_what_it_could_not_read():
     assert v["status"] == "correct" and "precompile" not in v["stage_ms"], v   # auto: off on a CPU
     assert "KERNELGATE_PRECOMPILE='sometimes' is none of auto, on, off: taken as auto" in log, log
     assert "precompile off" in log, log
+
+
+def test_the_compile_budget_and_the_childs_wait_come_from_one_reading_of_the_option():
+    # The zygote enforces budget_s; the runner waits for the child half of it.
+    assert precompile.budget_s({}, "gpu") == precompile.DEFAULT_BUDGET_S["gpu"]
+    assert precompile.budget_s({"compile_timeout_s": 0}, "gpu") == precompile.DEFAULT_BUDGET_S["gpu"]
+    assert precompile.budget_s({"compile_timeout_s": True}, "gpu") == precompile.DEFAULT_BUDGET_S["gpu"]
+    assert precompile.budget_s({"compile_timeout_s": -3}, "gpu") == precompile.DEFAULT_BUDGET_S["gpu"]
+    assert precompile.budget_s({"compile_timeout_s": 10}, "cpu_interpreter") == 10.0
+    assert precompile.budget_s(None, "cpu_interpreter") is None
+    assert precompile.wait_s({"compile_timeout_s": 10}, gpu=True) == 5.0
+    assert precompile.wait_s({}, gpu=True) == precompile.DEFAULT_BUDGET_S["gpu"] / 2
+    assert precompile.wait_s({}, gpu=False) == precompile.WAIT_S
