@@ -64,9 +64,13 @@ def stat_fields(pid="self"):
 
 
 def describe(pids, limit=12):
-    """'pid comm state wchan' for each of pids (at most limit): what a stuck evaluation's
-    processes were doing, for the zygote's log."""
+    """'pid comm state wchan cpu=N t=S' for each of pids (at most limit): what a stuck
+    evaluation's processes were doing, for the zygote's log. t is the CPU time it used
+    (user and system), cpu the CPU it last ran on: a process that is runnable (R) with
+    little CPU time waited for a CPU, one stopped (T) was signalled, one sleeping (S, D)
+    waits on wchan."""
     out = []
+    tick = os.sysconf("SC_CLK_TCK")
     for pid in sorted(pids)[:limit]:
         fields = stat_fields(pid)
         if fields is None:
@@ -78,8 +82,21 @@ def describe(pids, limit=12):
                 wchan = f.read().strip() or "-"
         except OSError:
             comm, wchan = "?", "?"
-        out.append(f"{pid} {comm} {fields[0].decode(errors='replace')} {wchan}")
+        try:   # stat(5) fields 14, 15 (utime, stime) and 39 (processor)
+            used = f" cpu={int(fields[36])} t={(int(fields[11]) + int(fields[12])) / tick:.2f}s"
+        except (IndexError, ValueError):
+            used = ""
+        out.append(f"{pid} {comm} {fields[0].decode(errors='replace')} {wchan}{used}")
     return "; ".join(out)
+
+
+def load():
+    """/proc/loadavg's first three figures and its running/total processes, or '?'."""
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:4])
+    except OSError:
+        return "?"
 
 
 def scan(zygote_pid, leaders):

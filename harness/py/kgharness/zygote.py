@@ -31,6 +31,10 @@ IN_FD, OUT_FD = 3, 4
 TICK_S = 0.1                  # watchdog period (10 Hz)
 CHILD_LINE_LIMIT = 4 << 20    # a child's record line (its verdict) larger than this is refused
 HOST_RSS_LIMIT = 32 << 30     # a reference host's host memory, like a runner's default memory_limit_mb
+# A precompile stage this long is logged once, with what its processes are doing: on an
+# H200 a few heavy evaluations sat in it until the runner's wait (half the compile budget)
+# ran out, cause unknown (2026-12-03).
+SLOW_PRECOMPILE_S = 15.0
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -87,6 +91,8 @@ class Child:
         self.t_fork = None
         self.started_t = None          # the child's own monotonic timestamp at its first instruction
         self.stage = "startup"
+        self.stage_t = None            # when it entered its stage (the zygote's clock)
+        self.slow_logged = False
         # In its precompile stage (Zygote.ahead on): only the candidate's compile-only child
         # works, with no GPU device file and at idle CPU priority, so it is not stopped
         # for other evaluations' windows (kgharness.precompile).
@@ -343,7 +349,7 @@ class Zygote:
             return           # garbage from a child is ignored; its verdict decides
         kind = rec.get("type")
         if kind == "stage" and isinstance(rec.get("name"), str):
-            child.stage = rec["name"][:64]
+            child.stage, child.stage_t = rec["name"][:64], time.monotonic()
             if rec["name"] == "setup" and isinstance(rec.get("t"), float) and child.started_t is None:
                 child.started_t = rec["t"]
             if rec["name"] == "precompile" and self.ahead:
@@ -576,6 +582,10 @@ class Zygote:
                           f"compile budget (compile_timeout_s) during stage {child.stage}; fewer autotune "
                           f"configs or a smaller kernel compile faster")
                 continue
+            if child.ahead and not child.slow_logged and now - (child.stage_t or now) > SLOW_PRECOMPILE_S:
+                child.slow_logged = True
+                log(f"job {child.id} in stage precompile for {now - child.stage_t:.0f} s (load "
+                    f"{procs.load()}): {procs.describe(child.pids, limit=24)}")
             bad = watch.check(child, child.by_role, child.output_limit)
             if bad:
                 self.kill(child, *bad)

@@ -176,6 +176,34 @@ def test_scan_attributes_descendants(tmp_path):
         os.waitpid(pid, 0)
 
 
+def test_describe_tells_stopped_from_sleeping_and_busy():
+    """The zygote's log of a stuck stage: each process's state, CPU time and last CPU."""
+    from kgharness import procs
+    sleeper = os.fork()
+    if sleeper == 0:
+        time.sleep(30)
+        os._exit(0)
+    spinner = os.fork()
+    if spinner == 0:
+        t_end = time.monotonic() + 30
+        while time.monotonic() < t_end:
+            pass
+        os._exit(0)
+    try:
+        os.kill(sleeper, 19)        # SIGSTOP
+        time.sleep(0.5)
+        got = {int(p.split()[0]): p.split() for p in procs.describe({sleeper, spinner}).split("; ")}
+        assert got[sleeper][2] == "T", got
+        assert got[spinner][2] == "R", got
+        busy = float(got[spinner][-1].removeprefix("t=").removesuffix("s"))
+        assert busy > 0.2 and got[sleeper][-1] == "t=0.00s", got
+        assert len(procs.load().split()) == 4
+    finally:
+        for p in (sleeper, spinner):
+            os.kill(p, 9)
+            os.waitpid(p, 0)
+
+
 def test_tail_follows_no_links_and_never_blocks(tmp_path):
     secret = os.path.join(tmp_path, "secret.txt")
     with open(secret, "w") as f:
