@@ -33,7 +33,13 @@ holds for contexts is a down payment on its whole reservation.
 Reference hosts (kgharness.refhost): a task's reference runner kept warm and lent to
 the judge whose window is open. What a host holds counts once (`host`), like the store;
 an evaluation that borrows one reserves nothing for a reference of its own (`less`: at
-its request, or given back after it was admitted).
+its request, or given back after it was admitted). One that inherited a host which was
+not ready when it asked names it (`host`): granted while that host is ready, it is
+granted without its reference's share and owes it; its judge then borrows the host and
+the debt is cancelled (`less`), or brings the share in (`more`) if the host went away.
+A group's members that asked before its first member had made the host ready had to fit
+whole, then gave the reference's share back at once: row_l3_norm's 51 GiB each, two at
+a time, where 17 GiB each fitted beside the host (H200, 2026-12-03).
 
 Pure bookkeeping: `grant(holder, mb, alone)` is the zygote's callback (False when the
 holder is gone); mb is what was granted, which the judge splits among its processes.
@@ -113,6 +119,7 @@ class Admission:
         self.trace = None                     # trace(event, holder, fields): every change, for diagnosis
         self.hosts = {}                       # task key -> MiB a reference host holds
         self.without = {}                     # holder -> MiB of its reservation a host holds instead
+        self.backed = {}                      # holder -> (its host's key, MiB that host would hold for it)
 
     def _note(self, event, who=None, **fields):
         if self.trace is not None:
@@ -143,6 +150,7 @@ class Admission:
     def less(self, who, mb):
         """who, admitted with its reference's share, borrows a host instead: mb MiB go back
         (a debt for that share is cancelled instead)."""
+        self.backed.pop(who, None)
         if who in self.owed:
             self.owed.pop(who)
             self.more_queue = collections.deque(q for q in self.more_queue if q[0] is not who)
@@ -189,15 +197,19 @@ class Admission:
         mb = known * MARGIN if known else estimate_mb
         return float(mb) if _valid_mb(mb, zero=True) else 0.0
 
-    def request(self, who, mb, key=None, later=0.0, without=0.0):
+    def request(self, who, mb, key=None, later=0.0, without=0.0, host=None, hosted=0.0):
         """Queue who for mb MiB; with its task's key, a footprint measured meanwhile
         (measured) re-sizes the request. later: the part it can bring in afterwards
         (`more`), granted without it when only the rest fits. without: the part a
-        reference host holds for it (hosted), never reserved."""
+        reference host holds for it (hosted), never reserved. host, hosted: the key of a
+        host it inherited that was not ready yet, and the part that host would hold for
+        it: granted without that part (owed) if the host is ready by then."""
         if who in self.held or any(q[0] is who for q in self.queue):
             return
         if key is not None:
             self.asked[who] = key
+        if host is not None and _valid_mb(hosted):
+            self.backed[who] = (host, float(hosted))
         if without:
             self.without[who] = float(without)
             mb = max(0.0, mb - without)
@@ -223,6 +235,7 @@ class Admission:
     def release(self, who):
         self.asked.pop(who, None)
         self.without.pop(who, None)
+        self.backed.pop(who, None)
         self.owed.pop(who, None)
         self.queue = collections.deque(q for q in self.queue if q[0] is not who)
         self.ctx_queue = collections.deque(q for q in self.ctx_queue if q[0] is not who)
@@ -289,6 +302,11 @@ class Admission:
         owing = sum(self.held[h] for h in self.owed) + first
         return owing + max([later, *self.owed.values()]) <= self.budget - self.store_mb - sum(self.hosts.values())
 
+    def _backed(self, who):
+        """What a ready host would hold for who (0.0 when it inherited none, or none is ready)."""
+        host, mb = self.backed.get(who, (None, 0.0))
+        return mb if host in self.hosts else 0.0
+
     def _waited(self, who, asked):
         stats = getattr(who, "lock_stats", None)
         if stats is not None:
@@ -323,14 +341,21 @@ class Admission:
             rest = self.rest(who, mb)
             alone = not self.held
             first = rest - later if 0 < later < rest else None
-            if not alone and self.used() + rest > self.budget:
+            backed = self._backed(who)
+            if 0 < backed < rest:
+                # Its host is ready: it will borrow it, and what it owes is then cancelled.
+                if not alone and self.used() + rest - backed > self.budget:
+                    return
+                rest -= backed
+                self.owed[who] = backed
+            elif not alone and self.used() + rest > self.budget:
                 if first is None or self.used() + first > self.budget or not self._can_owe(first, later):
                     return
                 rest = first              # the reference comes later, if at all
                 self.owed[who] = later
             self.queue.popleft()
             self._waited(who, asked)
-            if self.grant(who, mb - (later if who in self.owed else 0.0), alone and mb > self.budget):
+            if self.grant(who, mb - self.owed.get(who, 0.0), alone and mb > self.budget):
                 self.held[who] = rest
                 self._note("grant", who, mb=round(rest, 1), owes=round(self.owed.get(who, 0.0), 1), alone=alone)
             else:

@@ -98,9 +98,11 @@ class PipeContext(Context):
         granted, kind = self._granted(rec)
         return granted, kind == b"\x02"
 
-    def reserve_first(self, mb, later):
-        granted, kind = self._granted({"type": "reserve", "mb": round(float(mb), 1),
-                                       "later_mb": round(float(later), 1)})
+    def reserve_first(self, mb, later, host_mb=0.0):
+        rec = {"type": "reserve", "mb": round(float(mb), 1), "later_mb": round(float(later), 1)}
+        if host_mb:
+            rec["host_mb"] = round(float(host_mb), 1)
+        granted, kind = self._granted(rec)
         return granted, kind == b"\x02", kind == b"\x04"
 
     def reserve_more(self):
@@ -113,6 +115,9 @@ class PipeContext(Context):
 
     def reserve_less(self, ref_mb):
         self.send({"type": "reserve_less", "mb": round(float(ref_mb), 1)})
+
+    def inherits_host(self):
+        return self.host is not None
 
     def host_ask(self, shared):
         if self.host is None:

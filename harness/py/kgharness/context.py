@@ -39,9 +39,10 @@ class Context:
         ahead of the rest. Nothing else runs here: at once, not alone."""
         return float(mb), False
 
-    def reserve_first(self, mb, later):
+    def reserve_first(self, mb, later, host_mb=0.0):
         """Like reserve, but the zygote may grant it without `later` MiB (its reference's
-        share, kgharness.admission): (MiB granted, alone, True when `later` is still owed)."""
+        share, kgharness.admission), or without host_mb (the same share) when the reference
+        host it inherited is ready by then: (MiB granted, alone, True when it is owed)."""
         granted, alone = self.reserve(mb)
         return granted, alone, False
 
@@ -56,6 +57,10 @@ class Context:
 
     def reserve_less(self, ref_mb):
         """Give back the reference's share of what was granted: a host is its reference now."""
+
+    def inherits_host(self):
+        """Whether this judge inherited a reference host (kgharness.refhost)."""
+        return False
 
     def host_ask(self, shared):
         """What to do with the reference host this judge inherited (kgharness.refhost):

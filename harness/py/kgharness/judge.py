@@ -333,6 +333,9 @@ class Judge:
         # A shared evaluation's reference only runs in the timing window: its share may
         # come later (kgharness.admission), if the candidate passes.
         later = quotas["reference"] if share and not check else 0.0
+        # A host it inherited may be ready by the time it is admitted: then its reference's
+        # share is owed, and cancelled when it borrows the host (take_host).
+        host_mb = quotas["reference"] if not check and not self.host_role and self.ctx.inherits_host() else 0.0
         asked = []
         if not check and os.environ.get(EARLY_CONTEXTS_ENV, "off") == "on":
             # Contexts first (kgharness.admission): the runners make theirs while the judge
@@ -342,8 +345,8 @@ class Judge:
             asked = [(r, self.settle(r, lambda r=r: r.request("cuda"))) for r in runners]
         if self.hosted:
             _, self.alone = self.ctx.reserve_hosted(want, self.ref_mb)
-        elif later:
-            _, self.alone, self.owed = self.ctx.reserve_first(want, later)
+        elif later or host_mb:
+            _, self.alone, self.owed = self.ctx.reserve_first(want, later, host_mb)
             if self.owed:
                 self.v["stage_ms"]["reference_owed"] = 1
         else:

@@ -378,9 +378,12 @@ class Zygote:
                 key = admission.task_key(child.job)
                 later = rec.get("later_mb") if isinstance(rec.get("later_mb"), (int, float)) else 0.0
                 without = rec.get("without_mb") if isinstance(rec.get("without_mb"), (int, float)) else 0.0
+                host_mb = rec.get("host_mb") if isinstance(rec.get("host_mb"), (int, float)) else 0.0
+                host = child.host.key if child.host is not None and host_mb > 0 else None
                 self.mem.request(child, self.mem.need(key, mb), key=key,
                                  later=self.mem.later(key, later) if later else 0.0,
-                                 without=self.mem.hosted(key, without) if without else 0.0)
+                                 without=self.mem.hosted(key, without) if without else 0.0,
+                                 host=host, hosted=self.mem.hosted(key, host_mb) if host else 0.0)
         elif kind == "reserve_less":
             mb = rec.get("mb") if isinstance(rec.get("mb"), (int, float)) else 0.0
             if self.mem is not None and mb > 0:

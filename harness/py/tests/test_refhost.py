@@ -148,6 +148,33 @@ def test_admission_counts_a_host_once_and_a_borrower_without_a_reference():
     assert adm.used() == 0 and not adm.without
 
 
+def test_members_that_asked_before_their_host_was_ready_are_granted_without_their_reference():
+    granted = []
+    adm = Admission(12000, lambda h, mb, alone: granted.append((h, mb)) or True)
+    key, hkey = "k" * 24, "h" * 24
+    adm.learned[key], adm.learned_ref[key] = 4000.0, 1500.0
+    need, part = adm.need(key, 0), adm.hosted(key, 999)       # 4600, of which the host's 2365
+    big, a, b, c = object(), object(), object(), object()
+    adm.request(big, 5000)
+    adm.request(a, need, key=key, host=hkey, hosted=part)      # no host ready: the whole fits
+    assert a in adm.held and not adm.owes(a)
+    adm.request(b, need, key=key, host=hkey, hosted=part)      # whole: waits
+    adm.request(c, need, key=key, host=hkey, hosted=part)
+    adm.host(hkey, part)                                       # ready, and counted once
+    assert b not in adm.held and adm.used() == pytest.approx(5000 + need + part)
+    adm.release(big)                                           # whole, only b would fit; without
+    assert adm.owes(b) and adm.owes(c)                         # the host's part, both do
+    assert granted[-2:] == [(b, pytest.approx(need - part)), (c, pytest.approx(need - part))]
+    adm.less(b, part)                                          # b borrowed the host: its debt is gone
+    assert not adm.owes(b) and adm.held[b] == pytest.approx(need - part)
+    adm.host(hkey, 0)                                          # the host went away before c borrowed
+    adm.more(c)                                                # c brings its reference in after all
+    assert not adm.owes(c) and adm.held[c] == pytest.approx(need)
+    for h in (a, b, c):
+        adm.release(h)
+    assert adm.used() == 0 and not adm.backed and not adm.owed
+
+
 def test_hosts_nobody_uses_are_retired_and_one_over_its_limits_ends_its_task_hosting():
     import socket
     import subprocess
