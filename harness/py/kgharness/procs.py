@@ -99,13 +99,14 @@ def load():
         return "?"
 
 
-def scan(zygote_pid, leaders):
+def scan(zygote_pid, leaders, stopped=None):
     """Attribute every process to the child (group leader) it descends from.
 
     Returns ({leader: (pids, rss_bytes)}, strays). A process belongs to a child
     if it is in the child's process group or has the child as an ancestor (so
     setsid() does not hide it). A stray is a process reparented to the zygote
-    (its subreaper) that is no child of ours: an escaped grandchild.
+    (its subreaper) that is no child of ours: an escaped grandchild. stopped: a set
+    to which every process stopped by a signal (state T) is added.
     """
     procs = {}
     for name in os.listdir("/proc"):
@@ -118,6 +119,8 @@ def scan(zygote_pid, leaders):
             procs[int(name)] = (int(fields[1]), int(fields[2]), int(fields[21]))
         except (IndexError, ValueError):
             continue
+        if stopped is not None and fields[0] == b"T":
+            stopped.add(int(name))
     groups = {leader: (set(), 0) for leader in leaders}
     strays = []
     for pid, (ppid, pgrp, rss) in procs.items():

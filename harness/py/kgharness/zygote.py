@@ -160,6 +160,7 @@ class Zygote:
         self.hosts = refhost.Hosts(mode, device, self.base, self.mem, log) \
             if refhost.enabled(mode, share_mb) else None
         self.groups = {}               # procs.scan's last {leader: (pids, rss)}
+        self.stopped = set()           # processes stopped by a signal at the last scan
         self.launchers = None          # kgharness.launchers.Builder once the trusted cache exists
         self.ahead = precompile.through_windows()
 
@@ -522,7 +523,8 @@ class Zygote:
             leaders |= self.launchers.pids()
         for c in self.children.values():
             leaders |= c.leaders()
-        groups, strays = procs.scan(os.getpid(), leaders)
+        self.stopped = set()
+        groups, strays = procs.scan(os.getpid(), leaders, self.stopped)
         self.groups = groups
         for c in self.children.values():
             c.by_role, c.pids = watch.roles(c, groups)
@@ -569,6 +571,7 @@ class Zygote:
             waiting = self.mem is not None and any(now - q[2] > 1.0 for q in self.mem.queue)
             self.hosts.tick(now, waiting, self.groups, (procs.MAX_PROCS, HOST_RSS_LIMIT),
                             [c.host for c in self.children.values() if c.host is not None])
+        self.unstick()
         for child in list(self.children.values()):
             if child.kill_reason:
                 procs.kill_group(child.pid, child.pids)   # a fork bomb may outrun one kill
@@ -592,6 +595,30 @@ class Zygote:
             bad = watch.check(child, child.by_role, child.output_limit)
             if bad:
                 self.kill(child, *bad)
+
+    def unstick(self):
+        """Continue what is stopped in an evaluation that should be running (neither stopped
+        for a window nor the lock's holder, whose judge stops its own runners). A process
+        that forks while its group is stopped and continued gets both signals and stays
+        stopped (Linux hands a fork's child the group signals sent during the fork, and
+        a continue does not cancel a stop still queued for it): on an H200, with reference
+        hosts on, 6 of 448 heavy evaluations sat 45 s in their precompile stage with the
+        compile-only child stopped at birth, after the zygote stopped an evaluation for
+        a window and at once continued it (its stage record said precompile)."""
+        holder = self.lock.held_by()
+        for child in self.children.values():
+            if child.frozen_since is not None or child is holder:
+                continue
+            left = child.pids & self.stopped
+            if not left:
+                continue
+            log(f"job {child.id}: {len(left)} process(es) left stopped in stage {child.stage}, "
+                f"continued: {procs.describe(left)}")
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except OSError:
+                    pass
 
     def finish(self, child, status):
         self.release(child)

@@ -256,6 +256,17 @@ def test_runners_see_the_trusted_triton_cache_read_only_through_the_private_tmp(
     assert sorted(os.listdir(trusted)) == ["k1", "k2"]
 
 
+def test_a_process_left_stopped_outside_a_window_is_continued(z):
+    # A stop and a continue sent while a process forks leave its child stopped (Linux);
+    # a self-stopped child stands for it here. Inside its own window, where the judge
+    # stops its runners, nothing is continued.
+    v = z.evaluate(TASK, "selfstop")
+    p = v["probe"]
+    assert p["continued"] is True and p["waited"] < 2.0, p
+    assert p["held"] == "T", p
+    assert "left stopped" in z.log_text()
+
+
 def test_nested_lock_request_fails_fast(z):
     t0 = time.monotonic()
     v = z.evaluate(TASK, "nested", {"timeout_s": 30})

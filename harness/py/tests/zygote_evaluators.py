@@ -45,6 +45,11 @@ def _try(fn):
         return f"error: {type(e).__name__}: {e}"
 
 
+def _state(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
 def evaluate(job, ctx):
     ctx.seal()   # a judge that forks no runner: all its walls at once
     words = job["code"].split()
@@ -119,6 +124,31 @@ def evaluate(job, ctx):
             time.sleep(hold)
             t1 = time.time()
         return _verdict(ctx, lock=[t0, t1], waited=waited)
+    if cmd == "selfstop":        # processes of ours left stopped: outside the lock, then inside it
+        def stopped_child():
+            pid = os.fork()
+            if pid == 0:
+                os.kill(os.getpid(), signal.SIGSTOP)
+                os._exit(0)
+            return pid
+
+        def exited(pid, within):
+            t_end = time.monotonic() + within
+            while time.monotonic() < t_end:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    return True
+                time.sleep(0.02)
+            return False
+        t0 = time.monotonic()
+        continued = exited(stopped_child(), 10.0)     # the zygote's watchdog continues it
+        waited = time.monotonic() - t0
+        with ctx.timing_lock():
+            pid = stopped_child()
+            time.sleep(0.6)
+            held = _state(pid)                         # its judge's own stop in its window: left
+            os.kill(pid, signal.SIGCONT)
+            exited(pid, 10.0)
+        return _verdict(ctx, continued=continued, waited=waited, held=held)
     if cmd == "reserve":         # ask for args[0] MiB of device memory, hold it args[1] seconds
         t0 = time.time()         # (args[2]: then say the task used that many MiB)
         granted, alone = ctx.reserve(float(args[0]))
