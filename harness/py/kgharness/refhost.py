@@ -53,8 +53,10 @@ ASK_NONE, ASK_USE, ASK_CREATE = 0, 1, 2
 
 def enabled(mode, share_mb):
     """$KERNELGATE_REFERENCE_HOST=on, and sharing on (hosts serve shared evaluations only).
-    Off by default: on an H200 hosts left heavy GRPO groups' throughput within the spread
-    between calls (README, Measurements, eleventh session)."""
+    Off by default. On an H200 (7 x 16 heavy GRPO groups, fifteenth session) hosts gave
+    1.54-1.57 evals/s against 1.43 off in one call, with the same verdicts, once members
+    that asked before their host was ready could be admitted without their reference;
+    the GPU hack suite has not run with them on since the eleventh session."""
     flag = os.environ.get(ENV, "").strip().lower()
     return share_mb > 0 and flag in ("1", "on", "true", "yes")
 

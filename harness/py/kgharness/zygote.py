@@ -602,7 +602,7 @@ class Zygote:
         that forks while its group is stopped and continued gets both signals and stays
         stopped (Linux hands a fork's child the group signals sent during the fork, and
         a continue does not cancel a stop still queued for it): on an H200, with reference
-        hosts on, 6 of 448 heavy evaluations sat 45 s in their precompile stage with the
+        hosts on, 7 of 448 heavy evaluations sat 45 s in their precompile stage with the
         compile-only child stopped at birth, after the zygote stopped an evaluation for
         a window and at once continued it (its stage record said precompile)."""
         holder = self.lock.held_by()
