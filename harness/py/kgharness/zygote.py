@@ -33,7 +33,8 @@ CHILD_LINE_LIMIT = 4 << 20    # a child's record line (its verdict) larger than 
 HOST_RSS_LIMIT = 32 << 30     # a reference host's host memory, like a runner's default memory_limit_mb
 # A precompile stage this long is logged once, with what its processes are doing: on an
 # H200 a few heavy evaluations sat in it until the runner's wait (half the compile budget)
-# ran out, cause unknown (2026-12-03).
+# ran out, their compile-only child stopped at birth (Zygote.unstick); anything else that
+# holds one there shows here.
 SLOW_PRECOMPILE_S = 15.0
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -93,6 +94,7 @@ class Child:
         self.stage = "startup"
         self.stage_t = None            # when it entered its stage (the zygote's clock)
         self.slow_logged = False
+        self.unstuck = 0               # processes the zygote found stopped outside a window and continued
         # In its precompile stage (Zygote.ahead on): only the candidate's compile-only child
         # works, with no GPU device file and at idle CPU priority, so it is not stopped
         # for other evaluations' windows (kgharness.precompile).
@@ -612,8 +614,10 @@ class Zygote:
             left = child.pids & self.stopped
             if not left:
                 continue
-            log(f"job {child.id}: {len(left)} process(es) left stopped in stage {child.stage}, "
-                f"continued: {procs.describe(left)}")
+            if not child.unstuck:     # once: a candidate may stop its own processes at will
+                log(f"job {child.id}: {len(left)} process(es) left stopped in stage {child.stage}, "
+                    f"continued: {procs.describe(left)}")
+            child.unstuck += len(left)
             for pid in left:
                 try:
                     os.kill(pid, signal.SIGCONT)
