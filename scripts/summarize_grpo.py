@@ -106,9 +106,11 @@ def main(paths):
                 print("   measured: stopped {stopped:.2f} s an evaluation (the model's C*W: {cw:.2f}), "
                       "X {X_measured:.2f} s".format(cw=b["C"] * b["W"], **b))
         mem = [sum(m["device_memory"].values()) for m in ms if isinstance(m.get("device_memory"), dict)]
-        owed = sum(1 for m in ms if (m.get("stage_ms") or {}).get("reference_owed"))
+        owed = [m for m in ms if (m.get("stage_ms") or {}).get("reference_owed")]
+        # Owing because a reference host was ready at the grant: the borrow cancelled it.
+        borrowed = sum(1 for m in owed if m["stage_ms"].get("reference_host") == 1)
         print(f"   reference_shared {sum(1 for m in ms if m.get('reference_shared'))} of {len(ms)}, "
-              f"admitted without their reference {owed}; device memory "
+              f"admitted without their reference {len(owed)} ({borrowed} then borrowed a host); device memory "
               f"per evaluation median {statistics.median(mem) if mem else 0:.0f} MiB (contexts not counted)")
         roles = [(m.get("stage_ms") or {}).get("reference_host") for m in ms]
         if any(roles):
