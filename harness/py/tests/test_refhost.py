@@ -175,6 +175,46 @@ def test_members_that_asked_before_their_host_was_ready_are_granted_without_thei
     assert adm.used() == 0 and not adm.backed and not adm.owed
 
 
+def test_a_judge_that_inherited_a_host_not_ready_names_its_reference_share():
+    """The judge's side of the above (GPU only, so run here on its own): it asks with
+    host_mb when it inherited a host and was told none before admission, never when it
+    creates the host or inherited none."""
+    from kgharness import admission, context, judge
+
+    class Ctx(context.Context):
+        def __init__(self, host, owed):
+            self.host, self.owed, self.asked = host, owed, []
+
+        def inherits_host(self):
+            return self.host
+
+        def reserve_first(self, mb, later, host_mb=0.0):
+            self.asked.append(("first", later, host_mb))
+            return mb, False, self.owed
+
+        def reserve(self, mb, contexts=False):
+            self.asked.append(("whole",))
+            return mb, False
+
+    info = {"input_bytes": 3 << 30, "param_bytes": 0, "output_bytes": 1 << 30}
+    ref = admission.quotas_mb(info)["reference"]
+    got = {}
+    for name, host, role, share in (("not ready", True, refhost.ASK_NONE, False),
+                                    ("not ready, shared", True, refhost.ASK_NONE, True),
+                                    ("creates it", True, refhost.ASK_CREATE, False),
+                                    ("none", False, refhost.ASK_NONE, False)):
+        j = object.__new__(judge.Judge)
+        j.gpu, j.host_role, j.hosted, j.owed, j._stage = True, role, False, False, None
+        j.v = {"stage_ms": {}}
+        j.ctx = Ctx(host, owed=host and not role)
+        j.admit(check=False, info=info, share=share)
+        got[name] = (j.ctx.asked, j.owed, j.v["stage_ms"].get("reference_owed"))
+    assert got["not ready"] == ([("first", 0.0, ref)], True, 1)
+    assert got["not ready, shared"] == ([("first", ref, ref)], True, 1)
+    assert got["creates it"] == ([("whole",)], False, None)
+    assert got["none"] == ([("whole",)], False, None)
+
+
 def test_hosts_nobody_uses_are_retired_and_one_over_its_limits_ends_its_task_hosting():
     import socket
     import subprocess
