@@ -195,8 +195,8 @@ def test_describe_tells_stopped_from_sleeping_and_busy():
         got = {int(p.split()[0]): p.split() for p in procs.describe({sleeper, spinner}).split("; ")}
         assert got[sleeper][2] == "T", got
         assert got[spinner][2] == "R", got
-        busy = float(got[spinner][-1].removeprefix("t=").removesuffix("s"))
-        assert busy > 0.2 and got[sleeper][-1] == "t=0.00s", got
+        used = {p: float(got[p][-1].removeprefix("t=").removesuffix("s")) for p in got}
+        assert used[spinner] > 0.05 and used[sleeper] <= 0.05, got
         assert len(procs.load().split()) == 4
     finally:
         for p in (sleeper, spinner):
