@@ -94,7 +94,7 @@ class Child:
         self.stage = "startup"
         self.stage_t = None            # when it entered its stage (the zygote's clock)
         self.slow_logged = False
-        self.unstuck = 0               # processes the zygote found stopped outside a window and continued
+        self.unstuck_logged = False    # the zygote continued processes of it left stopped (Zygote.unstick)
         # In its precompile stage (Zygote.ahead on): only the candidate's compile-only child
         # works, with no GPU device file and at idle CPU priority, so it is not stopped
         # for other evaluations' windows (kgharness.precompile).
@@ -614,10 +614,10 @@ class Zygote:
             left = child.pids & self.stopped
             if not left:
                 continue
-            if not child.unstuck:     # once: a candidate may stop its own processes at will
+            if not child.unstuck_logged:     # once: a candidate may stop its own processes at will
+                child.unstuck_logged = True
                 log(f"job {child.id}: {len(left)} process(es) left stopped in stage {child.stage}, "
                     f"continued: {procs.describe(left)}")
-            child.unstuck += len(left)
             for pid in left:
                 try:
                     os.kill(pid, signal.SIGCONT)
