@@ -57,6 +57,7 @@ class ZygoteClient:
         if tmp_base:
             args += ["--tmp-base", str(tmp_base)]
         args += list(extra_args)
+        self._closed_log = None
         self.log = tempfile.NamedTemporaryFile(prefix="zygote-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(
             [python or sys.executable, "-c", _BOOT, str(to_z_r), str(from_z_w)] + args,
@@ -120,6 +121,8 @@ class ZygoteClient:
         self.send_raw(json.dumps(rec).encode() + b"\n")
 
     def log_text(self):
+        if self._closed_log is not None:
+            return self._closed_log
         try:
             return Path(self.log.name).read_text(errors="replace")[-4000:]
         except OSError:
@@ -184,6 +187,11 @@ class ZygoteClient:
             os.close(self._from_z)
         except OSError:
             pass
+        # Kept in memory for assertions made after close; a thousand runs left a thousand logs in /tmp.
+        if self._closed_log is None:
+            self._closed_log = self.log_text()
+            self.log.close()
+            Path(self.log.name).unlink(missing_ok=True)
         return self.proc.returncode
 
     def __enter__(self):
