@@ -120,12 +120,32 @@ class Admission:
         self.hosts = {}                       # task key -> MiB a reference host holds
         self.without = {}                     # holder -> MiB of its reservation a host holds instead
         self.backed = {}                      # holder -> (its host's key, MiB that host would hold for it)
+        self.squeeze = None                   # squeeze(MiB short): the store may give way (kgharness.zygote)
 
     def _note(self, event, who=None, **fields):
         if self.trace is not None:
             self.trace(event, who, dict(fields, used=round(self.used(), 1), store=round(self.store_mb, 1),
                                         owed=round(sum(self.owed.values()), 1), holders=len(self.held),
                                         queued=len(self.queue) + len(self.more_queue)))
+
+    def poke(self):
+        """Try the queue again (the zygote's watchdog, while the store may give way)."""
+        self._grant_next()
+
+    def trace_note(self, event, **fields):
+        self._note(event, **fields)
+
+    def _short(self, *sizes):
+        """The next grant lacks room for any of sizes (MiB, the one preferred first): ask the
+        shared store for what the first that it could cover misses (the store evicts what
+        no evaluation is working on, then reports its size: stored)."""
+        if self.squeeze is None:
+            return
+        for mb in sizes:
+            short = self.used() + mb - self.budget if mb is not None else 0.0
+            if 0 < short <= self.store_mb:
+                self.squeeze(short)
+                return
 
     def used(self):
         """MiB taken: the reservations, contexts held ahead of them, the shared store."""
@@ -329,6 +349,7 @@ class Admission:
             mb = self.owed[who]
             stuck = all(any(w is h for w, _ in self.more_queue) for h in self.held)
             if not stuck and self.used() + mb > self.budget:
+                self._short(mb)
                 return
             self.more_queue.popleft()
             self._waited(who, asked)
@@ -345,11 +366,13 @@ class Admission:
             if 0 < backed < rest:
                 # Its host is ready: it will borrow it, and what it owes is then cancelled.
                 if not alone and self.used() + rest - backed > self.budget:
+                    self._short(rest - backed)
                     return
                 rest -= backed
                 self.owed[who] = backed
             elif not alone and self.used() + rest > self.budget:
                 if first is None or self.used() + first > self.budget or not self._can_owe(first, later):
+                    self._short(rest, first)
                     return
                 rest = first              # the reference comes later, if at all
                 self.owed[who] = later

@@ -164,6 +164,9 @@ class PipeContext(Context):
     def stored(self, mb, version):
         self.send({"type": "stored", "mb": round(float(mb), 1), "version": int(version)})
 
+    def uses_share(self, key):
+        self.send({"type": "share_key", "key": str(key)})
+
     @contextlib.contextmanager
     def timing_lock(self):
         if self._held:

@@ -84,6 +84,10 @@ class Context:
     def stored(self, mb, version):
         """The judge service's shared store holds mb MiB as of its version-th change."""
 
+    def uses_share(self, key):
+        """This evaluation's task is key in the shared store: while it runs, the store keeps
+        that entry when it gives way to evaluations waiting for memory (kgharness.zygote)."""
+
     @contextlib.contextmanager
     def timing_lock(self):
         """Hold the GPU's timing lock: every other evaluation on it is stopped meanwhile."""

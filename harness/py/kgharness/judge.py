@@ -275,6 +275,7 @@ class Judge:
         self.init_device()
         self.precompile()
         self.share_key = refstore.key(self.job, self.opts)
+        self.ctx.uses_share(self.share_key)
         has = self.ops.has_shared(self.share_key).get("exists") is True
         self.host_role = self.ctx.host_ask(has)
         self.hosted = self.host_role == refhost.ASK_USE

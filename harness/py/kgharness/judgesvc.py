@@ -16,6 +16,7 @@ service exits when the zygote closes the control socket, and dies with it (PDEAT
 
 import array
 import ctypes
+import json
 import os
 import shutil
 import signal
@@ -71,6 +72,33 @@ class Service:
         finally:
             svc_end.close()
         return judge_end
+
+    def trim(self, target_bytes, keep):
+        """Ask the service to shrink the shared store to target_bytes, keeping the entries
+        of keep (its answer comes on the control socket: reply). False when not sent."""
+        msg = b"t" + json.dumps({"target": int(target_bytes), "keep": sorted(keep)}).encode()
+        if self.ctrl is None or len(msg) > CTRL_MAX:
+            return False
+        try:
+            self.ctrl.send(msg)
+        except OSError:
+            return False
+        return True
+
+    def reply(self):
+        """The service's answer to a trim ({"mb", "version", "evicted"}), {"eof": True} once
+        the service has closed its end, or None."""
+        try:
+            data = self.ctrl.recv(CTRL_MAX, socket.MSG_DONTWAIT)
+        except (OSError, AttributeError):
+            return None
+        if not data:
+            return {"eof": True}
+        try:
+            rep = json.loads(data[1:]) if data[:1] == b"s" else None
+        except ValueError:
+            return None
+        return rep if isinstance(rep, dict) else None
 
     def gone(self):
         """The service exited (the zygote reaped it): judges forked from now on work alone."""
@@ -165,18 +193,54 @@ class Gate:
 
 
 GATE = Gate()
+CTRL_MAX = 1 << 16       # a control message: b"j", or b"t" and its JSON (the keys to keep)
+
+
+def trim(ctrl, payload, mode):
+    """The zygote's request to shrink the shared store to {"target": bytes} keeping
+    {"keep": [keys]}: evaluations wait for device memory that entries of finished tasks
+    hold (kgharness.admission, squeeze). Runs through the gate, so never inside another
+    judge's timing window (freeing device memory can synchronise the device). Answers
+    b"s" and the store's size and version, whatever it evicted."""
+    from . import refstore
+    evicted = 0
+    try:
+        req = json.loads(payload)
+        target, keep = int(req["target"]), [k for k in req.get("keep") or () if isinstance(k, str)]
+    except (ValueError, TypeError, KeyError):
+        log(f"judge service: a trim request it cannot read: {payload[:80]!r}")
+        target, keep = None, ()
+    if target is not None:
+        GATE.enter(trim)
+        try:
+            evicted = refstore.STORE.trim(target, keep)
+            if evicted and mode == "gpu":
+                import torch
+                torch.cuda.empty_cache()   # the evicted outputs' blocks back to the device
+        finally:
+            GATE.leave()
+    st = refstore.STORE.stats()
+    try:
+        ctrl.send(b"s" + json.dumps({"mb": round(st["bytes"] / (1 << 20), 1), "version": st["version"],
+                                     "evicted": evicted}).encode())
+    except OSError:
+        pass
 
 
 def serve(ctrl, mode, device):
-    """Accept judge connections from the control socket until it closes."""
+    """Accept judge connections (b"j", a socket) and trim requests (b"t", JSON) from the
+    control socket until it closes."""
     while True:
         fds = array.array("i")
         try:
-            data, anc, _, _ = ctrl.recvmsg(16, socket.CMSG_SPACE(4 * fds.itemsize))
+            data, anc, _, _ = ctrl.recvmsg(CTRL_MAX, socket.CMSG_SPACE(4 * fds.itemsize))
         except OSError:
             return
         if not data:
             return
+        if data[:1] == b"t":
+            threading.Thread(target=trim, args=(ctrl, data[1:], mode), daemon=True).start()
+            continue
         for level, kind, payload in anc:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])

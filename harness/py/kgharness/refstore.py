@@ -43,6 +43,9 @@ import time
 import torch
 
 BEFORE_TTL_S = 120.0
+# An entry asked for this recently is kept by trim: its evaluation may not have told the
+# zygote its key yet (kgharness.zygote.Zygote.squeeze).
+TRIM_IDLE_S = 2.0
 # Options whose values change what the reference's outputs are or how they are screened.
 KEY_OPTIONS = ("seeds", "seed", "atol", "rtol", "copy_weights")
 
@@ -68,6 +71,7 @@ class Entry:
         self.before = None               # (stats, monotonic time measured)
         self.nbytes = sum(_nbytes(ls) for ls in seeds + held)
         self.owners = set()              # the judges using it (get) that have not let go
+        self.touched = 0.0               # when it was last published, asked for or taken
 
 
 class Store:
@@ -125,6 +129,7 @@ class Store:
                 del self.entries[x]
                 self.evicted += 1
                 self.version += 1
+            e.touched = self.clock()
             self.entries[k] = e
             self.published += 1
             self.version += 1
@@ -136,6 +141,7 @@ class Store:
             if k not in self.entries:
                 return False
             self.entries.move_to_end(k)
+            self.entries[k].touched = self.clock()
             return True
 
     def get(self, k, owner=None):
@@ -147,12 +153,30 @@ class Store:
             if e is None:
                 return None
             self.entries.move_to_end(k)
+            e.touched = self.clock()
             if owner is not None:
                 e.owners.add(owner)
             before = None
             if e.before is not None and self.clock() - e.before[1] < BEFORE_TTL_S:
                 before = e.before[0]
             return dict(e.desc, before=before), list(e.seeds), list(e.held)
+
+    def trim(self, target_bytes, keep=(), idle_s=TRIM_IDLE_S):
+        """Evict entries, least recently used first, until the store holds at most
+        target_bytes: only those no judge uses, whose key is not in keep (the tasks of the
+        evaluations in flight) and that nobody asked for in the last idle_s seconds.
+        Returns how many went."""
+        keep, now, n = set(keep), self.clock(), 0
+        with self.lock:
+            for x in [x for x, e in self.entries.items()
+                      if not e.owners and x not in keep and now - e.touched >= idle_s]:
+                if self.held_bytes() <= target_bytes:
+                    break
+                del self.entries[x]
+                self.evicted += 1
+                self.version += 1
+                n += 1
+        return n
 
     def set_before(self, k, stats):
         with self.lock:

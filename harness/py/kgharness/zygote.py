@@ -14,6 +14,7 @@ service (kgharness.judgesvc, forked once at start) holds the one all judges shar
 """
 
 import argparse
+import contextlib
 import json
 import os
 import select
@@ -29,6 +30,10 @@ from . import (admission, gpulock, gpupeers, judgesvc, launchers, outcome, preco
 
 IN_FD, OUT_FD = 3, 4
 TICK_S = 0.1                  # watchdog period (10 Hz)
+# The shared store's trims (Zygote.squeeze): one at a time, an answer awaited this long at
+# most, and a pause after each (a trim that freed nothing is not asked again at once).
+TRIM_ANSWER_S = 10.0
+TRIM_GAP_S = 1.0
 CHILD_LINE_LIMIT = 4 << 20    # a child's record line (its verdict) larger than this is refused
 HOST_RSS_LIMIT = 32 << 30     # a reference host's host memory, like a runner's default memory_limit_mb
 # A precompile stage this long is logged once, with what its processes are doing: on an
@@ -94,6 +99,7 @@ class Child:
         self.stage = "startup"
         self.stage_t = None            # when it entered its stage (the zygote's clock)
         self.slow_logged = False
+        self.share_key = None          # its task's key in the shared store (kgharness.refstore), once told
         self.unstuck_logged = False    # the zygote continued processes of it left stopped (Zygote.unstick)
         # In its precompile stage (Zygote.ahead on): only the candidate's compile-only child
         # works, with no GPU device file and at idle CPU priority, so it is not stopped
@@ -152,6 +158,11 @@ class Zygote:
         self.peer_stopped = False
         # Admission by device memory (GPU mode; a budget of 0 admits everything at once).
         self.mem = admission.Admission(memory_budget_mb, self._grant_mem) if memory_budget_mb > 0 else None
+        if self.mem is not None:
+            self.mem.squeeze = self.squeeze
+        self.svc_fd = None             # the judge service's control socket, polled for its answers
+        self.trim_sent = None          # when the last trim went to the judge service, until it answers
+        self.trim_next = 0.0           # no trim before this (the zygote's clock)
         if self.mem is not None and os.environ.get(ADMISSION_LOG_ENV):
             self.mem.trace = AdmissionLog(os.environ[ADMISSION_LOG_ENV], memory_budget_mb)
         self.reader = protocol.LineReader()
@@ -169,6 +180,9 @@ class Zygote:
     def start_service(self):
         """Fork the judge service (at start, and again if it dies)."""
         pid = self.svc.start(close_fds=self.own_fds())
+        self.svc_fd = self.svc.ctrl.fileno()
+        self.poll.register(self.svc_fd, select.POLLIN)
+        self.trim_sent = None
         log(f"judge service started (pid {pid})")
 
     def own_fds(self):
@@ -235,6 +249,8 @@ class Zygote:
                     self.read_input()
                 elif fd == self.wake_r:
                     self._drain(self.wake_r)
+                elif fd == self.svc_fd:
+                    self.read_service()
                 elif fd in self.by_fd:
                     self.read_child(self.by_fd[fd])
             self.reap()
@@ -412,6 +428,10 @@ class Zygote:
         elif kind == "measured":
             if self.mem is not None:
                 self.mem.measured(admission.task_key(child.job), rec.get("mb"))
+        elif kind == "share_key":
+            key = rec.get("key")
+            if isinstance(key, str) and 0 < len(key) <= 64 and key.isalnum():
+                child.share_key = key
         elif kind == "stored":
             if self.mem is not None:
                 self.mem.stored(rec.get("mb"), rec.get("version"))
@@ -532,6 +552,44 @@ class Zygote:
             c.by_role, c.pids = watch.roles(c, groups)
         return [pid for pid in strays if pid != self.svc.pid]
 
+    # ---- the shared store gives way to evaluations waiting for memory ----------------------
+    def squeeze(self, short_mb):
+        """Admission's hook: the next reservation lacks short_mb MiB, no more than the shared
+        store holds. The judge service evicts entries of tasks no evaluation here is
+        working on (kgharness.refstore.Store.trim) and answers with the store's new size.
+        Kept until something needs the room, an entry saves a later group of its task
+        the reference work; waiting for it, 4 of row_l3_norm's evaluations ran where 5
+        fitted beside 25 GiB of finished tasks' outputs (H200, 2026-12-03)."""
+        now = time.monotonic()
+        if self.trim_sent is not None and now - self.trim_sent < TRIM_ANSWER_S:
+            return
+        if now < self.trim_next or self.mem is None:
+            return
+        target = max(0.0, self.mem.store_mb - short_mb) * (1 << 20)
+        keep = {c.share_key for c in self.children.values() if c.share_key}
+        if self.svc.trim(target, keep):
+            self.trim_sent = now
+
+    def read_service(self):
+        rep = self.svc.reply()
+        if rep is None:
+            return
+        if rep.get("eof"):          # it is exiting: reap restarts it
+            self._forget_service()
+            return
+        self.trim_sent, self.trim_next = None, time.monotonic() + TRIM_GAP_S
+        if self.mem is not None:
+            if isinstance(rep.get("evicted"), int) and rep["evicted"] > 0:
+                self.mem.trace_note("trimmed", evicted=rep["evicted"])
+            self.mem.stored(rep.get("mb"), rep.get("version"))
+
+    def _forget_service(self):
+        if getattr(self, "svc_fd", None) is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self.poll.unregister(self.svc_fd)
+            self.svc_fd = None
+        self.trim_sent = None
+
     def reap(self):
         while True:
             try:
@@ -542,6 +600,7 @@ class Zygote:
                 return
             if pid == self.svc.pid:
                 log(f"judge service exited (status {status}); restarting it")
+                self._forget_service()
                 self.svc.gone()
                 if not self.stopping:
                     self.start_service()
@@ -574,6 +633,8 @@ class Zygote:
             self.hosts.tick(now, waiting, self.groups, (procs.MAX_PROCS, HOST_RSS_LIMIT),
                             [c.host for c in self.children.values() if c.host is not None])
         self.unstick()
+        if self.mem is not None and self.mem.queue and self.trim_sent is None and now >= self.trim_next:
+            self.mem.poke()    # a trim that freed nothing (an entry asked for just now) is tried again
         for child in list(self.children.values()):
             if child.kill_reason:
                 procs.kill_group(child.pid, child.pids)   # a fork bomb may outrun one kill

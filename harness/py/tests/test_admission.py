@@ -247,6 +247,44 @@ def test_the_store_counts_what_it_holds_as_of_its_latest_report():
     assert granted[-1] == (c, False)
 
 
+def test_a_reservation_short_of_what_the_store_holds_asks_it_to_give_way():
+    adm, granted, _ = make(1000)
+    asked = []
+    adm.squeeze = asked.append
+    a, b, c = Holder("a"), Holder("b"), Holder("c")
+    adm.stored(300, 1)
+    adm.request(a, 600)
+    adm.request(b, 250)                     # 1150 > 1000: 150 short, and the store holds 300
+    assert asked == [150] and [h for h, _ in granted] == [a]
+    adm.stored(100, 2)                      # the store gave way
+    assert granted[-1] == (b, False) and adm.used() == pytest.approx(950)
+    adm.request(c, 500)                     # 450 short: more than the store holds, nothing asked
+    assert asked == [150]
+    adm.release(a)
+    assert granted[-1] == (c, False)
+
+
+def test_the_store_gives_way_to_a_reservation_that_waits_for_room():
+    # A zygote of its own: its judge service's store is the test's.
+    with ZygoteClient(evaluator=EVALUATOR, env={"PYTHONPATH": TESTS},
+                      extra_args=["--memory-budget-mb", "1000"]) as z:
+        k = z.submit(TASK, "publish kept 200 8")      # a running evaluation's task: stays
+        z.started(k)
+        done = z.evaluate(TASK, "publish gone 200")   # a finished task's entry
+        assert done["status"] == "correct" and done["probe"]["taken"], done
+        time.sleep(2.2)                               # refstore.TRIM_IDLE_S
+        a = z.submit(TASK, "reserve 400 3")           # 400 beside the store's 400
+        z.started(a)
+        time.sleep(0.3)
+        b = z.submit(TASK, "reserve 300 0.1")         # fits only once "gone" has gone
+        va, vb = z.wait(a, 30), z.wait(b, 30)
+        assert va["status"] == vb["status"] == "correct", (va, vb)
+        assert vb["probe"]["granted"][0] < va["probe"]["granted"][1] - 1.0, (va, vb)   # beside a
+        again = z.evaluate(TASK, "publish kept 10")   # still held: nothing to publish
+        assert again["probe"]["claimed"] is None and not again["probe"]["taken"], again
+        assert z.wait(k, 30)["probe"]["taken"]
+
+
 def test_zygote_grants_contexts_first_while_the_rest_waits(z):
     a = z.submit(TASK, "reserve 900 1.0")
     z.started(a)

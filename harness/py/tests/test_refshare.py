@@ -184,6 +184,39 @@ def test_asking_whether_an_entry_exists_keeps_nothing_but_its_recency():
     assert not s.has("c") and s.has("a") and s.stats()["bytes"] == 800
 
 
+def test_trim_evicts_only_entries_that_no_evaluation_works_on():
+    clock = Clock()
+    s = refstore.Store(1 << 20, clock=clock)
+    u = object()
+    for k in "abcde":
+        assert s.put(k, {}, *entry(100))
+    assert s.get("b", owner=u)                 # a judge uses b
+    clock.t += refstore.TRIM_IDLE_S
+    assert s.has("e")                          # asked for just now: its evaluation may not have said so yet
+    v = s.stats()["version"]
+    # Down to 150 bytes: a and d may go (c is a running evaluation's task); b, c, e stay.
+    assert s.trim(150, keep={"c"}) == 2
+    st = s.stats()
+    assert st["bytes"] == 300 and st["evicted"] == 2 and st["version"] == v + 2
+    assert s.trim(0, keep={"c"}) == 0          # nothing more may go yet
+    clock.t += refstore.TRIM_IDLE_S
+    assert s.trim(250, keep={"c"}) == 1        # e, idle now: one is enough for the target
+    assert s.get("b") is not None and s.get("c") is not None and s.get("e") is None
+    s.release(u)
+    clock.t += refstore.TRIM_IDLE_S
+    assert s.trim(0) == 2 and s.stats()["bytes"] == 0
+
+
+def test_a_trim_goes_least_recently_used_first():
+    clock = Clock()
+    s = refstore.Store(1 << 20, clock=clock)
+    for k in "abc":
+        assert s.put(k, {}, *entry(100))
+    assert s.has("a")
+    clock.t += refstore.TRIM_IDLE_S
+    assert s.trim(200) == 1 and s.get("b") is None and s.get("a") is not None and s.get("c") is not None
+
+
 def test_a_shared_before_figure_expires():
     clock = Clock()
     s = refstore.Store(1 << 20, clock=clock)

@@ -179,6 +179,21 @@ def evaluate(job, ctx):
     if cmd == "stored":          # the shared store holds args[0] MiB as of change args[1]
         ctx.stored(float(args[0]), int(args[1]))
         return _verdict(ctx)
+    if cmd == "publish":         # an entry of args[1] MiB under key args[0] in the judge service's store;
+        ops = ctx.buffer_ops()   # with args[2]: named as this evaluation's task, held args[2] s
+        n = int(float(args[1]) * (1 << 20))
+        spec = [{"kind": "tensor", "dtype": "uint8", "shape": [n], "device": "cpu"}]
+        bid, _, fds = ops.alloc(n)
+        for fd in fds:
+            os.close(fd)
+        sid = ops.snapshot(bid, spec)
+        claimed = ops.shared(args[0]).get("publish")
+        rep = ops.share(args[0], {"spec": spec}, [sid], [])
+        ctx.stored(rep["bytes"] / (1 << 20), rep["version"])
+        if len(args) > 2:
+            ctx.uses_share(args[0])
+            time.sleep(float(args[2]))
+        return _verdict(ctx, claimed=claimed, taken=rep["taken"], t=time.time())
     if cmd == "nested":          # a lock request while holding one: must fail, not hang
         with ctx.timing_lock():
             with ctx.timing_lock():
