@@ -5,8 +5,8 @@ judge service (whose one context is outside every reservation) and what the task
 the candidate allocate. Once its runners have imported the task, the judge
 asks the zygote for a reservation: its estimate from the task's shapes (a meta-device
 pass) until an evaluation of the same task has measured what it used. The zygote grants
-reservations in FIFO order while they fit the GPU's budget; one that
-cannot fit beside anything runs alone. When the evaluation ends, its verdict's
+reservations in order of the evaluations' arrival (not of asking) while they fit the
+GPU's budget; one that cannot fit beside anything runs alone. When the evaluation ends, its verdict's
 `device_memory` is what the next evaluation of the task reserves.
 
 The judge service's store of shared reference work (kgharness.refstore) counts as the
@@ -233,9 +233,24 @@ class Admission:
         if without:
             self.without[who] = float(without)
             mb = max(0.0, mb - without)
-        self.queue.append((who, mb, self.clock(), float(later or 0.0)))
+        self._enqueue((who, mb, self.clock(), float(later or 0.0)))
         self._note("request", who, mb=round(mb, 1), later=round(float(later or 0.0), 1))
         self._grant_next()
+
+    def _enqueue(self, item):
+        """In order of arrival at the zygote (a holder's t_recv), not of asking: the job
+        queue hands out a trainer's groups one after another, so a group's last members
+        go ahead of the next group's first even when one of those reached admission
+        sooner (a slot freed early by a compile error started it while the group before
+        still loaded). Holders without an arrival time queue last, in order of asking."""
+        rank = getattr(item[0], "t_recv", None)
+        if isinstance(rank, (int, float)):
+            for i, q in enumerate(self.queue):
+                r = getattr(q[0], "t_recv", None)
+                if not isinstance(r, (int, float)) or r > rank:
+                    self.queue.insert(i, item)
+                    return
+        self.queue.append(item)
 
     def more(self, who):
         """who, admitted without its reference, brings it in: granted ahead of every new

@@ -32,6 +32,12 @@ evicted: it would stay on the device for them, outside the store's count (such e
 are the likeliest part of what the judge service held beyond its count when the 7-task
 mix ran the H200 out of memory: README, Measurements, fourth session). A publication
 that would need one evicted is refused instead.
+
+The store also gives way to evaluations waiting for device memory (trim, at the
+zygote's request: kgharness.zygote.Zygote.squeeze): entries of tasks that no running
+evaluation named, unused for TRIM_IDLE_S, go least recently used first. Kept until a
+later publication needed the room, finished tasks' entries held 10-25 GiB through the
+second half of a 7 x 16 heavy run while evaluations waited for memory (H200, 2026-12-03).
 """
 
 import collections

@@ -247,6 +247,20 @@ def test_the_store_counts_what_it_holds_as_of_its_latest_report():
     assert granted[-1] == (c, False)
 
 
+def test_the_queue_keeps_the_order_of_arrival_not_of_asking():
+    adm, granted, _ = make(1000)
+    a, b1, b2, c, x = Holder("a"), Holder("b1"), Holder("b2"), Holder("c"), Holder("x")
+    a.t_recv, b1.t_recv, b2.t_recv, c.t_recv = 0.0, 1.0, 2.0, 3.0
+    adm.request(a, 900)
+    adm.request(x, 500)          # no arrival time: last
+    adm.request(c, 500)          # the next group's first member asked first ...
+    adm.request(b2, 500)         # ... then the last two of the group before it
+    adm.request(b1, 500)
+    assert [q[0] for q in adm.queue] == [b1, b2, c, x]
+    adm.release(a)
+    assert [h for h, _ in granted] == [a, b1, b2]
+
+
 def test_a_reservation_short_of_what_the_store_holds_asks_it_to_give_way():
     adm, granted, _ = make(1000)
     asked = []
