@@ -25,7 +25,7 @@ from . import correctness as C
 
 DRAIN_MAX_S = 3.0
 DRAIN_IDLE_MS = 0.5       # a ~10 us spin that takes longer is sharing the GPU
-_RES_FLOATS = ("max_abs", "max_rel", "scaled")
+_RES_FLOATS = ("max_abs", "max_rel", "scaled", "worst_ratio")
 
 
 class OpError(Exception):

@@ -48,7 +48,8 @@ def _unravel(i, shape):
 def compare(out_leaves, ref_leaves, tol):
     """Elementwise |out-ref| <= atol + rtol*|ref|. Returns a dict; never touches
     candidate objects other than genuine torch.Tensor instances."""
-    res = {"ok": True, "flag": None, "msg": "", "max_abs": 0.0, "max_rel": 0.0, "scaled": 0.0}
+    res = {"ok": True, "flag": None, "msg": "", "max_abs": 0.0, "max_rel": 0.0, "scaled": 0.0,
+           "n_bad": 0, "numel": 0, "nonfinite": 0, "worst_ratio": 0.0}
     if T.len(out_leaves) != T.len(ref_leaves):
         return dict(res, ok=False, msg=f"returned {len(out_leaves)} outputs, expected {len(ref_leaves)}")
     for i, (o, r) in enumerate(zip(out_leaves, ref_leaves)):
@@ -118,8 +119,14 @@ def _compare_tensor(o, r, tol, res):
     res["max_abs"] = max(res["max_abs"], max_abs)
     res["max_rel"] = max(res["max_rel"], max_rel)
     res["scaled"] = max(res["scaled"], max_abs / (max_ref + 1e-12))
+    res["numel"] += r.numel()
     if not n_bad:
         return ""
+    res["n_bad"] += n_bad
+    res["nonfinite"] += n_nonfinite
+    ow, rw = float(of_all[worst]), float(rf_all[worst])
+    ratio = abs(ow - rw) / (tol["atol"] + tol["rtol"] * abs(rw))
+    res["worst_ratio"] = max(res["worst_ratio"], ratio if ratio == ratio else float("inf"))
     idx = _unravel(worst, r.shape)
     extra = f" ({n_nonfinite} NaN/Inf where the reference has none)" if n_nonfinite else ""
     return (f"{n_bad} of {r.numel()} elements mismatch{extra}; worst at index {idx}: "

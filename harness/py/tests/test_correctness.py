@@ -102,3 +102,20 @@ def test_the_screens_give_what_a_float64_copy_gave():
     assert C.near_constant([torch.full((8,), 2.0)], tol) and not C.near_constant([torch.arange(8.0)], tol)
     assert C.nonfinite([torch.arange(4.0), torch.tensor([1.0, float("nan")])])
     assert not C.nonfinite([torch.arange(4), torch.tensor([], dtype=torch.float32)])
+
+
+def test_a_mismatch_reports_how_many_elements_and_how_far_past_the_tolerance():
+    # Small: a tensor big enough for torch's CPU thread pool would start it in this process,
+    # and the evaluations later tests fork from it hang in OpenMP.
+    ref = torch.full((4096,), 2.0625, dtype=torch.bfloat16)
+    tol = C.tolerance([ref], {})
+    out = ref.clone()
+    out[:4] = 2.109375                     # 3 ULPs: 0.047 against 0.043
+    res = C.compare([out], [ref], tol)
+    assert not res["ok"] and res["n_bad"] == 4 and res["numel"] == 4096 and res["nonfinite"] == 0
+    assert 1.0 < res["worst_ratio"] < 1.2
+    out[5] = float("nan")
+    res = C.compare([out], [ref], tol)
+    assert res["n_bad"] == 5 and res["nonfinite"] == 1 and res["worst_ratio"] == float("inf")
+    ok = C.compare([ref.clone()], [ref], tol)
+    assert ok["ok"] and ok["n_bad"] == 0 and ok["numel"] == 4096

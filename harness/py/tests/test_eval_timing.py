@@ -469,3 +469,42 @@ def test_a_pair_asks_the_judge_service_three_times_and_still_checks_every_buffer
     assert flags == ["forge"]
     assert log == [("stop", "candidate"), ("fingerprint", "rb"), ("go", "reference"),
                    ("checks", ("rb", "cb"), False), ("cont", "candidate")], log
+
+
+def test_a_timed_output_off_like_numbers_is_incorrect_and_one_off_like_a_cache_is_a_hack():
+    """An honest bf16 kernel had 4 of 2^29 outputs 3 ULPs off on one timed seed (H200):
+    `incorrect` on that input, as a correctness trial would say, not `cache`."""
+    import types
+
+    import pytest
+    from kgharness import window
+    from kgharness.window import Window
+
+    class Failed(Exception):
+        pass
+
+    def verdict_of(res):
+        w = Window.__new__(Window)
+        got = {}
+
+        def fail(status, fb, sig=""):
+            got.update(status=status, feedback=fb)
+            raise Failed()
+        w.j = types.SimpleNamespace(flag=lambda name, why: got.setdefault("flags", []).append(name), fail=fail)
+        w.spent, w.compared = {"verifies": 0}, dict(res, ok=False, msg="m")
+        with pytest.raises(Failed):
+            w.verify(3)
+        return got
+
+    numbers = {"n_bad": 4, "numel": 1 << 29, "nonfinite": 0, "worst_ratio": 1.09}
+    assert window.numerical(numbers)
+    got = verdict_of(numbers)
+    assert got["status"] == "incorrect" and "timed call 3" in got["feedback"] and "flags" not in got
+    for cache in (dict(numbers, n_bad=1 << 28),          # most of it: another input's outputs
+                  dict(numbers, nonfinite=1),            # NaN or Inf
+                  dict(numbers, worst_ratio=40.0),       # far off
+                  dict(numbers, numel=1000, n_bad=1),    # a small output: any mismatch
+                  {}):                                   # nothing to judge by
+        assert not window.numerical(cache)
+        got = verdict_of(cache)
+        assert got["status"] == "reward_hack" and got["flags"] == ["cache"], (cache, got)
