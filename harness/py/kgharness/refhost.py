@@ -52,13 +52,17 @@ ASK_NONE, ASK_USE, ASK_CREATE = 0, 1, 2
 
 
 def enabled(mode, share_mb):
-    """$KERNELGATE_REFERENCE_HOST=on, and sharing on (hosts serve shared evaluations only).
-    Off by default. On an H200 (7 x 16 heavy GRPO groups, fifteenth session) hosts gave
-    1.54-1.57 evals/s against 1.43 off in one call, with the same verdicts, once members
-    that asked before their host was ready could be admitted without their reference;
-    the GPU hack suite has not run with them on since the eleventh session."""
+    """Sharing on (hosts serve shared evaluations only) and $KERNELGATE_REFERENCE_HOST
+    on; unset, on in GPU mode. On an H200 (7 x 16 heavy GRPO groups, fifteenth session)
+    hosts gave 1.54-1.57 evals/s against 1.43 off in one call, with the same verdicts,
+    once members that asked before their host was ready could be admitted without their
+    reference; the GPU suite (hacks included) passed with them on, 162 of 162, twice at
+    5989ce9+ (sixteenth session). Off by default on a CPU: the interpreter times nothing
+    a host would save."""
     flag = os.environ.get(ENV, "").strip().lower()
-    return share_mb > 0 and flag in ("1", "on", "true", "yes")
+    if flag in ("0", "off", "false", "no"):
+        return False
+    return share_mb > 0 and (flag in ("1", "on", "true", "yes") or (not flag and mode == "gpu"))
 
 
 def wants_host(job, mode):

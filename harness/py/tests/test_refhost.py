@@ -253,9 +253,11 @@ def test_hosts_nobody_uses_are_retired_and_one_over_its_limits_ends_its_task_hos
             p.kill()
 
 
-def test_hosts_are_off_unless_asked_for_and_need_sharing(monkeypatch):
+def test_hosts_are_on_by_default_on_a_gpu_and_need_sharing(monkeypatch):
     monkeypatch.delenv(refhost.ENV, raising=False)
-    assert not refhost.enabled("gpu", 8192) and not refhost.enabled("cpu_interpreter", 1024)
+    assert refhost.enabled("gpu", 8192) and not refhost.enabled("cpu_interpreter", 1024)
     monkeypatch.setenv(refhost.ENV, "on")
     assert refhost.enabled("gpu", 8192) and refhost.enabled("cpu_interpreter", 1024)
     assert not refhost.enabled("gpu", 0)          # no store: nothing shared to borrow for
+    monkeypatch.setenv(refhost.ENV, "off")
+    assert not refhost.enabled("gpu", 8192) and not refhost.enabled("cpu_interpreter", 1024)
