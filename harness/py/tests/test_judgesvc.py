@@ -7,10 +7,15 @@ import os
 import threading
 import time
 
-import pytest
-import torch
+# A CPU module: its imports load Triton, and Triton reads this once. Without it, the
+# test_eval_* modules run after this one in the same process got a compiled Triton on a
+# machine without a GPU (test_hardcoded_shape_fails_held_out: runtime_error).
+os.environ["TRITON_INTERPRET"] = "1"
 
-from kgharness import bufferops, exchange, judgesvc
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from kgharness import bufferops, exchange, judgesvc  # noqa: E402
 
 SPEC = [{"kind": "tensor", "dtype": "float32", "shape": [4, 8], "device": "cpu"}]
 
