@@ -129,12 +129,7 @@ class Store:
                 self.refused[k] = e.nbytes
                 return False
             self.refused.pop(k, None)
-            for x in [x for x, old in self.entries.items() if not old.owners]:   # least recently used first
-                if self.held_bytes() + e.nbytes <= self.budget:
-                    break
-                del self.entries[x]
-                self.evicted += 1
-                self.version += 1
+            self._evict(self.budget - e.nbytes, lambda x, old: not old.owners)
             e.touched = self.clock()
             self.entries[k] = e
             self.published += 1
@@ -172,16 +167,22 @@ class Store:
         target_bytes: only those no judge uses, whose key is not in keep (the tasks of the
         evaluations in flight) and that nobody asked for in the last idle_s seconds.
         Returns how many went."""
-        keep, now, n = set(keep), self.clock(), 0
+        keep, now = set(keep), self.clock()
         with self.lock:
-            for x in [x for x, e in self.entries.items()
-                      if not e.owners and x not in keep and now - e.touched >= idle_s]:
-                if self.held_bytes() <= target_bytes:
-                    break
-                del self.entries[x]
-                self.evicted += 1
-                self.version += 1
-                n += 1
+            return self._evict(target_bytes, lambda x, e: not e.owners and x not in keep and now - e.touched >= idle_s)
+
+    def _evict(self, target_bytes, may_go):
+        """Evict entries for which may_go(key, entry) holds, least recently used first,
+        until the store holds at most target_bytes (the caller holds the lock): how many
+        went."""
+        n = 0
+        for x in [x for x, e in self.entries.items() if may_go(x, e)]:
+            if self.held_bytes() <= target_bytes:
+                break
+            del self.entries[x]
+            self.evicted += 1
+            self.version += 1
+            n += 1
         return n
 
     def set_before(self, k, stats):

@@ -584,7 +584,7 @@ class Zygote:
             self.mem.stored(rep.get("mb"), rep.get("version"))
 
     def _forget_service(self):
-        if getattr(self, "svc_fd", None) is not None:
+        if self.svc_fd is not None:
             with contextlib.suppress(KeyError, ValueError):
                 self.poll.unregister(self.svc_fd)
             self.svc_fd = None
