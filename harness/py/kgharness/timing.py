@@ -26,15 +26,17 @@ def stats(times_ms):
     """Summary of per-iteration times (PROTOCOL.md runtime object)."""
     xs = sorted(times_ms)
     n = len(xs)
-
-    def pct(p):
-        k = (n - 1) * p
-        lo = int(k)
-        hi = min(lo + 1, n - 1)
-        return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
-    p10, p90 = pct(0.10), pct(0.90)
-    return {"median_ms": pct(0.5), "p10_ms": p10, "p90_ms": p90, "min_ms": xs[0], "max_ms": xs[-1],
+    p10, p90 = quantile(xs, 0.10), quantile(xs, 0.90)
+    return {"median_ms": quantile(xs, 0.5), "p10_ms": p10, "p90_ms": p90, "min_ms": xs[0], "max_ms": xs[-1],
             "mean_ms": sum(xs) / n, "spread": (p90 / p10) if p10 > 0 else None, "iterations": n}
+
+
+def quantile(xs, p):
+    """The p-quantile of sorted xs, linearly interpolated between order statistics."""
+    k = (len(xs) - 1) * p
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
 def median(xs):
