@@ -210,6 +210,10 @@ class Local:
     def share_before(self, key, stats):
         return refstore.STORE.set_before(key, stats)
 
+    def before(self, key):
+        """{"before": the reference of key timed alone, published while recent, or None}."""
+        return {"before": refstore.STORE.before(key) if refstore.STORE.enabled() else None}
+
     def window(self, opening):
         """A timing window opens or closes (only the judge service has others to hold off)."""
 

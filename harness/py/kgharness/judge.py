@@ -301,6 +301,7 @@ class Judge:
         if self.shared is not None and self.shared.get("held_count") != self.held and not self.hosted:
             self.shared = None      # not the work this task's reference does now: its own
             v["reference_shared"] = False
+            self.share_on = False   # nor its published reference-alone figure
             self.bring_reference_memory()
         self.stage("correctness")
         t = trials.Trials(self)

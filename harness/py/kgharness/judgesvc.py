@@ -33,7 +33,7 @@ PR_SET_PDEATHSIG = 1
 # Every operation a judge may ask (kgharness.bufferops.Local's methods of these names).
 OPS = ("alloc", "fingerprint", "checks", "compare", "nonfinite", "tolerance", "near_constant", "snapshot",
        "differ", "accumulate", "mean_within", "drop", "drain", "bandwidth", "held_bytes", "info",
-       "window", "has_shared", "shared", "share", "share_before")
+       "window", "has_shared", "shared", "share", "share_before", "before")
 
 
 class Service:

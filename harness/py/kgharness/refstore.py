@@ -157,9 +157,7 @@ class Store:
             e.touched = self.clock()
             if owner is not None:
                 e.owners.add(owner)
-            before = None
-            if e.before is not None and self.clock() - e.before[1] < BEFORE_TTL_S:
-                before = e.before[0]
+            before = e.before[0] if e.before is not None and self.clock() - e.before[1] < BEFORE_TTL_S else None
             return dict(e.desc, before=before), list(e.seeds), list(e.held)
 
     def trim(self, target_bytes, keep=(), idle_s=TRIM_IDLE_S):
@@ -184,6 +182,15 @@ class Store:
             self.version += 1
             n += 1
         return n
+
+    def before(self, k):
+        """Entry k's reference timed alone, while recent, or None."""
+        with self.lock:
+            e = self.entries.get(k)
+            if e is None or e.before is None or self.clock() - e.before[1] >= BEFORE_TTL_S:
+                return None
+            e.touched = self.clock()
+            return e.before[0]
 
     def set_before(self, k, stats):
         with self.lock:

@@ -282,6 +282,30 @@ def test_a_noisy_or_close_window_runs_its_whole_plan():
     assert len(_bare_window(8, 10, steady).interleave()) == 8
 
 
+def test_a_window_asks_for_the_before_figure_its_shared_entry_lacked():
+    """An evaluation that started with its group's first took no entry, or one with no
+    reference-alone figure yet: its window asks the store, and times the reference alone
+    only when the store has none (or sharing is off for it)."""
+    import types
+
+    from kgharness.window import Window
+    asked = []
+
+    def window(shared, share_on, published):
+        w = Window.__new__(Window)
+        w.j = types.SimpleNamespace(shared=shared, share_on=share_on, share_key="k", v={"stage_ms": {}})
+        w.ops = types.SimpleNamespace(before=lambda key: asked.append(key) or {"before": published})
+        return w
+    fig = {"median_ms": 2.5}
+    w = window(None, True, fig)
+    assert w.shared_before() == fig and w.j.v["stage_ms"]["window_before_shared"] == 1.0 and asked == ["k"]
+    assert window({"before": None}, True, fig).shared_before() == fig and asked == ["k", "k"]
+    assert window({"before": {"median_ms": 1.0}}, True, fig).shared_before() == {"median_ms": 1.0}
+    assert asked == ["k", "k"]                                  # its own entry had one: not asked
+    assert window(None, True, None).shared_before() is None
+    assert window(None, False, fig).shared_before() is None and asked == ["k", "k", "k"]
+
+
 def test_one_spike_in_five_pairs_does_not_hold_a_window_to_its_whole_plan():
     """A heavy window whose overheads were steady but for one call 1.3-4 ms off ran all ten
     pairs (H200, 2026-12-03): the spread estimate took the spike in. Two spikes on one

@@ -63,6 +63,27 @@ def test_operations_agree_with_the_local_ones(svc):
     ops.close()
 
 
+def test_a_judge_reads_the_reference_alone_figure_another_published_after_it_started():
+    """A judge that took its task's entry before any window of the task had closed (or
+    none at all) asks for the figure when its own window opens (kgharness.window)."""
+    s = judgesvc.Service("cpu_interpreter", "cpu", share_bytes=1 << 20)
+    s.start()
+    try:
+        first, later = bufferops.Remote(s.connect()), bufferops.Remote(s.connect())
+        assert later.before("k") == {"before": None}                   # nothing published
+        a, _ = lend(first, torch.randn(4, 8))
+        assert first.share("k", {"spec": SPEC}, [first.snapshot(a, SPEC)], [])["taken"]
+        assert later.before("k") == {"before": None}                   # no window closed yet
+        assert first.share_before("k", {"median_ms": 2.5}) is True
+        assert later.before("k") == {"before": {"median_ms": 2.5}}
+        assert later.before("other") == {"before": None}
+        first.close()
+        later.close()
+    finally:
+        s.stop()
+        os.waitpid(s.pid, 0)
+
+
 def test_checks_sums_before_and_after_one_comparison_in_one_request(svc):
     """A correctness call's checks (trials.candidate_result): its buffer's checksum, the
     comparison, the checksum again, read together: the same figures as three requests."""

@@ -224,8 +224,10 @@ def test_a_shared_before_figure_expires():
     assert s.get("a")[0]["before"] is None
     assert s.set_before("a", {"median_ms": 1.0}) and not s.set_before("zz", {"median_ms": 1.0})
     assert s.get("a")[0]["before"] == {"median_ms": 1.0}
+    assert s.before("a") == {"median_ms": 1.0} and s.before("zz") is None
     clock.t += refstore.BEFORE_TTL_S + 1
     assert s.get("a")[0]["before"] is None        # re-measured by the next window
+    assert s.before("a") is None
 
 
 def test_the_key_covers_the_source_and_the_reference_options():
