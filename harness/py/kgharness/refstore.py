@@ -157,8 +157,7 @@ class Store:
             e.touched = self.clock()
             if owner is not None:
                 e.owners.add(owner)
-            before = e.before[0] if e.before is not None and self.clock() - e.before[1] < BEFORE_TTL_S else None
-            return dict(e.desc, before=before), list(e.seeds), list(e.held)
+            return dict(e.desc, before=self._recent_before(e)), list(e.seeds), list(e.held)
 
     def trim(self, target_bytes, keep=(), idle_s=TRIM_IDLE_S):
         """Evict entries, least recently used first, until the store holds at most
@@ -187,10 +186,16 @@ class Store:
         """Entry k's reference timed alone, while recent, or None."""
         with self.lock:
             e = self.entries.get(k)
-            if e is None or e.before is None or self.clock() - e.before[1] >= BEFORE_TTL_S:
-                return None
-            e.touched = self.clock()
+            before = self._recent_before(e) if e is not None else None
+            if before is not None:
+                e.touched = self.clock()
+            return before
+
+    def _recent_before(self, e):
+        """e's reference-alone figure if measured within BEFORE_TTL_S, else None."""
+        if e.before is not None and self.clock() - e.before[1] < BEFORE_TTL_S:
             return e.before[0]
+        return None
 
     def set_before(self, k, stats):
         with self.lock:
