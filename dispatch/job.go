@@ -72,6 +72,10 @@ type Job struct {
 	// Unlogged: whoever queued the job logs its evaluation itself (a search
 	// step, with its prompt and the step's eval_id), so the worker does not.
 	Unlogged bool `json:"unlogged,omitempty"`
+	// Lead marks the first job a batch of several queued: a worker starts
+	// it beside another rather than alone (worker/gang.go), so a group's
+	// verdicts arrive together.
+	Lead bool `json:"lead,omitempty"`
 }
 
 // Result is stored in the bus's batches bucket and then published on

@@ -67,6 +67,9 @@ func (s *Service) Submit(ctx context.Context, b Batch) error {
 	}
 	handled := len(b.Items) - len(jobs)
 	groups := groupIdentical(jobs, b.Share)
+	if len(groups) > 1 {
+		groups[0].jobs[0].Lead = true
+	}
 	// One mode and one lane for the whole batch: its jobs go where one
 	// kind of worker pulls them (the lane is looked up when a job is first
 	// queued).

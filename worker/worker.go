@@ -48,8 +48,8 @@ func Run(ctx context.Context, b *bus.Bus, ev Evaluator, log *slog.Logger) error 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &runner{bus: b, ev: ev, log: log.With("component", "worker"), now: time.Now}
 	slots, mode := Slots(ev), ev.Mode()
+	w := &runner{bus: b, ev: ev, log: log.With("component", "worker"), now: time.Now, gang: newGang(slots)}
 	var envs []dispatch.Env
 	if p, ok := ev.(dispatch.Pool); ok {
 		envs = dispatch.PoolEnvs(p) // its zygotes are up: serve and worker start them first
@@ -69,6 +69,7 @@ type runner struct {
 	log    *slog.Logger
 	now    func() time.Time
 	unsent unsent
+	gang   *gang
 }
 
 // handle evaluates one job, unless it shares an identical job's evaluation,
@@ -84,6 +85,8 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 		return nil
 	}
 	log := w.log.With("job", job.ID, "batch", job.BatchID, "delivery", j.NumDelivered)
+	w.gang.enter(job.BatchID)
+	defer w.gang.leave(job.BatchID)
 	wk, owns := w.claim(ctx, log, job, j.Queued)
 	if !owns {
 		return nil // answered with, or waiting for, an identical evaluation's verdict
@@ -92,16 +95,21 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 		log.Debug("sending a result made before again")
 		return w.send(ctx, log, job, wk, r)
 	}
-	start := w.now()
-	fn, ferr := reward.Lookup(job.RewardFn)
-	var v eval.Verdict
-	err := ferr
 	evalCtx, ran := ctx, false
 	if !job.Deadline.IsZero() {
 		var cancel context.CancelFunc
 		evalCtx, cancel = context.WithDeadline(ctx, job.Deadline)
 		defer cancel()
 	}
+	if job.Lead {
+		if held := w.gang.hold(evalCtx, job.BatchID); held > time.Millisecond {
+			log.Debug("held the batch's lead job for a second free slot", "held_ms", ms(held))
+		}
+	}
+	start := w.now()
+	fn, ferr := reward.Lookup(job.RewardFn)
+	var v eval.Verdict
+	err := ferr
 	if err == nil && evalCtx.Err() == nil {
 		log.Debug("evaluating")
 		v, err = w.ev.Evaluate(evalCtx, eval.Job{Task: job.Task, Code: job.Code, Options: job.Options, TaskCheck: job.TaskCheck})
