@@ -62,7 +62,7 @@ func newMetrics(s *Server) *metrics {
 			Name: "kernelgate_evaluation_stage_seconds", Help: "Time per evaluation stage (the verdict's stage_ms).", Buckets: latencyBuckets,
 		}, []string{"stage"}),
 		queueWait: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "kernelgate_evaluation_queue_wait_seconds", Help: "Time a job waited in the queue before a worker took it.", Buckets: latencyBuckets,
+			Name: "kernelgate_evaluation_queue_wait_seconds", Help: "Time a job waited before its evaluation started: in the queue, and for a group's first job also a worker's wait for a second free slot (worker/gang.go).", Buckets: latencyBuckets,
 		}),
 		exec: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "kernelgate_evaluation_exec_seconds", Help: "Time a worker spent on a job.", Buckets: latencyBuckets,
