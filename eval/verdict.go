@@ -15,7 +15,8 @@ import (
 //   - 1.2 (2026-12-01): status compile_timeout.
 //   - 1.3 (2026-12-01): reference_shared (the evaluation used the reference work an
 //     earlier evaluation of the task published).
-const SchemaVersion = "1.3"
+//   - 1.4 (2026-12-04): tolerance.source "task" (the task's own ATOL / RTOL).
+const SchemaVersion = "1.4"
 
 // Status is the closed set of evaluation outcomes.
 type Status string
@@ -111,10 +112,12 @@ type Runtime struct {
 
 // Tolerance is what the correctness check compared with.
 type Tolerance struct {
-	Atol   float64 `json:"atol"`
-	Rtol   float64 `json:"rtol"`
-	DType  string  `json:"dtype"`
-	Source string  `json:"source"`
+	Atol  float64 `json:"atol"`
+	Rtol  float64 `json:"rtol"`
+	DType string  `json:"dtype"`
+	// Source: where atol and rtol came from, "request" (the job's options) over
+	// "task" (the task file's ATOL / RTOL) over "default" (by the output dtype).
+	Source string `json:"source"`
 }
 
 // Env describes where the evaluation ran. GPUUUID, Driver and the SM clocks

@@ -12,6 +12,11 @@ TAGS = ["norm", "activation", "reduction", "fused", "memory-bound", "bf16", "hea
 B, C, H, W = 64, 512, 128, 128
 GROUPS = 32
 DTYPE = torch.bfloat16
+# Four bf16 ULPs anywhere in a binade (4 * 2^-7 = 3.125%), not the default two: torch's
+# GroupNorm on bf16 keeps each group's mean and rstd in bf16 and SiLU rounds again, so a
+# kernel with exact statistics that rounds once sits up to 3-4 ULPs from this reference on
+# rare seeds (H200: 63 of 2^29 outputs at 3 ULPs, one evaluation in 112).
+RTOL = 3.2e-2
 
 
 class Model(nn.Module):

@@ -39,7 +39,8 @@ def groupnorm_silu_kernel(x_ptr, w_ptr, b_ptr, out_ptr, eps, CPG: tl.constexpr, 
         y = (x - mean) * rstd * w + b
         # The reference rounds GroupNorm's output to bf16 before SiLU: so does this, which
         # keeps most outputs within one ULP of it; where y itself lands one ULP off, SiLU's
-        # rounding can make it two (63902 of 2^29 elements on an H200), inside bf16's rtol.
+        # rounding can make it two (63902 of 2^29 elements on an H200); the reference's bf16
+        # statistics add up to two more on rare seeds, inside the task's RTOL (four ULPs).
         y = y.to(tl.bfloat16).to(tl.float32)
         y = y / (1.0 + tl.exp(-y))
         tl.store(out_ptr + base + idx, y.to(out_ptr.dtype.element_ty), mask=m)

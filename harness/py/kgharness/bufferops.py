@@ -134,8 +134,8 @@ class Local:
     def nonfinite(self, bid, spec):
         return C.nonfinite(self._leaves(bid, spec))
 
-    def tolerance(self, bid, spec, atol=None, rtol=None):
-        return C.tolerance(self._leaves(bid, spec), {"atol": atol, "rtol": rtol})
+    def tolerance(self, bid, spec, atol=None, rtol=None, task=None):
+        return C.tolerance(self._leaves(bid, spec), {"atol": atol, "rtol": rtol}, task)
 
     def near_constant(self, bid, spec, tol):
         return C.near_constant(self._leaves(bid, spec), tol)

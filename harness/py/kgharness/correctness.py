@@ -26,14 +26,19 @@ _DEFAULT_TOL = {torch.float32: (1e-4, 1e-4), torch.float16: (1e-2, 1e-2),
                 torch.bfloat16: (1e-2, 1.6e-2), torch.float64: (1e-7, 1e-7)}
 
 
-def tolerance(ref_leaves, options):
-    """Default by the first floating reference output's dtype; request overrides."""
+def tolerance(ref_leaves, options, task=None):
+    """Each of atol and rtol from the request if it gives one, else from the task's own
+    ATOL / RTOL (kgharness.loader.declared_tolerance), else the default by the first
+    floating reference output's dtype. `source` names the first of these that gave one."""
     dtype = next((t.dtype for t in ref_leaves if isinstance(t, torch.Tensor) and t.is_floating_point()),
                  torch.float32)
-    da, dr = _DEFAULT_TOL.get(dtype, (1e-4, 1e-4))
-    atol, rtol = options.get("atol"), options.get("rtol")
-    source = "request" if (atol is not None or rtol is not None) else "default"
-    return {"atol": float(da if atol is None else atol), "rtol": float(dr if rtol is None else rtol),
+    got, source = dict(zip(("atol", "rtol"), _DEFAULT_TOL.get(dtype, (1e-4, 1e-4)))), "default"
+    for origin, given in (("task", task or {}), ("request", options)):
+        picked = {k: given[k] for k in ("atol", "rtol") if given.get(k) is not None}
+        if picked:
+            got.update(picked)
+            source = origin
+    return {"atol": float(got["atol"]), "rtol": float(got["rtol"]),
             "dtype": str(dtype).replace("torch.", ""), "source": source}
 
 

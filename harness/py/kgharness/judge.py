@@ -65,6 +65,7 @@ class Judge:
         self.v = new_verdict(ctx.mode, ctx.device)
         self.opts = options(self.job.get("options"))
         self.task_check = bool(self.job.get("task_check"))
+        self.task_tol = {}                  # the task's own ATOL / RTOL (kgharness.loader)
         self.rng = random.SystemRandom()    # seeds and checks no runner can predict
         self.details = []                   # (flag, detail), for the feedback
         self.R = self.C = None
@@ -252,6 +253,10 @@ class Judge:
         v["env"].update(torch=torch.__version__, triton=_triton_version(),
                         sandbox=(self.ctx.sandbox or {}).get("level", ""),
                         sandbox_detail=(self.ctx.sandbox or {}).get("detail", ""))
+        try:
+            self.task_tol = loader.declared_tolerance(task)
+        except loader.TaskError as e:
+            self.task_fail(str(e))
         if self.task_check:
             return taskcheck.check_task(self, task)
         try:

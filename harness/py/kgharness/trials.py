@@ -280,7 +280,7 @@ class Trials:
         if ops.nonfinite(*ref):
             j.task_fail("reference output contains NaN/Inf")
         if i == 0:
-            self.tol = ops.tolerance(*ref, atol=j.opts["atol"], rtol=j.opts["rtol"])
+            self.tol = ops.tolerance(*ref, atol=j.opts["atol"], rtol=j.opts["rtol"], task=j.task_tol)
             j.v["tolerance"] = self.tol
             if ops.near_constant(*ref, self.tol):
                 j.task_fail("degenerate reference: output is (near-)constant, so a constant would pass")
