@@ -82,11 +82,23 @@ func TestGoldenVerdictValidates(t *testing.T) {
 	if err := schema.VisitJSON(rec.Verdict); err != nil {
 		t.Fatalf("golden verdict does not validate: %v", err)
 	}
+	// Schema 1.4: a tolerance the task file set.
+	declared := map[string]any{}
+	for k, x := range rec.Verdict {
+		declared[k] = x
+	}
+	declared["tolerance"] = map[string]any{"atol": 0.01, "rtol": 0.032, "dtype": "bfloat16", "source": "task"}
+	if err := schema.VisitJSON(declared); err != nil {
+		t.Fatalf("a verdict with the task's own tolerance does not validate: %v", err)
+	}
 	for name, mutate := range map[string]func(map[string]any){
 		"unknown status":    func(v map[string]any) { v["status"] = "fast" },
 		"unknown hack flag": func(v map[string]any) { v["hack_flags"] = []any{"made_up"} },
 		"missing speedup":   func(v map[string]any) { delete(v, "speedup") },
 		"coverage above 1":  func(v map[string]any) { v["coverage"] = 1.5 },
+		"unknown tolerance source": func(v map[string]any) {
+			v["tolerance"] = map[string]any{"atol": 0.01, "rtol": 0.032, "dtype": "bfloat16", "source": "guess"}
+		},
 	} {
 		bad := map[string]any{}
 		for k, x := range rec.Verdict {

@@ -112,6 +112,17 @@ func TestIntegrationRealZygoteCPU(t *testing.T) {
 			}
 		})
 	}
+	// A task's own RTOL (verdict schema 1.4): the judge reads it from the source.
+	t.Run("declared tolerance", func(t *testing.T) {
+		declared := Task{Name: "t", Path: "/tasks/t.py", Source: addTask + "\nRTOL = 0.25\n"}
+		v, err := s.Evaluate(ctx, Job{Task: declared, Code: fmt.Sprintf(addKernelTemplate, ""), Options: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Status != StatusCorrect || v.Tolerance == nil || v.Tolerance.Source != "task" || v.Tolerance.Rtol != 0.25 {
+			t.Fatalf("status %q tolerance %+v, want correct with the task's rtol 0.25; feedback: %s", v.Status, v.Tolerance, v.Feedback)
+		}
+	})
 	// Task checks (protocol 1.1): the reference alone, with the code ignored.
 	checks := []struct {
 		name, source string
