@@ -7,6 +7,7 @@ Every module gets a unique name so a candidate cannot shadow the task or vice ve
 import ast
 import importlib.util
 import itertools
+import math
 import os
 import re
 import sys
@@ -204,10 +205,10 @@ def declared_tolerance(task):
         if isinstance(x, bool) or not isinstance(x, (int, float)):
             raise TaskError(why)
         x = float(x)
-        hi = RTOL_MAX if key == "rtol" else float("inf")
-        if not (0.0 <= x <= hi) or x != x or x == float("inf"):
-            raise TaskError(f"{label}: {name} = {x:g} is outside [0, {hi:g}]" if key == "rtol"
-                            else f"{label}: {name} = {x:g} is not a finite number >= 0")
+        if key == "rtol" and not 0.0 <= x <= RTOL_MAX:
+            raise TaskError(f"{label}: {name} = {x:g} is outside [0, {RTOL_MAX:g}]")
+        if key == "atol" and not (math.isfinite(x) and x >= 0.0):
+            raise TaskError(f"{label}: {name} = {x:g} is not a finite number >= 0")
         out[key] = x
     return out
 
