@@ -6,6 +6,7 @@ interpreter in KERNELGATE_PYTHON (the Makefile exports the project venv's).
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -33,10 +34,35 @@ def logged_rows(data, table, columns):
     return ds.dataset(root, format="parquet", partitioning="hive").to_table(columns=columns).to_pylist()
 
 
+def _ephemeral_low():
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+_ports = random.Random()
+_given = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below the kernel's ephemeral range. bind(0) and every outgoing connection
+    (the other xdist workers' servers and polls) take theirs from that range, so a port
+    from bind(0) can be taken again before the server under test binds it; a NATS node
+    that could not bind exited so and failed one CI run. Nothing hands these out, and this
+    process never gives one twice."""
+    low = max(_ephemeral_low(), 11000)
+    while True:
+        port = _ports.randrange(10000, low)
+        if port in _given:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _given.add(port)
+        return port
 
 
 class Serve:

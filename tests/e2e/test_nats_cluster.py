@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import time
+import urllib.error
 import urllib.request
 
 
@@ -30,18 +31,26 @@ def start_cluster(tmp_path):
                                        "-http", str(http), "-routes", routes, "-store", str(tmp_path / f"js{i}")],
                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
     deadline = time.monotonic() + 90
-    pending = {http for _, _, http in ports}
-    while pending and time.monotonic() < deadline:
-        for http in list(pending):
+    pending = {i: http for i, (_, _, http) in enumerate(ports)}
+    health = {}
+    while pending and time.monotonic() < deadline and all(p.poll() is None for p in procs):
+        for i, http in list(pending.items()):
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{http}/healthz", timeout=2) as r:
                     if r.status == 200:
-                        pending.discard(http)
-            except OSError:
-                pass
+                        del pending[i]
+            except urllib.error.HTTPError as e:
+                health[i] = e.read().decode(errors="replace")[:300]
+            except OSError as e:
+                health[i] = str(e)
         time.sleep(0.3)
-    assert not pending, "the cluster's JetStream never became healthy:\n" + \
-        (tmp_path / "nats-0.log").read_text(errors="replace")[-2000:]
+    if pending or any(p.poll() is not None for p in procs):
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        report = [f"node n{i} (exit {p.poll()}, last /healthz: {health.get(i)}):\n"
+                  + (tmp_path / f"nats-{i}.log").read_text(errors="replace")[-1500:] for i, p in enumerate(procs)]
+        raise AssertionError("the cluster's JetStream never became healthy:\n" + "\n".join(report))
     return procs, ",".join(f"nats://127.0.0.1:{c}" for c, _, _ in ports), [h for _, _, h in ports]
 
 
