@@ -44,6 +44,10 @@ func openBus(t testing.TB, dir string) *bus.Bus {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Before the TempDir's removal (cleanups run last-in first-out): a server
+	// still running then writes its store again, and the test leaves a
+	// directory behind in /tmp on every run.
+	t.Cleanup(b.Close)
 	return b
 }
 
