@@ -41,6 +41,8 @@ func TestVerdictSchemaMatchesHarnessTypes(t *testing.T) {
 		{"Tolerance", reflect.TypeFor[eval.Tolerance]()},
 		{"Env", reflect.TypeFor[eval.Env]()},
 		{"Options", reflect.TypeFor[eval.Options]()},
+		{"TaskInfo", reflect.TypeFor[eval.TaskInfo]()},
+		{"ReferenceError", reflect.TypeFor[eval.ReferenceError]()},
 	} {
 		kgtest.SchemaMatches(t, doc, c.schema, c.typ)
 	}
@@ -82,6 +84,20 @@ func TestGoldenVerdictValidates(t *testing.T) {
 	if err := schema.VisitJSON(rec.Verdict); err != nil {
 		t.Fatalf("golden verdict does not validate: %v", err)
 	}
+	// Schema 1.5: a task check's verdict, with how far its reference is from its exact answer.
+	raw, err = os.ReadFile("harness/testdata/protocol/result.task_check.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var check struct {
+		Verdict map[string]any `json:"verdict"`
+	}
+	if err := json.Unmarshal(raw, &check); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.VisitJSON(check.Verdict); err != nil {
+		t.Fatalf("golden task-check verdict does not validate: %v", err)
+	}
 	// Schema 1.4: a tolerance the task file set.
 	declared := map[string]any{}
 	for k, x := range rec.Verdict {
@@ -92,6 +108,11 @@ func TestGoldenVerdictValidates(t *testing.T) {
 		t.Fatalf("a verdict with the task's own tolerance does not validate: %v", err)
 	}
 	for name, mutate := range map[string]func(map[string]any){
+		"negative reference error": func(v map[string]any) {
+			v["task_info"] = map[string]any{"name": "", "tags": []any{}, "outputs": []any{}, "input_bytes": nil,
+				"param_bytes": nil, "output_bytes": nil, "flops": nil, "meta_error": "",
+				"reference_error": map[string]any{"used": -0.5}}
+		},
 		"unknown status":    func(v map[string]any) { v["status"] = "fast" },
 		"unknown hack flag": func(v map[string]any) { v["hack_flags"] = []any{"made_up"} },
 		"missing speedup":   func(v map[string]any) { delete(v, "speedup") },

@@ -16,7 +16,9 @@ import (
 //   - 1.3 (2026-12-01): reference_shared (the evaluation used the reference work an
 //     earlier evaluation of the task published).
 //   - 1.4 (2026-12-04): tolerance.source "task" (the task's own ATOL / RTOL).
-const SchemaVersion = "1.4"
+//   - 1.5 (2026-12-04): a task check's task_info.reference_error (how far the
+//     reference is from its exact answer) and its warning.
+const SchemaVersion = "1.5"
 
 // Status is the closed set of evaluation outcomes.
 type Status string
@@ -234,6 +236,24 @@ type TaskInfo struct {
 	FLOPs       *int64       `json:"flops"` // matmuls and convolutions (torch's FlopCounterMode)
 	MetaError   string       `json:"meta_error"`
 	Depth       string       `json:"depth,omitempty"` // "full" or "shapes"; empty if the check stopped before deciding
+	// ReferenceError is the float64 pass of a check run in full; nil otherwise.
+	ReferenceError *ReferenceError `json:"reference_error,omitempty"`
+}
+
+// ReferenceError is how far a task's reference is from its exact answer: a
+// float64 copy of the reference on the same inputs, rounded once to each
+// output's dtype, compared as a candidate is. Used is the worst element's
+// share of the tolerance (over 0.5, the check warns: an honest kernel that
+// rounds differently can be rejected); nil when the pass could not say, and
+// Note says why.
+type ReferenceError struct {
+	Used      *float64 `json:"used"`
+	Seed      *int64   `json:"seed,omitempty"`
+	Output    *int     `json:"output,omitempty"`
+	Index     []int64  `json:"index,omitempty"`
+	Reference *float64 `json:"reference,omitempty"`
+	Exact     *float64 `json:"exact,omitempty"`
+	Note      string   `json:"note,omitempty"`
 }
 
 // OutputSpec is one output tensor's shape and dtype.

@@ -84,8 +84,22 @@ func TestEndToEndTasksEpisodes(t *testing.T) {
 	t.Run("register", func(t *testing.T) {
 		var got taskView
 		rec := call(t, h, http.MethodPost, "/v1/tasks", "/v1/tasks", map[string]any{"id": "mine/mul_relu", "source": mulRelu}, &got)
-		if rec.Code != http.StatusCreated || got.ID != "mine/mul_relu" || got.TaskHash != eval.HashSource(mulRelu) {
+		if rec.Code != http.StatusCreated || got.ID != "mine/mul_relu" || got.TaskHash != eval.HashSource(mulRelu) ||
+			len(got.CheckWarnings) != 0 {
 			t.Fatalf("good task: %d %s", rec.Code, rec.Body)
+		}
+		// Valid, but its bf16 reference rounds sixteen times: registered, and its check's
+		// float64 pass says how far it is from its exact answer and what to declare.
+		drift := edit(edit(addRelu, "return torch.relu(x + y)",
+			"for _ in range(16):\n            x = x * 1.0107\n        return x + y"),
+			"return [torch.randn(64, 128), torch.randn(64, 128)]",
+			"return [torch.randn(64, 128, dtype=torch.bfloat16), torch.randn(64, 128, dtype=torch.bfloat16)]")
+		var warned taskView
+		rec = call(t, h, http.MethodPost, "/v1/tasks", "/v1/tasks", map[string]any{"id": "mine/drift", "source": drift}, &warned)
+		if rec.Code != http.StatusCreated || len(warned.CheckWarnings) != 1 ||
+			!strings.Contains(warned.CheckWarnings[0], "from its exact answer") ||
+			!strings.Contains(warned.CheckWarnings[0], "declare ATOL = ") {
+			t.Fatalf("drifting bf16 task: %d %s", rec.Code, rec.Body)
 		}
 		rec = call(t, h, http.MethodPost, "/v1/tasks", "/v1/tasks", map[string]any{"id": "mine/mul_relu", "source": mulRelu}, &got)
 		if rec.Code != http.StatusOK {

@@ -46,6 +46,7 @@ type taskCheck struct {
 	status   string
 	task     tasks.Task
 	created  bool
+	warnings []string // the check verdict's, for a registered task
 	err      *apiError
 	finished time.Time
 }
@@ -117,6 +118,7 @@ func (tc *taskChecks) view(chk *taskCheck) taskCheckView {
 		v.Status, v.Error = chk.status, chk.err
 		if chk.status == checkRegistered {
 			tv := viewOf(chk.task, true)
+			tv.CheckWarnings = chk.warnings
 			v.Task = &tv
 		}
 	default:
@@ -170,6 +172,7 @@ func (s *Server) finishTaskCheck(chk *taskCheck, f *dispatch.Follower, source st
 		s.taskChecks.finish(chk, checkFailed, tasks.Task{}, false, storeError(err, "the task registry"))
 	default:
 		s.log.Info("task registered", "task", chk.taskID, "task_hash", t.TaskHash, "created", created)
+		chk.warnings = v.Warnings // read by views once finish closes chk.done
 		s.taskChecks.finish(chk, checkRegistered, t, created, nil)
 	}
 }
@@ -192,7 +195,7 @@ func (s *Server) answerTaskCheck(c *gin.Context, chk *taskCheck, wait time.Durat
 		c.Header("Location", v.Location)
 		c.JSON(http.StatusAccepted, v)
 	case checkRegistered:
-		s.answerRegistered(c, chk.task, chk.task.Source, chk.created)
+		s.answerRegistered(c, chk.task, chk.task.Source, chk.created, chk.warnings)
 	default:
 		abort(c, chk.err)
 	}

@@ -36,6 +36,9 @@ type taskView struct {
 	Prompt    string    `json:"prompt,omitempty"`
 	// GPU: a suite task's figures from its manifest (tasks.WithFigures).
 	GPU *datasets.GPURun `json:"gpu,omitempty"`
+	// CheckWarnings: what the task check of this registration warned about
+	// (its verdict's warnings); only on the answer to the registration.
+	CheckWarnings []string `json:"check_warnings,omitempty"`
 }
 
 func viewOf(t tasks.Task, full bool) taskView {
@@ -180,7 +183,7 @@ func (s *Server) registerTask(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	if prev, err := s.deps.Tasks.Get(ctx, id); err == nil {
-		s.answerRegistered(c, prev, *req.Source, false)
+		s.answerRegistered(c, prev, *req.Source, false, nil)
 		return
 	} else if !errors.Is(err, tasks.ErrNotFound) {
 		abort(c, s.taskError(err, id, "id"))
@@ -196,10 +199,13 @@ func (s *Server) registerTask(c *gin.Context) {
 }
 
 // answerRegistered answers a registration under an id that holds prev.
-func (s *Server) answerRegistered(c *gin.Context, prev tasks.Task, source string, created bool) {
+// warnings are its task check's, when one ran.
+func (s *Server) answerRegistered(c *gin.Context, prev tasks.Task, source string, created bool, warnings []string) {
 	switch {
 	case created:
-		c.JSON(http.StatusCreated, viewOf(prev, true))
+		v := viewOf(prev, true)
+		v.CheckWarnings = warnings
+		c.JSON(http.StatusCreated, v)
 	case prev.TaskHash == eval.HashSource(source):
 		c.JSON(http.StatusOK, viewOf(prev, true))
 	default:

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kernelgate/kernelgate/datasets"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 )
 
@@ -121,5 +123,55 @@ func TestTasksListAndShow(t *testing.T) {
 	}
 	if out := stdout.String(); !strings.Contains(out, "class Model") || !strings.Contains(out, "ModelNew") {
 		t.Errorf("prompt:\n%s", out)
+	}
+}
+
+// TestTasksCheckWarnsOfAReferenceFarFromItsExactAnswer: a valid bf16 task
+// whose reference rounds sixteen times is kept, with the check's warning in
+// the table and, in --json, the float64 pass's figure as the Go types read it.
+func TestTasksCheckWarnsOfAReferenceFarFromItsExactAnswer(t *testing.T) {
+	if _, err := harness.ResolvePython(os.Getenv(harness.EnvPython)); err != nil {
+		if os.Getenv("KERNELGATE_REQUIRE_PYTHON") == "1" {
+			t.Fatalf("KERNELGATE_REQUIRE_PYTHON=1 but no python: %v", err)
+		}
+		t.Skipf("no python with torch: %v", err)
+	}
+	good, _ := os.ReadFile("../../datasets/ci/1_add_relu.py")
+	drift := strings.Replace(string(good), "return torch.relu(x + y)",
+		"for _ in range(16):\n            x = x * 1.0107\n        return x + y", 1)
+	drift = strings.ReplaceAll(drift, "torch.randn(64, 128)", "torch.randn(64, 128, dtype=torch.bfloat16)")
+	if !strings.Contains(drift, "1.0107") || !strings.Contains(drift, "bfloat16") {
+		t.Fatal("fixture edits did not apply; the ci task changed")
+	}
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "mini"), 0o755)
+	if err := os.WriteFile(filepath.Join(root, "mini", "1_drift.py"), []byte(drift), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"tasks", "check", root, "--seeds", "2"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d, stderr %q\n%s", code, stderr.String(), stdout.String())
+	}
+	if out := stdout.String(); !strings.Contains(out, "ok (warning: the reference is") || !strings.Contains(out, "declare ATOL = ") {
+		t.Errorf("the table does not warn:\n%s", out)
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"tasks", "check", root, "--seeds", "2", "--json"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--json: exit %d, stderr %q", code, stderr.String())
+	}
+	var got []struct {
+		OK       bool         `json:"ok"`
+		Warnings []string     `json:"warnings"`
+		Verdict  eval.Verdict `json:"verdict"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, stdout.String())
+	}
+	if len(got) != 1 || !got[0].OK || len(got[0].Warnings) != 1 || got[0].Verdict.TaskInfo == nil {
+		t.Fatalf("%s", stdout.String())
+	}
+	re := got[0].Verdict.TaskInfo.ReferenceError
+	if re == nil || re.Used == nil || *re.Used <= 0.5 || re.Seed == nil || len(re.Index) != 2 || re.Reference == nil || re.Exact == nil {
+		t.Fatalf("reference_error %+v", re)
 	}
 }

@@ -73,7 +73,7 @@ type Result struct {
 	// SolutionNote says why a solution was not run.
 	SolutionNote string
 	Problems     []string // why the task is rejected; empty when it is valid
-	Warnings     []string // defects that do not reject it (no name, no tags)
+	Warnings     []string // defects that do not reject it (no name, no tags; the check verdict's warnings)
 }
 
 // OK reports whether the task is valid (and its solution, if run, correct).
@@ -153,6 +153,9 @@ func one(ctx context.Context, ev Evaluator, t Target, opts Options) (Result, boo
 	if info := v.TaskInfo; info == nil || info.Name == "" || len(info.Tags) == 0 {
 		r.Warnings = append(r.Warnings, "no docstring name or no TAGS list (the manifest's name and tags stay empty)")
 	}
+	// The harness's own, such as a reference that has spent most of its tolerance
+	// against its exact answer (verdict schema 1.5).
+	r.Warnings = append(r.Warnings, v.Warnings...)
 	if !opts.Solutions || t.Solution == "" {
 		return r, true
 	}

@@ -61,6 +61,21 @@ def task_key(job):
 
 
 MIN_RUNNER_MB = 2048      # what any runner may hold, however small its task
+# A task check's float64 pass (kgharness.exactness) holds float64 copies of the
+# reference's parameters and inputs, an intermediate and the output beside the reference's
+# own inputs and outputs: EXACT_FACTOR times one call's bytes covers half-precision tasks
+# (8-byte copies of 2-byte tensors). A check runs it only when that fits EXACT_MAX_MB, and
+# reserves it for its reference.
+EXACT_FACTOR = 8
+EXACT_MAX_MB = 24576.0
+
+
+def exact_pass_mb(info):
+    """MiB a task check's float64 pass needs; None when one call's bytes are unknown."""
+    parts = [info.get(k) for k in ("input_bytes", "param_bytes", "output_bytes")]
+    if any(not isinstance(p, int) for p in parts):
+        return None
+    return EXACT_FACTOR * sum(parts) / (1 << 20)
 
 
 def quotas_mb(info, check=False):
@@ -68,8 +83,9 @@ def quotas_mb(info, check=False):
     they are unknown): the reference runner twice its inputs, parameters and outputs (its
     temporaries), the candidate runner twice that (a kernel may need workspace the
     reference does not), at least MIN_RUNNER_MB each; the judge (its buffers in the judge
-    service) three outputs. The shares size the reservation; only the candidate is capped (by
-    gpu_memory_fraction, kgharness.runner)."""
+    service) three outputs; a task check's reference also its float64 pass, when it runs one.
+    The shares size the reservation; only the candidate is capped (by gpu_memory_fraction,
+    kgharness.runner)."""
     parts = [info.get(k) for k in ("input_bytes", "param_bytes", "output_bytes")]
     if any(not isinstance(p, int) for p in parts):
         return None
@@ -78,6 +94,8 @@ def quotas_mb(info, check=False):
     out = {"reference": ref, "judge": (3 * outs + (64 << 20)) / (1 << 20)}
     if not check:
         out["candidate"] = max(2 * ref, MIN_RUNNER_MB)
+    elif exact_pass_mb(info) <= EXACT_MAX_MB:
+        out["reference"] += exact_pass_mb(info)
     return out
 
 

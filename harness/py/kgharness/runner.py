@@ -25,6 +25,8 @@ One request, one reply (kgharness.channel). Requests:
                             request (its own clock, after a head start of head_ms), outputs
                             into buf; says how long its launches took
   coverage {seed}           share of GPU time in the candidate's own kernels (detector)
+  exact {seed, atol, rtol}  a task check's float64 pass: how far the reference is from its
+                            exact answer (kgharness.exactness); the reference only
   finish                    the detectors' last word
   hello {nonce}             a reference host's borrower starts (kgharness.refhost): every
                             buffer an earlier borrower attached is let go; says whether
@@ -38,7 +40,7 @@ import traceback
 
 import torch
 
-from . import exchange, feedback, guards, loader, precompile, sandbox, taskinfo, timing
+from . import exactness, exchange, feedback, guards, loader, precompile, sandbox, taskinfo, timing
 from . import inputs as I
 from .guards import T
 
@@ -440,6 +442,18 @@ class Runner:
         parts = {"inputs": (t1 - t0) * 1e3, "timed": (t2 - t1) * 1e3, "write": (t3 - t2) * 1e3}
         return {"ms": ms, "written": written, "enqueue_ms": enqueue,
                 "parts_ms": {k: round(x, 4) for k, x in parts.items()}}
+
+    def op_exact(self, req, _fds):
+        """A task check's float64 pass on one seed (kgharness.exactness): the reference only."""
+        if self.role != "reference":
+            return {"ok": False, "status": "harness_error", "feedback": "exact: a request for the reference"}
+        self.release()
+        tol = {"atol": float(req["atol"]), "rtol": float(req["rtol"])}
+        try:
+            return {"exact": exactness.measure(self.model, self.get_inputs, int(req["seed"]), self.dev, tol)}
+        finally:
+            if self.gpu:
+                torch.cuda.empty_cache()   # the pass's float64 copies, back to the reservation
 
     def op_coverage(self, req, _fds):
         self.release()

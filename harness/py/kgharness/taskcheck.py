@@ -2,9 +2,18 @@
 a meta-device pass first, then at depth "full" the reference stage and, on a GPU, its time.
 `self` is the kgharness.judge.Judge that owns the verdict."""
 
-from . import channel, taskinfo, trials, window
+import math
+
+from . import admission, channel, loader, taskinfo, trials, window
 
 CHECK_DEFAULTS = {"depth": "full", "auto_gflop": 2.0, "auto_mb": 256.0, "max_mb": 4096.0}
+# The float64 pass (kgharness.exactness) over this many of the check's seeds.
+EXACT_SEEDS = 2
+# Past this share of the tolerance between the reference and its exact answer the check
+# warns: an honest kernel as far from the exact answer on the other side is rejected. It
+# suggests the tolerance that puts the worst element at EXACT_AIM.
+EXACT_WARN = 0.5
+EXACT_AIM = 0.4
 
 
 def check_options(raw):
@@ -59,6 +68,11 @@ def check_task(self, task):
     self.held, self.min_bytes = channel.held_count(rep.get("held")), rep.get("min_bytes")
     t = trials.Trials(self)
     t.run()
+    self.stage("exactness")
+    info["reference_error"] = err = reference_error(self, info, self.v["tolerance"])
+    warning = exactness_warning(err, self.v["tolerance"])
+    if warning:
+        self.v["warnings"].append(warning)
     if self.gpu and self.opts["timing"]:
         self.stage("timing")
         window.Window(self, t).reference_only()
@@ -82,4 +96,77 @@ def choose_depth(self, info, check):
     flops = info["flops"] or 0
     return "full" if mb <= check["auto_mb"] and flops <= check["auto_gflop"] * 1e9 else "shapes"
 
+
+def reference_error(self, info, tol):
+    """The float64 pass over the first EXACT_SEEDS seeds: the worst element's share of the
+    tolerance, with its seed (kgharness.exactness), or {"used": None, "note": why not}."""
+    mb = admission.exact_pass_mb(info)
+    if mb is None:
+        return {"used": None, "note": "not measured: the size of one call is unknown (the meta pass failed)"}
+    if mb > admission.EXACT_MAX_MB:
+        return {"used": None, "note": f"not measured: a float64 copy of one call needs about {mb:.0f} MiB, "
+                                      f"more than {admission.EXACT_MAX_MB:.0f}"}
+    worst = None
+    first = self.opts["seed"]
+    for s in range(first, first + min(EXACT_SEEDS, self.opts["seeds"])):
+        got = self.ask(self.R, "exact", seed=s, atol=tol["atol"], rtol=tol["rtol"]).get("exact")
+        if not isinstance(got, dict):
+            self.task_fail("the reference process answered the float64 pass without a result")
+        used = got.get("used")
+        if used is None:
+            return {"used": None, "note": str(got.get("note") or "not measured")[:300]}
+        if not isinstance(used, (int, float)) or isinstance(used, bool) or not math.isfinite(used):
+            self.task_fail(f"the reference process answered the float64 pass with {used!r}")
+        if worst is None or used > worst["used"]:
+            worst = {"used": float(used), "seed": s, "output": _int(got.get("output")),
+                     "index": _index(got.get("index")), "reference": _num(got.get("reference")),
+                     "exact": _num(got.get("exact"))}
+    return worst or {"used": None, "note": "not measured: the check ran no seed"}
+
+
+# What the reference runner says lands in the verdict: only well-formed values do (the
+# task's code shares that process; a mangled answer must not break the verdict's decoding).
+def _num(x):
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+def _int(x):
+    return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else None
+
+
+def _index(x):
+    ok = isinstance(x, list) and len(x) <= 16 and all(_int(i) is not None for i in x)
+    return x if ok else None
+
+
+def exactness_warning(err, tol):
+    """What a task's author should hear when its reference has spent over EXACT_WARN of its
+    tolerance against its own exact answer, with the tolerance to declare; None if not.
+    Both terms scaled by used / EXACT_AIM scale every element's share down by as much, so
+    the same reference sits at EXACT_AIM at most under them (raising one term alone need
+    not: the worst element moves)."""
+    used = err.get("used")
+    if used is None or used <= EXACT_WARN:
+        return None
+    atol, rtol = (_round_up(tol[k] * used / EXACT_AIM) for k in ("atol", "rtol"))
+    fix = (f"declare ATOL = {atol:g} and RTOL = {rtol:g} in the task (module level, literal numbers)"
+           if rtol <= loader.RTOL_MAX else
+           f"no RTOL up to {loader.RTOL_MAX:g} covers it: compute the reference in a wider dtype")
+    return (f"the reference is {used:.2f} of its tolerance ({tol['dtype']}, {tol['source']}: atol {tol['atol']:g}, "
+            f"rtol {tol['rtol']:g}) from its exact answer (a float64 copy, rounded once to the output's dtype) "
+            f"at output {err.get('output')} index {err.get('index')} on seed {err.get('seed')}: "
+            f"{_fmt(err.get('reference'))} against {_fmt(err.get('exact'))}. A correct kernel that rounds "
+            f"differently can be rejected; {fix}")
+
+
+def _round_up(x):
+    """x rounded up to two significant digits (0 stays 0: a task may declare ATOL = 0)."""
+    if x <= 0:
+        return 0.0
+    step = 10.0 ** (math.floor(math.log10(x)) - 1)
+    return math.ceil(x / step - 1e-9) * step
+
+
+def _fmt(x):
+    return f"{x:.6g}" if isinstance(x, float) else "?"
 
