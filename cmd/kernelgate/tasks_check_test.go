@@ -130,12 +130,7 @@ func TestTasksListAndShow(t *testing.T) {
 // whose reference rounds sixteen times is kept, with the check's warning in
 // the table and, in --json, the float64 pass's figure as the Go types read it.
 func TestTasksCheckWarnsOfAReferenceFarFromItsExactAnswer(t *testing.T) {
-	if _, err := harness.ResolvePython(os.Getenv(harness.EnvPython)); err != nil {
-		if os.Getenv("KERNELGATE_REQUIRE_PYTHON") == "1" {
-			t.Fatalf("KERNELGATE_REQUIRE_PYTHON=1 but no python: %v", err)
-		}
-		t.Skipf("no python with torch: %v", err)
-	}
+	needPython(t)
 	good, _ := os.ReadFile("../../datasets/ci/1_add_relu.py")
 	drift := strings.Replace(string(good), "return torch.relu(x + y)",
 		"for _ in range(16):\n            x = x * 1.0107\n        return x + y", 1)
