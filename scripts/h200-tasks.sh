@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Issue 4 on an H200: every suite through `tasks check` (reference times, solutions
 # evaluated and their speedups), a GPU-size synthetic suite, then the harness's GPU
-# tests. Builds nothing: carry bin/kernelgate. Writes under $OUT.
+# tests. Builds nothing: carry bin/kernelgate. Writes under $OUT. EXACT=1 instead checks
+# every suite without solutions and prints how far each reference is from its exact answer
+# (the check's float64 pass; scripts/exactness_table.py), then stops.
 set -uo pipefail
 # The carried binary embeds the harness it runs: it must be this working tree's.
 python3 scripts/check_binary.py || exit 2
@@ -9,6 +11,13 @@ cd "$(dirname "$0")/.."
 export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3}
 OUT=${OUT:-/tmp/kg-out}
 mkdir -p "$OUT"
+if [ "${EXACT:-0}" = 1 ]; then
+  t0=$(date +%s)
+  bin/kernelgate tasks check datasets/ --solutions=false --json > "$OUT/exact.json" 2> "$OUT/exact.err"
+  echo "exactness check rc=$? in $(( $(date +%s) - t0 )) s"
+  python3 scripts/exactness_table.py "$OUT/exact.json" | tee "$OUT/exact.txt" | tail -25
+  exit 0
+fi
 bin/kernelgate doctor > "$OUT/doctor.txt" 2>&1
 cp datasets/manifest.json "$OUT/manifest.json" 2>/dev/null || true
 t0=$(date +%s)
