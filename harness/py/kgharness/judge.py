@@ -60,6 +60,7 @@ def options(raw):
 class Judge:
     def __init__(self, job, ctx):
         self.job, self.ctx = job or {}, ctx
+        self.t_start = time.monotonic()     # run() sets it again as it starts
         self.gpu = ctx.mode == "gpu"
         self.dev = ctx.device if self.gpu else "cpu"
         self.v = new_verdict(ctx.mode, ctx.device)
@@ -224,7 +225,7 @@ class Judge:
     # ---- the flow -------------------------------------------------------------------
     def run(self):
         """The verdict, always (never raises)."""
-        t0 = time.monotonic()
+        t0 = self.t_start = time.monotonic()
         try:
             self.go()
         except Fail:

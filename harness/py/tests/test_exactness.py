@@ -84,6 +84,18 @@ def test_a_reference_whose_float64_copy_cannot_say_is_not_measured_and_says_why(
     assert err["used"] is None and note in err["note"], err
 
 
+def test_a_pass_that_outlasts_the_checks_time_is_cut_and_the_task_still_passes(tmp_path):
+    slow = DRIFT.format(decl="import time").replace(
+        "        for _ in range(16):",
+        "        if x.dtype == torch.float64:\n            time.sleep(60)\n        for _ in range(16):")
+    assert "time.sleep(60)" in slow
+    v = check(tmp_path, slow, timeout_s=12)
+    assert v["status"] == "correct", v["feedback"]
+    err = v["task_info"]["reference_error"]
+    assert err["used"] is None and "took longer than" in err["note"] and "of its 12 s" in err["note"], err
+    assert v["stage_ms"]["total"] < 12e3, v["stage_ms"]
+
+
 def test_a_task_too_large_for_the_pass_or_of_unknown_size_is_not_measured():
     mib = 1 << 20
     huge = {"input_bytes": 4096 * mib, "param_bytes": 0, "output_bytes": 1024 * mib}
