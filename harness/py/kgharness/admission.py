@@ -64,18 +64,10 @@ MIN_RUNNER_MB = 2048      # what any runner may hold, however small its task
 # A task check's float64 pass (kgharness.exactness) holds float64 copies of the
 # reference's parameters and inputs, an intermediate and the output beside the reference's
 # own inputs and outputs: EXACT_FACTOR times one call's bytes covers half-precision tasks
-# (8-byte copies of 2-byte tensors). A check runs it only when that fits EXACT_MAX_MB, and
-# reserves it for its reference.
+# (8-byte copies of 2-byte tensors). A check runs it only when that fits EXACT_MAX_MB
+# (kgharness.taskcheck), and reserves it for its reference.
 EXACT_FACTOR = 8
 EXACT_MAX_MB = 24576.0
-
-
-def exact_pass_mb(info):
-    """MiB a task check's float64 pass needs; None when one call's bytes are unknown."""
-    parts = [info.get(k) for k in ("input_bytes", "param_bytes", "output_bytes")]
-    if any(not isinstance(p, int) for p in parts):
-        return None
-    return EXACT_FACTOR * sum(parts) / (1 << 20)
 
 
 def quotas_mb(info, check=False):
@@ -90,12 +82,13 @@ def quotas_mb(info, check=False):
     if any(not isinstance(p, int) for p in parts):
         return None
     ins, params, outs = parts
-    ref = max(2 * (ins + params + outs) / (1 << 20), MIN_RUNNER_MB)
+    call_mb = (ins + params + outs) / (1 << 20)
+    ref = max(2 * call_mb, MIN_RUNNER_MB)
     out = {"reference": ref, "judge": (3 * outs + (64 << 20)) / (1 << 20)}
     if not check:
         out["candidate"] = max(2 * ref, MIN_RUNNER_MB)
-    elif exact_pass_mb(info) <= EXACT_MAX_MB:
-        out["reference"] += exact_pass_mb(info)
+    elif EXACT_FACTOR * call_mb <= EXACT_MAX_MB:
+        out["reference"] += EXACT_FACTOR * call_mb
     return out
 
 

@@ -11,6 +11,7 @@ collects them and returns the one reply to its request.
 
 import array
 import json
+import math
 import os
 import select
 import socket
@@ -175,3 +176,19 @@ def reported_ms(x):
 def held_count(x):
     """A runner's count of held-out input sets, when it is a sane one."""
     return x if isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 64 else 0
+
+
+def reported_float(x):
+    """A finite number a runner reports, else None (a verdict holds no NaN or Inf)."""
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+def reported_index(x):
+    """A non-negative int a runner reports (an output's number), else None."""
+    return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else None
+
+
+def reported_position(x):
+    """An element's index a runner reports (at most 16 dimensions), else None."""
+    ok = isinstance(x, list) and len(x) <= 16 and all(reported_index(i) is not None for i in x)
+    return x if ok else None

@@ -83,13 +83,5 @@ def _worst_in(i, r, rounded, tol, worst):
         j = int(torch.argmax(share))
         used = float(share[j])
         if used > worst["used"] or worst["output"] is None:
-            idx = list(_unravel(k + j, r.shape))
+            idx = [int(x) for x in torch.unravel_index(torch.tensor(k + j), r.shape)]
             worst.update(used=used, output=i, index=idx, reference=float(a[j]), exact=float(b[j]))
-
-
-def _unravel(i, shape):
-    idx = []
-    for s in reversed(shape):
-        idx.append(i % s)
-        i //= s
-    return reversed(idx)

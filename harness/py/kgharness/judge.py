@@ -60,7 +60,6 @@ def options(raw):
 class Judge:
     def __init__(self, job, ctx):
         self.job, self.ctx = job or {}, ctx
-        self.t_start = time.monotonic()     # run() sets it again as it starts
         self.gpu = ctx.mode == "gpu"
         self.dev = ctx.device if self.gpu else "cpu"
         self.v = new_verdict(ctx.mode, ctx.device)

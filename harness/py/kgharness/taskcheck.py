@@ -107,9 +107,10 @@ def choose_depth(self, info, check):
 def reference_error(self, info, tol):
     """The float64 pass over the first EXACT_SEEDS seeds: the worst element's share of the
     tolerance, with its seed (kgharness.exactness), or {"used": None, "note": why not}."""
-    mb = admission.exact_pass_mb(info)
+    mb = footprint(info)
     if mb is None:
         return {"used": None, "note": "not measured: the size of one call is unknown (the meta pass failed)"}
+    mb *= admission.EXACT_FACTOR     # as admission.quotas_mb reserves it
     if mb > admission.EXACT_MAX_MB:
         return {"used": None, "note": f"not measured: a float64 copy of one call needs about {mb:.0f} MiB, "
                                       f"more than {admission.EXACT_MAX_MB:.0f}"}
@@ -125,9 +126,10 @@ def reference_error(self, info, tol):
         if not isinstance(used, (int, float)) or isinstance(used, bool) or not math.isfinite(used):
             return {"used": None, "note": f"the reference process answered the float64 pass with {str(used)[:40]}"}
         if worst is None or used > worst["used"]:
-            worst = {"used": float(used), "seed": s, "output": _int(got.get("output")),
-                     "index": _index(got.get("index")), "reference": _num(got.get("reference")),
-                     "exact": _num(got.get("exact"))}
+            worst = {"used": float(used), "seed": s, "output": channel.reported_index(got.get("output")),
+                     "index": channel.reported_position(got.get("index")),
+                     "reference": channel.reported_float(got.get("reference")),
+                     "exact": channel.reported_float(got.get("exact"))}
     return worst or {"used": None, "note": "not measured: the check ran no seed"}
 
 
@@ -155,21 +157,6 @@ def _ask_exact(self, seed, tol):
         why = rep.get("task_error") or rep.get("feedback") or "no result"
         return {"used": None, "note": f"not measured: the float64 pass failed: {str(why)[:200]}"}
     return got
-
-
-# What the reference runner says lands in the verdict: only well-formed values do (the
-# task's code shares that process; a mangled answer must not break the verdict's decoding).
-def _num(x):
-    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
-
-
-def _int(x):
-    return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else None
-
-
-def _index(x):
-    ok = isinstance(x, list) and len(x) <= 16 and all(_int(i) is not None for i in x)
-    return x if ok else None
 
 
 def exactness_warning(err, tol):
