@@ -86,29 +86,73 @@ def _benign(key, new):
         os.path.realpath(code.co_filename).startswith(_TORCH_DIR + os.sep)
 
 
+# torch >= 2.9 keeps fp32 precision per backend and operator (the "new API"); the legacy
+# flags are views of it that raise once the two APIs disagree. A candidate that sets
+# cudnn.conv's precision made the legacy read raise, and the guard with it: a
+# runtime_error instead of the `precision` flag. So the snapshot reads the new API (it
+# never raises) and the legacy views safely.
+_FP32_PRECISION = (("fp32_precision", ()), ("cuda.matmul.fp32_precision", ("cuda", "matmul")),
+                   ("cudnn.fp32_precision", ("cudnn",)), ("cudnn.conv.fp32_precision", ("cudnn", "conv")),
+                   ("cudnn.rnn.fp32_precision", ("cudnn", "rnn")), ("mkldnn.fp32_precision", ("mkldnn",)),
+                   ("mkldnn.matmul.fp32_precision", ("mkldnn", "matmul")),
+                   ("mkldnn.conv.fp32_precision", ("mkldnn", "conv")),
+                   ("mkldnn.rnn.fp32_precision", ("mkldnn", "rnn")))
+
+
+def _precision_holders():
+    """(flag name, object with fp32_precision) for what this torch has."""
+    out = []
+    for name, path in _FP32_PRECISION:
+        obj = torch.backends
+        for part in path:
+            obj = getattr(obj, part, None)
+        if obj is not None and hasattr(obj, "fp32_precision"):
+            out.append((name, obj))
+    return out
+
+
+def _read(get):
+    try:
+        return get()
+    except RuntimeError:       # the legacy view of a mixed state
+        return None
+
+
 def _flags():
     """Global numeric-precision and determinism flags a candidate might flip."""
     b = torch.backends
-    return {
-        "cuda.matmul.allow_tf32": b.cuda.matmul.allow_tf32,
-        "cudnn.allow_tf32": b.cudnn.allow_tf32,
-        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+    out = {name: obj.fp32_precision for name, obj in _precision_holders()}
+    out.update({
+        "cuda.matmul.allow_tf32": _read(lambda: b.cuda.matmul.allow_tf32),
+        "cudnn.allow_tf32": _read(lambda: b.cudnn.allow_tf32),
+        "float32_matmul_precision": _read(torch.get_float32_matmul_precision),
         "cuda.matmul.allow_fp16_reduced": b.cuda.matmul.allow_fp16_reduced_precision_reduction,
         "cuda.matmul.allow_bf16_reduced": b.cuda.matmul.allow_bf16_reduced_precision_reduction,
         "cudnn.benchmark": b.cudnn.benchmark,
         "cudnn.deterministic": b.cudnn.deterministic,
-    }
+    })
+    return out
 
 
 _PRECISION_FLAGS = ("cuda.matmul.allow_tf32", "cudnn.allow_tf32", "float32_matmul_precision",
-                    "cuda.matmul.allow_fp16_reduced", "cuda.matmul.allow_bf16_reduced")
+                    "cuda.matmul.allow_fp16_reduced", "cuda.matmul.allow_bf16_reduced") + \
+    tuple(name for name, _ in _FP32_PRECISION)
 
 
 def _restore_flags(saved):
+    """Back to the snapshot: the legacy flags first (each also sets the new API's values),
+    then the new API's values that still differ. Checked from torch's default state and
+    from kgharness.startup.ieee_fp32's against up to three of the candidate's moves."""
     b = torch.backends
-    b.cuda.matmul.allow_tf32 = saved["cuda.matmul.allow_tf32"]
-    b.cudnn.allow_tf32 = saved["cudnn.allow_tf32"]
-    torch.set_float32_matmul_precision(saved["float32_matmul_precision"])
+    if saved["float32_matmul_precision"] is not None:
+        torch.set_float32_matmul_precision(saved["float32_matmul_precision"])
+    if saved["cuda.matmul.allow_tf32"] is not None:
+        b.cuda.matmul.allow_tf32 = saved["cuda.matmul.allow_tf32"]
+    if saved["cudnn.allow_tf32"] is not None:
+        b.cudnn.allow_tf32 = saved["cudnn.allow_tf32"]
+    for name, obj in _precision_holders():
+        if obj.fp32_precision != saved[name]:
+            obj.fp32_precision = saved[name]
     b.cuda.matmul.allow_fp16_reduced_precision_reduction = saved["cuda.matmul.allow_fp16_reduced"]
     b.cuda.matmul.allow_bf16_reduced_precision_reduction = saved["cuda.matmul.allow_bf16_reduced"]
     b.cudnn.benchmark = saved["cudnn.benchmark"]

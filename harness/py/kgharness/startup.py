@@ -28,6 +28,7 @@ def import_stack(mode):
                 log(f"warm import of {name} failed: {e}")
         prewarm_host_state()
     prewarm_meta_pass()
+    ieee_fp32()
     # One intra-op thread per child: children run side by side, and on a GPU host the
     # cores belong to their compiles and to the one child that is timing.
     torch.set_num_threads(1)
@@ -35,6 +36,18 @@ def import_stack(mode):
         log("warning: CUDA was initialised in the zygote; children may fail")
     return {"python": platform.python_version(), "torch": torch.__version__.split("+")[0],
             "triton": triton.__version__}
+
+
+def ieee_fp32():
+    """fp32 is IEEE fp32 on both sides: no TF32 in cuBLAS or cuDNN. fp32 outputs are
+    compared at 1e-4, and cuDNN's default (TF32 on) put an fp32 convolution reference
+    7.5 times that from its exact answer (H200), where an exact kernel was rejected. Set before any
+    fork, so every runner starts with it and the guards' snapshot holds it (a candidate
+    that turns TF32 on is flagged `precision`). cuBLAS already defaults to this."""
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
 
 
 def prewarm_host_state():
