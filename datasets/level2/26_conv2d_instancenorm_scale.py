@@ -6,6 +6,12 @@ TAGS = ["conv", "norm", "reduction", "elementwise", "fused", "bf16"]
 
 N, C_IN, C_OUT, H, W = 64, 32, 64, 128, 128
 DTYPE = torch.bfloat16
+# The reference is 0.84 of the bfloat16 default tolerance (atol 0.01, rtol 0.016)
+# from a float64 run of itself, over half of it, where the check warns (4 against
+# 4.062, seed 0; H200, 2026-12-04, `kernelgate tasks check`). Both terms scaled
+# to put that at 0.4 of the tolerance, as the check advises.
+ATOL = 0.022
+RTOL = 0.034
 
 
 class Model(nn.Module):

@@ -8,6 +8,12 @@ TAGS = ["conv", "norm", "reduction", "activation", "fused", "bf16"]
 N, C_IN, C_OUT, H, W = 64, 32, 64, 128, 128
 GROUPS = 8
 DTYPE = torch.bfloat16
+# The reference is 1.34 of the bfloat16 default tolerance (atol 0.01, rtol 0.016)
+# from a float64 run of itself, past it: an exact kernel is rejected on that seed (-3.546e-06 against
+# 0.01343, seed 1; H200, 2026-12-04, `kernelgate tasks check`). Both terms scaled
+# to put that at 0.4 of the tolerance, as the check advises.
+ATOL = 0.034
+RTOL = 0.054
 
 
 class Model(nn.Module):

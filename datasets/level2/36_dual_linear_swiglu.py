@@ -7,6 +7,12 @@ TAGS = ["gemm", "matmul", "mlp", "activation", "fused", "compute-bound", "bf16"]
 
 M, K, N = 8192, 4096, 4096
 DTYPE = torch.bfloat16
+# The reference is 0.91 of the bfloat16 default tolerance (atol 0.01, rtol 0.016)
+# from a float64 run of itself, over half of it, where the check warns (8 against
+# 8.125, seed 0; H200, 2026-12-04, `kernelgate tasks check`). Both terms scaled
+# to put that at 0.4 of the tolerance, as the check advises.
+ATOL = 0.023
+RTOL = 0.037
 
 
 class Model(nn.Module):

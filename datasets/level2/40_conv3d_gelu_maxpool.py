@@ -7,6 +7,12 @@ TAGS = ["conv", "activation", "pooling", "fused", "bf16"]
 
 N, C_IN, C_OUT, D, H, W = 8, 16, 32, 32, 64, 64
 DTYPE = torch.bfloat16
+# The reference is 0.74 of the bfloat16 default tolerance (atol 0.01, rtol 0.016)
+# from a float64 run of itself, over half of it, where the check warns (2.031 against
+# 2.062, seed 0; H200, 2026-12-04, `kernelgate tasks check`). Both terms scaled
+# to put that at 0.4 of the tolerance, as the check advises.
+ATOL = 0.019
+RTOL = 0.03
 
 
 class Model(nn.Module):

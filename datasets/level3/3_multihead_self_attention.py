@@ -16,6 +16,12 @@ import torch.nn.functional as F
 
 BATCH, SEQ, D_MODEL, HEADS = 8, 2048, 1024, 16
 DTYPE = torch.float16
+# The reference is 1.73 of the float16 default tolerance (atol 0.01, rtol 0.01)
+# from a float64 run of itself, past it: an exact kernel is rejected on that seed (-0.02618 against
+# -0.04391, seed 0; H200, 2026-12-04, `kernelgate tasks check`). Both terms scaled
+# to put that at 0.4 of the tolerance, as the check advises.
+ATOL = 0.044
+RTOL = 0.044
 TAGS = ["attention", "softmax", "matmul", "gemm", "compute-bound", "fp16"]
 
 

@@ -8,6 +8,12 @@ import torch.nn as nn
 
 N, C, H, W, REDUCTION = 128, 256, 56, 56, 16
 DTYPE = torch.bfloat16
+# The reference is 0.54 of the bfloat16 default tolerance (atol 0.01, rtol 0.016)
+# from a float64 run of itself, over half of it, where the check warns (1.18 against
+# 1.195, seed 0; H200, 2026-12-04, `kernelgate tasks check`). Both terms scaled
+# to put that at 0.4 of the tolerance, as the check advises.
+ATOL = 0.014
+RTOL = 0.022
 TAGS = ["pooling", "reduction", "mlp", "activation", "fused", "memory-bound", "bf16"]
 
 
