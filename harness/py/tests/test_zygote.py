@@ -81,7 +81,7 @@ def test_gpu_mode_smoke(tmp_path):
         print("read", p)
         assert c.hello["sandbox"]["landlock"] is False or p[str(secret)].startswith("error")
         v = c.evaluate(TASK, "segv")
-        assert v["status"] == "runtime_error", v
+        assert v["status"] == "harness_error", v     # a dead judge, as in CPU mode below
         ids = [c.submit(TASK, "lock 0.3") for _ in range(2)]
         spans = sorted(tuple(c.wait(i, 60)["probe"]["lock"]) for i in ids)
         assert spans[0][1] <= spans[1][0]

@@ -18,6 +18,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kgharness import spawn, warmup
 from kgharness.verdict import finalize, new_verdict
 
 
@@ -51,9 +52,15 @@ def _state(pid):
 
 
 def evaluate(job, ctx):
-    ctx.seal()   # a judge that forks no runner: all its walls at once
     words = job["code"].split()
     cmd, args = words[0], words[1:]
+    if cmd == "triton":
+        # A private Triton cache started from the zygote's trusted one, as a runner's is
+        # (kgharness.spawn): Triton's home is otherwise the zygote's ~ (read when triton
+        # was imported), where this uid-dropped process may not write.
+        spawn.private_env(ctx.tmpdir)
+        warmup.seed_private(os.environ["TRITON_CACHE_DIR"])
+    ctx.seal()   # a judge that forks no runner: all its walls at once
     ctx.stage("correctness")
     if cmd == "ok":
         return _verdict(ctx, sandbox=ctx.sandbox, cwd=os.getcwd(), tmpdir=ctx.tmpdir,
