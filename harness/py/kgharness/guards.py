@@ -141,8 +141,9 @@ _PRECISION_FLAGS = ("cuda.matmul.allow_tf32", "cudnn.allow_tf32", "float32_matmu
 
 def _restore_flags(saved):
     """Back to the snapshot: the legacy flags first (each also sets the new API's values),
-    then the new API's values that still differ. Checked from torch's default state and
-    from kgharness.startup.ieee_fp32's against up to three of the candidate's moves."""
+    then the new API's values that still differ. Setting the new API's values alone left
+    the legacy views raising (tests/test_precision.py tries every sequence of up to three
+    moves from torch's default state and from kgharness.startup.ieee_fp32's)."""
     b = torch.backends
     if saved["float32_matmul_precision"] is not None:
         torch.set_float32_matmul_precision(saved["float32_matmul_precision"])

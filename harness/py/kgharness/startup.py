@@ -40,10 +40,11 @@ def import_stack(mode):
 
 def ieee_fp32():
     """fp32 is IEEE fp32 on both sides: no TF32 in cuBLAS or cuDNN. fp32 outputs are
-    compared at 1e-4, and cuDNN's default (TF32 on) put an fp32 convolution reference
-    7.5 times that from its exact answer (H200), where an exact kernel was rejected. Set before any
-    fork, so every runner starts with it and the guards' snapshot holds it (a candidate
-    that turns TF32 on is flagged `precision`). cuBLAS already defaults to this."""
+    compared at 1e-4, and cuDNN's default (TF32 on) put an fp32 convolution reference 7.5
+    times its tolerance from its exact answer (H200), where an exact kernel was rejected.
+    Set before any fork, so every runner starts with it and the guards' snapshot holds it
+    (a candidate that turns TF32 on is flagged `precision`). cuBLAS already defaults to
+    this."""
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

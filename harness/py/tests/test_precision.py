@@ -98,3 +98,57 @@ def test_the_check_reads_the_flags_it_sets():
     finally:
         b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32 = saved[:2]
         torch.set_float32_matmul_precision(saved[2])
+
+
+# Run in a fresh interpreter: it flips process-wide torch state on purpose.
+RESTORE = r'''
+import itertools, sys, torch
+from kgharness import guards, startup
+B = torch.backends
+if sys.argv[1] == "ieee":
+    startup.ieee_fp32()
+moves = [lambda: setattr(B.cudnn.conv, "fp32_precision", "tf32"),
+         lambda: setattr(B.cudnn.rnn, "fp32_precision", "tf32"),
+         lambda: setattr(B.cuda.matmul, "fp32_precision", "tf32"),
+         lambda: setattr(B, "fp32_precision", "tf32"),
+         lambda: setattr(B.mkldnn, "fp32_precision", "bf16"),
+         lambda: setattr(B.mkldnn.matmul, "fp32_precision", "tf32"),
+         lambda: torch.set_float32_matmul_precision("medium"),
+         lambda: setattr(B.cudnn, "allow_tf32", not B.cudnn.allow_tf32),
+         lambda: setattr(B.cuda.matmul, "allow_tf32", True),
+         lambda: setattr(B.cuda.matmul, "fp32_precision", "ieee"),
+         lambda: setattr(B.cudnn.conv, "fp32_precision", "ieee")]
+saved = guards._flags()
+legacy = (B.cuda.matmul.allow_tf32, B.cudnn.allow_tf32, torch.get_float32_matmul_precision())
+tried = missed = 0
+for r in (1, 2, 3):
+    for seq in itertools.permutations(range(len(moves)), r):
+        for i in seq:
+            try:
+                moves[i]()
+            except RuntimeError:
+                pass
+        if guards._flags() == saved:
+            continue           # no net change (e.g. a flag set to what it was)
+        tried += 1
+        guards._restore_flags(saved)
+        ok = guards._flags() == saved and \
+            (B.cuda.matmul.allow_tf32, B.cudnn.allow_tf32, torch.get_float32_matmul_precision()) == legacy
+        missed += not ok
+print(tried, missed)
+'''
+
+
+@pytest.mark.parametrize("start", ["default", "ieee"])
+def test_the_guards_restore_any_precision_change(start):
+    """Whatever mix of legacy flags and per-operator precisions a candidate leaves, the
+    snapshot sees the change and the restore gives back the snapshot, with the legacy views
+    readable again (they raise on a mixed state)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    out = subprocess.run([sys.executable, "-c", RESTORE, start], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 0, out.stderr[-2000:]
+    tried, missed = map(int, out.stdout.split())
+    assert tried > 500 and missed == 0, (tried, missed)
