@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from . import (admission, gpulock, gpupeers, judgesvc, launchers, outcome, precompile, procs, protocol, refhost,
+from . import (admission, basedir, gpulock, gpupeers, judgesvc, launchers, outcome, precompile, procs, protocol, refhost,
                sandbox, startup, watch)
 
 IN_FD, OUT_FD = 3, 4
@@ -144,7 +144,9 @@ class Zygote:
         self.sandbox_info = sandbox_info
         self.outcomes = outcome.Outcomes(mode, device, sandbox_info)
         self.in_fd, self.out_fd = in_fd, out_fd
-        self.base = tempfile.mkdtemp(prefix=f"kgz-{os.getpid()}-", dir=tmp_base)
+        self.base, self.base_lock = basedir.make(tmp_base)
+        for path in basedir.sweep(tmp_base, self.base):
+            log(f"removed {path}: the base of a zygote that is gone")
         # Search but not read for others: a runner that dropped to an unprivileged uid
         # reaches its own directory below, and cannot list its neighbours'.
         os.chmod(self.base, 0o711)
@@ -188,10 +190,11 @@ class Zygote:
     def own_fds(self):
         """The zygote's descriptors that a process it forks must close: Go's pipes, the
         signal wakeup pipe (once it exists), the judge service's control socket, the
-        peers' lock files (a flock belongs to the open file: a child holding one could
-        release or take the GPU for this zygote), the admission log, and every running
-        evaluation's pipes."""
-        fds = [self.in_fd, self.out_fd, getattr(self, "wake_r", None), getattr(self, "wake_w", None)]
+        peers' lock files and its base's (a flock belongs to the open file: a child
+        holding one could release or take the GPU for this zygote, or let its base be
+        swept), the admission log, and every running evaluation's pipes."""
+        fds = [self.in_fd, self.out_fd, getattr(self, "wake_r", None), getattr(self, "wake_w", None),
+               self.base_lock]
         if self.mem is not None and isinstance(self.mem.trace, AdmissionLog):
             fds.append(self.mem.trace.f.fileno())
         if self.peers is not None:

@@ -359,3 +359,37 @@ def test_prewarm_caches_host_state_without_initialising_cuda():
     assert triton_key.cache_info().currsize == 1
     assert ("_triton_bsr_dense_mm_out", "SparseCsrCUDA") in torch._TritonLibrary.ops_table
     assert not torch.cuda.is_initialized()
+
+
+def test_a_starting_zygote_removes_the_bases_dead_zygotes_left(tmp_path):
+    """A killed zygote cannot remove its base (kgharness.basedir): the next zygote with the
+    same parent does, and leaves alone a base whose lock is held, one without a lock file,
+    and anything not named like a base."""
+    import fcntl
+    base = tmp_path / "bases"
+    base.mkdir()
+    stale, held, unlocked, other = (base / n for n in ("kgz-99999-stale", "kgz-99998-held", "kgz-99997-old",
+                                                      "kgz-notabase"))
+    for d in (stale, held, unlocked, other):
+        (d / "job-x").mkdir(parents=True)
+        (d / "job-x" / "kernel.py").write_text("x = 1\n")
+    for d in (stale, held, other):
+        (d / ".alive").write_text("")
+    lock = os.open(held / ".alive", os.O_RDWR)
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)      # a live zygote's, as far as the sweep can tell
+    try:
+        first = start(tmp_base=str(base))
+        own = next(base.glob(f"kgz-{first.hello['pid']}-*"))
+        assert not stale.exists() and held.exists() and unlocked.exists() and other.exists()
+        assert own.exists() and first.evaluate(TASK, "ok")["status"] == "correct"
+        first.proc.kill()                                  # no shutdown: its base stays behind
+        first.proc.wait(30)
+        first.close()
+        assert own.exists()
+        with start(tmp_base=str(base)) as second:
+            assert not own.exists(), "the killed zygote's base is still there"
+            assert held.exists() and unlocked.exists() and other.exists()
+            assert second.evaluate(TASK, "ok")["status"] == "correct"
+        assert not list(base.glob(f"kgz-{second.hello['pid']}-*"))   # its own, removed at shutdown
+    finally:
+        os.close(lock)
