@@ -70,6 +70,13 @@ EXACT_FACTOR = 8
 EXACT_MAX_MB = 24576.0
 
 
+def exact_pass_mb(call_mb):
+    """MiB a task check's float64 pass needs for a call of call_mb MiB, or None where that
+    is over EXACT_MAX_MB and the check does not run it."""
+    mb = EXACT_FACTOR * call_mb
+    return mb if mb <= EXACT_MAX_MB else None
+
+
 def quotas_mb(info, check=False):
     """Each process's share of a reservation, from one forward call's shapes (None when
     they are unknown): the reference runner twice its inputs, parameters and outputs (its
@@ -87,8 +94,8 @@ def quotas_mb(info, check=False):
     out = {"reference": ref, "judge": (3 * outs + (64 << 20)) / (1 << 20)}
     if not check:
         out["candidate"] = max(2 * ref, MIN_RUNNER_MB)
-    elif EXACT_FACTOR * call_mb <= EXACT_MAX_MB:
-        out["reference"] += EXACT_FACTOR * call_mb
+    elif (extra := exact_pass_mb(call_mb)) is not None:
+        out["reference"] += extra
     return out
 
 

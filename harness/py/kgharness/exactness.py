@@ -15,8 +15,7 @@ import math
 import torch
 
 from . import inputs as I
-
-CHUNK = 1 << 24   # elements compared at a time, in float64
+from .correctness import chunks
 
 
 def to64(x):
@@ -71,9 +70,8 @@ def measure(model, get_inputs, seed, device, tol):
 def _worst_in(i, r, rounded, tol, worst):
     """Update worst with the largest |rounded - r| / (atol + rtol * |r|) of output i, as
     the judge's comparison bounds a candidate (kgharness.correctness.compare)."""
-    rf, ef = r.reshape(-1), rounded.reshape(-1)
-    for k in range(0, rf.numel(), CHUNK):
-        a, b = rf[k:k + CHUNK].to(torch.float64), ef[k:k + CHUNK].to(torch.float64)
+    for k, (a, b) in chunks(r, rounded):
+        a, b = a.to(torch.float64), b.to(torch.float64)
         diff = (b - a).abs()
         share = diff / (tol["atol"] + tol["rtol"] * a.abs())
         # Equal is 0 even where atol is 0 and the value too; NaN (a non-finite exact value)

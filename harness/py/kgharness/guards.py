@@ -111,6 +111,9 @@ def _precision_holders():
     return out
 
 
+_HOLDERS = _precision_holders()   # torch's backend modules: fixed for the process
+
+
 def _read(get):
     try:
         return get()
@@ -121,7 +124,7 @@ def _read(get):
 def _flags():
     """Global numeric-precision and determinism flags a candidate might flip."""
     b = torch.backends
-    out = {name: obj.fp32_precision for name, obj in _precision_holders()}
+    out = {name: obj.fp32_precision for name, obj in _HOLDERS}
     out.update({
         "cuda.matmul.allow_tf32": _read(lambda: b.cuda.matmul.allow_tf32),
         "cudnn.allow_tf32": _read(lambda: b.cudnn.allow_tf32),
@@ -151,7 +154,7 @@ def _restore_flags(saved):
         b.cuda.matmul.allow_tf32 = saved["cuda.matmul.allow_tf32"]
     if saved["cudnn.allow_tf32"] is not None:
         b.cudnn.allow_tf32 = saved["cudnn.allow_tf32"]
-    for name, obj in _precision_holders():
+    for name, obj in _HOLDERS:
         if obj.fp32_precision != saved[name]:
             obj.fp32_precision = saved[name]
     b.cuda.matmul.allow_fp16_reduced_precision_reduction = saved["cuda.matmul.allow_fp16_reduced"]

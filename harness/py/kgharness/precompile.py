@@ -27,7 +27,7 @@ import json
 import os
 import time
 
-from . import launchers, procs
+from . import launchers, procs, protocol
 
 KINDS = ("auto", "on", "off")
 ENV = "KERNELGATE_PRECOMPILE"
@@ -68,9 +68,7 @@ def through_windows():
 def budget_s(options, mode):
     """The job's compile budget in seconds: its compile_timeout_s, where that is a positive
     number, else the mode's default; None where there is none."""
-    v = (options or {}).get("compile_timeout_s")
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 \
-        else DEFAULT_BUDGET_S.get(mode)
+    return protocol.positive((options or {}).get("compile_timeout_s"), DEFAULT_BUDGET_S.get(mode))
 
 
 def wait_s(options, gpu):

@@ -43,6 +43,7 @@ from .landlock import (FS_EVERYTHING, SCOPE_ABSTRACT_UNIX, apply_landlock, descr
 from .linux import CLONE_NEWNET, CLONE_NEWUSER, SYS_CAPSET, errno_msg, libc
 from .mounts import TMPFS_MB, private_active, private_mb, private_mounts
 from .procs import kill_group, kill_pid, nproc_limit, scan, tail
+from .protocol import TIMEOUT_S, positive
 from .readpaths import EXTRA_READ_ENV, read_paths
 from .uidrop import NOBODY, apply_uid, drop_bounding, refuse, switch_uid, uid_drop_blockers
 
@@ -92,7 +93,7 @@ def apply_netns():
 
 def apply_rlimits(options):
     """Core, file size, fd, CPU (and, for non-root, process) limits; never RLIMIT_AS."""
-    timeout = _num(options.get("timeout_s"), 120.0)
+    timeout = positive(options.get("timeout_s"), TIMEOUT_S)
     # RLIMIT_CPU counts CPU seconds, not wall time: 4x the wall limit leaves
     # room for several busy threads, the watchdog's wall clock decides first.
     cpu = int(max(60.0, 4 * timeout))
@@ -249,10 +250,6 @@ def probe(tmp_base=None, timeout_s=None, *, drop_uid=False, cuda=False, uid=NOBO
     if drop_uid and not res["uid_drop"]:
         refuse(uid, gid, res.get("uid_note") or "the probe could not drop the uid")
     return res
-
-
-def _num(v, default):
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else default
 
 
 def main(argv=None):

@@ -5,7 +5,7 @@ a meta-device pass first, then at depth "full" the reference stage and, on a GPU
 import math
 import time
 
-from . import admission, channel, loader, spawn, taskinfo, trials, window
+from . import admission, channel, loader, protocol, spawn, taskinfo, trials, window
 
 CHECK_DEFAULTS = {"depth": "full", "auto_gflop": 2.0, "auto_mb": 256.0, "max_mb": 4096.0}
 # The float64 pass (kgharness.exactness) over this many of the check's seeds.
@@ -110,10 +110,9 @@ def reference_error(self, info, tol):
     mb = footprint(info)
     if mb is None:
         return {"used": None, "note": "not measured: the size of one call is unknown (the meta pass failed)"}
-    mb *= admission.EXACT_FACTOR     # as admission.quotas_mb reserves it
-    if mb > admission.EXACT_MAX_MB:
-        return {"used": None, "note": f"not measured: a float64 copy of one call needs about {mb:.0f} MiB, "
-                                      f"more than {admission.EXACT_MAX_MB:.0f}"}
+    if admission.exact_pass_mb(mb) is None:     # as admission.quotas_mb decides its reservation
+        return {"used": None, "note": f"not measured: a float64 copy of one call needs about "
+                                      f"{admission.EXACT_FACTOR * mb:.0f} MiB, more than {admission.EXACT_MAX_MB:.0f}"}
     worst = None
     first = self.opts["seed"]
     for s in range(first, first + min(EXACT_SEEDS, self.opts["seeds"])):
@@ -137,8 +136,8 @@ def _ask_exact(self, seed, tol):
     """One seed's pass, by the deadline the check has left (timeout_s from the judge's
     start, less a margin for the verdict); past it the reference runner is killed (the
     verdict stands already) and a note says so. Its death is a note too."""
-    raw = (self.job.get("options") or {}).get("timeout_s")   # the zygote's wall-clock limit
-    limit = float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw > 0 else 120.0
+    # the zygote's wall-clock limit, read as the zygote reads it
+    limit = protocol.positive((self.job.get("options") or {}).get("timeout_s"), protocol.TIMEOUT_S)
     left = limit - (time.monotonic() - self.t_start) - max(EXACT_MARGIN_S, 0.1 * limit)
     if left <= 0:
         return {"used": None, "note": f"not measured: no time left of the check's {limit:g} s"}

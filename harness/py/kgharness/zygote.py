@@ -47,10 +47,6 @@ PR_SET_CHILD_SUBREAPER = 36
 log = startup.log
 
 
-def _num(v, default):
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else default
-
-
 ADMISSION_LOG_ENV = "KERNELGATE_ADMISSION_LOG"
 
 
@@ -81,7 +77,7 @@ class Child:
     def __init__(self, rid, job, t_recv, tmpdir, mode="cpu_interpreter"):
         opts = job.get("options") or {}
         self.id, self.job, self.t_recv, self.tmpdir = rid, job, t_recv, tmpdir
-        self.timeout_s = _num(opts.get("timeout_s"), 120.0)
+        self.timeout_s = protocol.positive(opts.get("timeout_s"), protocol.TIMEOUT_S)
         # The compile budget: active time until the candidate's first call returns (its
         # import, JIT compile and autotune, and the reference's load alongside); an
         # absent or 0 option is the mode's default. None: no budget (a task check has
@@ -89,8 +85,8 @@ class Child:
         self.compile_budget_s = None if job.get("task_check") else \
             precompile.budget_s(opts, mode)
         self.compiled = False
-        self.memory_limit = _num(opts.get("memory_limit_mb"), 32768.0) * (1 << 20)
-        self.output_limit = _num(opts.get("output_limit_bytes"), 1 << 20)
+        self.memory_limit = protocol.positive(opts.get("memory_limit_mb"), 32768.0) * (1 << 20)
+        self.output_limit = protocol.positive(opts.get("output_limit_bytes"), 1 << 20)
         self.pid = None
         self.rec_r = self.grant_w = None
         self.reader = protocol.LineReader(CHILD_LINE_LIMIT)
