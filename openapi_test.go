@@ -99,11 +99,22 @@ func TestGoldenVerdictValidates(t *testing.T) {
 	if err := schema.VisitJSON(declared); err != nil {
 		t.Fatalf("a verdict with the task's own tolerance does not validate: %v", err)
 	}
+	// Schema 1.6: a reference error measured on a held-out set.
+	onHeld := map[string]any{}
+	for k, x := range rec.Verdict {
+		onHeld[k] = x
+	}
+	onHeld["task_info"] = taskInfoWith(map[string]any{"used": 0.3, "held": 0, "output": 0, "index": []any{1, 2},
+		"note": "measured on the held-out inputs only: a float64 copy of one call needs about 32768 MiB, more than 24576"})
+	if err := schema.VisitJSON(onHeld); err != nil {
+		t.Fatalf("a reference error measured on a held-out set does not validate: %v", err)
+	}
 	for name, mutate := range map[string]func(map[string]any){
+		"negative held-out set": func(v map[string]any) {
+			v["task_info"] = taskInfoWith(map[string]any{"used": 0.3, "held": -1})
+		},
 		"negative reference error": func(v map[string]any) {
-			v["task_info"] = map[string]any{"name": "", "tags": []any{}, "outputs": []any{}, "input_bytes": nil,
-				"param_bytes": nil, "output_bytes": nil, "flops": nil, "meta_error": "",
-				"reference_error": map[string]any{"used": -0.5}}
+			v["task_info"] = taskInfoWith(map[string]any{"used": -0.5})
 		},
 		"unknown status":    func(v map[string]any) { v["status"] = "fast" },
 		"unknown hack flag": func(v map[string]any) { v["hack_flags"] = []any{"made_up"} },
@@ -213,4 +224,11 @@ func TestYAMLToJSON(t *testing.T) {
 			t.Errorf("%q: %s, want an error", bad, got)
 		}
 	}
+}
+
+// taskInfoWith is a task check's task_info with the reference error given.
+func taskInfoWith(referenceError map[string]any) map[string]any {
+	return map[string]any{"name": "", "tags": []any{}, "outputs": []any{}, "input_bytes": nil,
+		"param_bytes": nil, "output_bytes": nil, "flops": nil, "meta_error": "",
+		"reference_error": referenceError}
 }

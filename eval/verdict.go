@@ -18,7 +18,9 @@ import (
 //   - 1.4 (2026-12-04): tolerance.source "task" (the task's own ATOL / RTOL).
 //   - 1.5 (2026-12-04): a task check's task_info.reference_error (how far the
 //     reference is from its exact answer) and its warning.
-const SchemaVersion = "1.5"
+//   - 1.6 (2026-12-04): reference_error.held (measured on a held-out set where one
+//     call is too large for the float64 pass).
+const SchemaVersion = "1.6"
 
 // Status is the closed set of evaluation outcomes.
 type Status string
@@ -245,10 +247,13 @@ type TaskInfo struct {
 // output's dtype, compared as a candidate is. Used is the worst element's
 // share of the tolerance (over 0.5, the check warns: an honest kernel that
 // rounds differently can be rejected); nil when the pass could not say, and
-// Note says why.
+// Note says why. Seed or Held names the inputs of the worst element: Held, a
+// held-out set's index, where one call was too large for the pass (then a floor
+// under the main inputs' worst, and Note says so).
 type ReferenceError struct {
 	Used      *float64 `json:"used"`
 	Seed      *int64   `json:"seed,omitempty"`
+	Held      *int     `json:"held,omitempty"`
 	Output    *int     `json:"output,omitempty"`
 	Index     []int64  `json:"index,omitempty"`
 	Reference *float64 `json:"reference,omitempty"`

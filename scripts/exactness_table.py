@@ -22,21 +22,27 @@ def rows(paths):
                 yield r["id"], tol, info.get("reference_error") or {}
 
 
+def inputs(err):
+    return f"h{err['held']}" if err.get("held") is not None else str(err.get("seed"))
+
+
 def main(paths):
     measured, unmeasured = [], []
     for tid, tol, err in rows(paths):
         (measured if err.get("used") is not None else unmeasured).append((tid, tol, err))
     measured.sort(key=lambda x: -x[2]["used"])
-    print(f"{'task':48} {'dtype':9} {'source':8} {'atol':>8} {'rtol':>8} {'used':>7}  seed  where")
+    print(f"{'task':48} {'dtype':9} {'source':8} {'atol':>8} {'rtol':>8} {'used':>7}  seed  where "
+          "(h0: held-out set 0, where one call is too large for the pass; a floor)")
     for tid, tol, err in measured:
         where = f"output {err.get('output')} {err.get('index')}: {err.get('reference')} vs {err.get('exact')}"
         print(f"{tid:48} {tol.get('dtype', '?'):9} {tol.get('source', '?'):8} {tol.get('atol', 0):8.2g} "
-              f"{tol.get('rtol', 0):8.2g} {err['used']:7.3f}  {err.get('seed')!s:4}  {where}")
+              f"{tol.get('rtol', 0):8.2g} {err['used']:7.3f}  {inputs(err):4}  {where}")
     for tid, _, err in unmeasured:
         print(f"{tid:48} not measured: {err.get('note', 'no reference_error (a binary before schema 1.5?)')}")
     over = sum(e["used"] > WARN for _, _, e in measured)
     past = sum(e["used"] > 1 for _, _, e in measured)
-    print(f"\n{len(measured)} measured, {len(unmeasured)} not; {over} over {WARN} of their tolerance "
+    held = sum(e.get("held") is not None for _, _, e in measured)
+    print(f"\n{len(measured)} measured ({held} on held-out sets only), {len(unmeasured)} not; {over} over {WARN} of their tolerance "
           f"(warned), {past} over 1 (an exact kernel rejected on that seed)")
 
 

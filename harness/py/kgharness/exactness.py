@@ -14,6 +14,7 @@ import math
 
 import torch
 
+from . import admission
 from . import inputs as I
 from .correctness import chunks
 
@@ -30,18 +31,31 @@ def _short(e):
     return f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
 
 
-def measure(model, get_inputs, seed, device, tol):
-    """The worst element over the floating outputs for one seed: {"used": its share of the
-    tolerance, "output", "index", "reference", "exact"}; {"used": None, "note": why} when
-    the float64 copy cannot say (it cannot be made, it raises, or it casts back inside
-    forward, so what it returns was not computed in float64)."""
+def _bytes(xs):
+    return sum(x.numel() * x.element_size() for x in xs if isinstance(x, torch.Tensor))
+
+
+def measure(model, make, tol, max_mb=None):
+    """The worst element over the floating outputs for one call on make()'s inputs: {"used":
+    its share of the tolerance, "output", "index", "reference", "exact"}; {"used": None,
+    "note": why} when the float64 copy cannot say (it cannot be made, it raises, or it casts
+    back inside forward, so what it returns was not computed in float64), or, given max_mb,
+    when it would need more than max_mb MiB: EXACT_FACTOR times the call's inputs,
+    parameters and outputs, measured here (a held-out set's size is known only here)."""
+    inputs = make()
+    with torch.no_grad():
+        ref = I.flatten(model(*inputs))
+    if max_mb is not None:
+        params = list(model.parameters()) + list(model.buffers())
+        need = admission.EXACT_FACTOR * (_bytes(I.flatten(inputs)) + _bytes(params) + _bytes(ref)) / (1 << 20)
+        if need > max_mb:
+            return {"used": None, "note": f"not measured: a float64 copy of this call needs about {need:.0f} MiB, "
+                                          f"more than {max_mb:.0f}"}
     try:
         twin = copy.deepcopy(model).to(torch.float64)
     except Exception as e:   # noqa: BLE001 - the task's model; say why and go on
         return {"used": None, "note": f"the reference's model could not be copied to float64 ({_short(e)})"}
-    inputs = I.make_inputs(get_inputs, seed, device)
     with torch.no_grad():
-        ref = I.flatten(model(*inputs))
         wide = to64(inputs)
         del inputs
         try:

@@ -444,13 +444,16 @@ class Runner:
                 "parts_ms": {k: round(x, 4) for k, x in parts.items()}}
 
     def op_exact(self, req, _fds):
-        """A task check's float64 pass on one seed (kgharness.exactness): the reference only."""
+        """A task check's float64 pass (kgharness.exactness) on one seed's inputs, or on a
+        held-out set's under a size the judge gives: the reference only."""
         if self.role != "reference":
             return {"ok": False, "status": "harness_error", "feedback": "exact: a request for the reference"}
         self.release()
         tol = {"atol": float(req["atol"]), "rtol": float(req["rtol"])}
+        which = {"held": int(req["held"])} if "held" in req else {"seed": int(req["seed"])}
+        max_mb = float(req["max_mb"]) if "max_mb" in req else None
         try:
-            return {"exact": exactness.measure(self.model, self.get_inputs, int(req["seed"]), self.dev, tol)}
+            return {"exact": exactness.measure(self.model, lambda: self.inputs_for(which), tol, max_mb)}
         finally:
             if self.gpu:
                 torch.cuda.empty_cache()   # the pass's float64 copies, back to the reservation

@@ -130,3 +130,52 @@ def test_only_the_reference_runs_the_pass(tmp_path):
     r = Runner("candidate", {"options": {}}, "cpu_interpreter", "cpu", str(tmp_path))
     rep = r.handle({"op": "exact", "seed": 1, "atol": 1e-2, "rtol": 1e-2}, [])
     assert rep["ok"] is False and "for the reference" in rep["feedback"], rep
+
+
+# One call of 1 MiB (a float64 pass of 8 MiB) with a held-out set of 16384 elements, the
+# main call's count in DRIFT: the pass limit lowered below 8 MiB stands for a heavy task's
+# 24 GiB.
+LARGE = DRIFT.format(decl="").replace("torch.randn(64, 256,", "torch.randn(256, 1024,") + '''
+
+def get_held_out_inputs():
+    return [[torch.randn(32, {cols}, dtype=torch.bfloat16)]]
+'''
+
+
+def test_a_task_too_large_for_the_pass_is_measured_on_its_held_out_sets(tmp_path, monkeypatch):
+    monkeypatch.setattr(admission, "EXACT_MAX_MB", 4.0)   # the judge is forked from here
+    v = check(tmp_path, LARGE.format(cols=512))
+    assert v["status"] == "correct", v["feedback"]
+    err = v["task_info"]["reference_error"]
+    assert err["held"] == 0 and "seed" not in err, err
+    assert err["used"] > taskcheck.EXACT_WARN and len(err["index"]) == 2, err
+    assert "held-out inputs only" in err["note"] and "8 MiB, more than 4" in err["note"], err
+    said = [w for w in v["warnings"] if "exact answer" in w]
+    assert len(said) == 1 and "on held-out set 0" in said[0] and "declare ATOL = " in said[0], said
+
+
+def test_a_held_out_set_too_large_for_the_room_left_is_not_measured_either(tmp_path, monkeypatch):
+    monkeypatch.setattr(admission, "EXACT_MAX_MB", 4.0)
+    # 32 x 4096 bf16 in and out: 0.5 MiB a call, 4 MiB in float64 against the 1 MiB that
+    # the check's reservation holds beyond one main call.
+    v = check(tmp_path, LARGE.format(cols=4096))
+    assert v["status"] == "correct", v["feedback"]
+    err = v["task_info"]["reference_error"]
+    assert err["used"] is None and "held" not in err, err
+    assert "its held-out sets: not measured: a float64 copy of this call needs about 4 MiB, more than 1" \
+        in err["note"], err
+
+
+def test_the_runner_sizes_a_call_before_it_copies_the_model():
+    import torch
+    from kgharness import exactness
+
+    class Twice(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    x = torch.randn(256, 1024, dtype=torch.bfloat16)     # 0.5 MiB in, 0.5 MiB out
+    tol = {"atol": 1e-2, "rtol": 1.6e-2}
+    assert exactness.measure(Twice(), lambda: [x.clone()], tol, max_mb=8.0)["used"] == 0.0
+    got = exactness.measure(Twice(), lambda: [x.clone()], tol, max_mb=7.0)
+    assert got["used"] is None and "about 8 MiB, more than 7" in got["note"], got
