@@ -37,7 +37,8 @@ def _bytes(xs):
 
 def measure(model, make, tol, max_mb=None):
     """The worst element over the floating outputs for one call on make()'s inputs: {"used":
-    its share of the tolerance, "output", "index", "reference", "exact"}; {"used": None,
+    its share of the tolerance, "output", "index", "reference", "exact", "elements" (how
+    many were compared)}; {"used": None,
     "note": why} when the float64 copy cannot say (it cannot be made, it raises, or it casts
     back inside forward, so what it returns was not computed in float64), or, given max_mb,
     when it would need more than max_mb MiB: EXACT_FACTOR times the call's inputs,
@@ -63,7 +64,7 @@ def measure(model, make, tol, max_mb=None):
         except Exception as e:   # noqa: BLE001
             return {"used": None, "note": f"its float64 copy raised {_short(e)}"}
     del wide, twin
-    worst = {"used": 0.0, "output": None, "index": None, "reference": None, "exact": None}
+    worst = {"used": 0.0, "output": None, "index": None, "reference": None, "exact": None, "elements": 0}
     if len(exact) != len(ref):
         return {"used": None, "note": "its float64 copy returned another number of outputs"}
     for i, (r, e) in enumerate(zip(ref, exact)):
@@ -75,6 +76,7 @@ def measure(model, make, tol, max_mb=None):
             return {"used": None, "note": f"its float64 copy returned output {i} as {str(e.dtype)[6:]}: "
                                           "the reference casts inside forward(), so it was not computed in float64"}
         _worst_in(i, r, e.to(r.dtype), tol, worst)
+        worst["elements"] += r.numel()
     if not math.isfinite(worst["used"]):
         return {"used": None, "note": f"its float64 copy gave a non-finite value at output {worst['output']} "
                                       f"index {worst['index']}, where the reference gave {worst['reference']:g}"}

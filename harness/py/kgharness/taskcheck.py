@@ -125,10 +125,22 @@ def reference_error(self, info, tol):
         worst = _worst_over(self, [{"held": i, "max_mb": room} for i in range(min(held, EXACT_SEEDS))], tol)
         if worst.get("used") is None:
             return {"used": None, "note": f"not measured: {why}; its held-out sets: {worst['note']}"[:300]}
-        note = f"measured on the held-out inputs only: {why}"
+        n, main = worst.pop("elements", 0), _elements(info)
+        of = f" ({n} output elements; one main call has {main})" if n and main else ""
+        note = f"measured on the held-out inputs only{of}: {why}"
         return dict(worst, note=(f"{note}; {worst['note']}" if worst.get("note") else note)[:300])
     first = self.opts["seed"]
-    return _worst_over(self, [{"seed": s} for s in range(first, first + min(EXACT_SEEDS, self.opts["seeds"]))], tol)
+    worst = _worst_over(self, [{"seed": s} for s in range(first, first + min(EXACT_SEEDS, self.opts["seeds"]))], tol)
+    worst.pop("elements", None)
+    return worst
+
+
+def _elements(info):
+    """Floating output elements of one main call, from the meta pass; None if unknown."""
+    try:
+        return sum(math.prod(o["shape"]) for o in info.get("outputs") or [] if "float" in o["dtype"]) or None
+    except (TypeError, KeyError):
+        return None
 
 
 def _label(which):
@@ -136,28 +148,30 @@ def _label(which):
 
 
 def _worst_over(self, asks, tol):
-    worst = None
+    """The worst element over each ask's pass, with "elements": how many were compared."""
+    worst, elements = None, 0
     for which in asks:
         got = _ask_exact(self, which, tol)
         if "note" in got and got.get("used") is None:
             if worst is not None:   # out of time after a seed: what it measured stands
-                return dict(worst, note=f"{_label(which)}: {got['note']}"[:300])
+                return dict(worst, elements=elements, note=f"{_label(which)}: {got['note']}"[:300])
             return {"used": None, "note": str(got["note"])[:300]}
         used = got.get("used")
         if not isinstance(used, (int, float)) or isinstance(used, bool) or not math.isfinite(used):
             return {"used": None, "note": f"the reference process answered the float64 pass with {str(used)[:40]}"}
+        elements += channel.reported_index(got.get("elements")) or 0
         if worst is None or used > worst["used"]:
             key = "held" if "held" in which else "seed"
             worst = {"used": float(used), key: which[key], "output": channel.reported_index(got.get("output")),
                      "index": channel.reported_position(got.get("index")),
                      "reference": channel.reported_float(got.get("reference")),
                      "exact": channel.reported_float(got.get("exact"))}
-    return worst or {"used": None, "note": "not measured: the check ran no seed"}
+    return dict(worst, elements=elements) if worst else {"used": None, "note": "not measured: the check ran no seed"}
 
 
 def _ask_exact(self, which, tol):
-    """One pass (a seed's inputs or a held-out set's), by the deadline the check has left (timeout_s from the judge's
-    start, less a margin for the verdict); past it the reference runner is killed (the
+    """One pass (a seed's inputs or a held-out set's), by the deadline the check has left
+    (timeout_s from the judge's start, less a margin for the verdict); past it the reference runner is killed (the
     verdict stands already) and a note says so. Its death is a note too."""
     # the zygote's wall-clock limit, read as the zygote reads it
     limit = protocol.positive((self.job.get("options") or {}).get("timeout_s"), protocol.TIMEOUT_S)

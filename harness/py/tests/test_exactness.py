@@ -49,7 +49,7 @@ def test_a_correctly_rounded_reference_spends_nothing(tmp_path):
     assert v["status"] == "correct", v["feedback"]
     err = v["task_info"]["reference_error"]
     # fp32 add and relu round once: the float64 copy rounded to fp32 is the same bits
-    assert err["used"] == 0.0 and err["output"] == 0 and err["seed"] in (0, 1), err
+    assert err["used"] == 0.0 and err["output"] == 0 and err["seed"] in (0, 1) and "elements" not in err, err
     assert not any("exact answer" in w for w in v["warnings"]), v["warnings"]
     assert "exactness" in v["stage_ms"]
 
@@ -149,7 +149,8 @@ def test_a_task_too_large_for_the_pass_is_measured_on_its_held_out_sets(tmp_path
     err = v["task_info"]["reference_error"]
     assert err["held"] == 0 and "seed" not in err, err
     assert err["used"] > taskcheck.EXACT_WARN and len(err["index"]) == 2, err
-    assert "held-out inputs only" in err["note"] and "8 MiB, more than 4" in err["note"], err
+    assert "held-out inputs only (16384 output elements; one main call has 262144)" in err["note"], err
+    assert "8 MiB, more than 4" in err["note"] and "elements" not in err, err
     said = [w for w in v["warnings"] if "exact answer" in w]
     assert len(said) == 1 and "on held-out set 0" in said[0] and "declare ATOL = " in said[0], said
 
@@ -176,6 +177,7 @@ def test_the_runner_sizes_a_call_before_it_copies_the_model():
 
     x = torch.randn(256, 1024, dtype=torch.bfloat16)     # 0.5 MiB in, 0.5 MiB out
     tol = {"atol": 1e-2, "rtol": 1.6e-2}
-    assert exactness.measure(Twice(), lambda: [x.clone()], tol, max_mb=8.0)["used"] == 0.0
+    got = exactness.measure(Twice(), lambda: [x.clone()], tol, max_mb=8.0)
+    assert got["used"] == 0.0 and got["elements"] == 256 * 1024, got
     got = exactness.measure(Twice(), lambda: [x.clone()], tol, max_mb=7.0)
     assert got["used"] is None and "about 8 MiB, more than 7" in got["note"], got
