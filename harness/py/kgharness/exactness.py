@@ -38,11 +38,11 @@ def _bytes(xs):
 def measure(model, make, tol, max_mb=None):
     """The worst element over the floating outputs for one call on make()'s inputs: {"used":
     its share of the tolerance, "output", "index", "reference", "exact", "elements" (how
-    many were compared)}; {"used": None,
-    "note": why} when the float64 copy cannot say (it cannot be made, it raises, or it casts
-    back inside forward, so what it returns was not computed in float64), or, given max_mb,
-    when it would need more than max_mb MiB: EXACT_FACTOR times the call's inputs,
-    parameters and outputs, measured here (a held-out set's size is known only here)."""
+    many were compared)}; {"used": None, "note": why} when the float64 copy cannot say (it
+    cannot be made, it raises, or it casts back inside forward, so what it returns was not
+    computed in float64), or, given max_mb, when it would need more than max_mb MiB:
+    EXACT_FACTOR times the call's inputs, parameters and outputs, measured here (a held-out
+    set's size is known only here)."""
     inputs = make()
     with torch.no_grad():
         ref = I.flatten(model(*inputs))

@@ -171,8 +171,9 @@ def _worst_over(self, asks, tol):
 
 def _ask_exact(self, which, tol):
     """One pass (a seed's inputs or a held-out set's), by the deadline the check has left
-    (timeout_s from the judge's start, less a margin for the verdict); past it the reference runner is killed (the
-    verdict stands already) and a note says so. Its death is a note too."""
+    (timeout_s from the judge's start, less a margin for the verdict); past it the
+    reference runner is killed (the verdict stands already) and a note says so. Its death
+    is a note too."""
     # the zygote's wall-clock limit, read as the zygote reads it
     limit = protocol.positive((self.job.get("options") or {}).get("timeout_s"), protocol.TIMEOUT_S)
     left = limit - (time.monotonic() - self.t_start) - max(EXACT_MARGIN_S, 0.1 * limit)
