@@ -1,6 +1,7 @@
 """How far each task's reference is from its exact answer, from `kernelgate tasks check
---json` output (the task check's float64 pass, verdict schema 1.5): one row per task run in
-full, the largest share of the tolerance first, then the ones not measured and why.
+--json` output (the task check's float64 pass, verdict schema 1.5; held-out sets from 1.6):
+one row per task run in full, the largest share of the tolerance first, then the ones not
+measured and why.
 
 usage: python3 scripts/exactness_table.py check.json [more.json ...]
 """
@@ -42,8 +43,8 @@ def main(paths):
     over = sum(e["used"] > WARN for _, _, e in measured)
     past = sum(e["used"] > 1 for _, _, e in measured)
     held = sum(e.get("held") is not None for _, _, e in measured)
-    print(f"\n{len(measured)} measured ({held} on held-out sets only), {len(unmeasured)} not; {over} over {WARN} of their tolerance "
-          f"(warned), {past} over 1 (an exact kernel rejected on that seed)")
+    print(f"\n{len(measured)} measured ({held} on held-out sets only), {len(unmeasured)} not; "
+          f"{over} over {WARN} of their tolerance (warned), {past} over 1 (an exact kernel rejected on that seed)")
 
 
 if __name__ == "__main__":
