@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from . import admission
+from . import admission, taskinfo
 from . import inputs as I
 from .correctness import chunks
 
@@ -31,10 +31,6 @@ def _short(e):
     return f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
 
 
-def _bytes(xs):
-    return sum(x.numel() * x.element_size() for x in xs if isinstance(x, torch.Tensor))
-
-
 def measure(model, make, tol, max_mb=None):
     """The worst element over the floating outputs for one call on make()'s inputs: {"used":
     its share of the tolerance, "output", "index", "reference", "exact", "elements" (how
@@ -48,7 +44,8 @@ def measure(model, make, tol, max_mb=None):
         ref = I.flatten(model(*inputs))
     if max_mb is not None:
         params = list(model.parameters()) + list(model.buffers())
-        need = admission.EXACT_FACTOR * (_bytes(I.flatten(inputs)) + _bytes(params) + _bytes(ref)) / (1 << 20)
+        need = admission.EXACT_FACTOR * (taskinfo.nbytes(I.flatten(inputs)) + taskinfo.nbytes(params)
+                                         + taskinfo.nbytes(ref)) / (1 << 20)
         if need > max_mb:
             return {"used": None, "note": f"not measured: a float64 copy of this call needs about {need:.0f} MiB, "
                                           f"more than {max_mb:.0f}"}

@@ -46,7 +46,7 @@ import json
 import threading
 import time
 
-import torch
+from . import taskinfo
 
 BEFORE_TTL_S = 120.0
 # An entry asked for this recently is kept by trim: its evaluation may not have told the
@@ -65,17 +65,13 @@ def key(job, opts):
     return h.hexdigest()[:32]
 
 
-def _nbytes(items):
-    return sum(t.numel() * t.element_size() for t in items if isinstance(t, torch.Tensor))
-
-
 class Entry:
     def __init__(self, desc, seeds, held):
         self.desc = desc                 # spec, tol, in_sums, held (specs, in_sums), min_bytes, held_count
         self.seeds = seeds               # per seed: the output leaves
         self.held = held                 # per held-out set: the output leaves
         self.before = None               # (stats, monotonic time measured)
-        self.nbytes = sum(_nbytes(ls) for ls in seeds + held)
+        self.nbytes = sum(taskinfo.nbytes(ls) for ls in seeds + held)
         self.owners = set()              # the judges using it (get) that have not let go
         self.touched = 0.0               # when it was last published, asked for or taken
 

@@ -122,16 +122,15 @@ def reference_error(self, info, tol):
         # worst, not their worst. Each set is sized by the runner, against what the
         # check's reservation holds beyond one main call.
         room = min(admission.EXACT_MAX_MB, mb)
-        worst = _worst_over(self, [{"held": i, "max_mb": room} for i in range(min(held, EXACT_SEEDS))], tol)
+        worst, n = _worst_over(self, [{"held": i, "max_mb": room} for i in range(min(held, EXACT_SEEDS))], tol)
         if worst.get("used") is None:
             return {"used": None, "note": f"not measured: {why}; its held-out sets: {worst['note']}"[:300]}
-        n, main = worst.pop("elements", 0), _elements(info)
+        main = _elements(info)
         of = f" ({n} output elements; one main call has {main})" if n and main else ""
         note = f"measured on the held-out inputs only{of}: {why}"
         return dict(worst, note=(f"{note}; {worst['note']}" if worst.get("note") else note)[:300])
     first = self.opts["seed"]
-    worst = _worst_over(self, [{"seed": s} for s in range(first, first + min(EXACT_SEEDS, self.opts["seeds"]))], tol)
-    worst.pop("elements", None)
+    worst, _ = _worst_over(self, [{"seed": s} for s in range(first, first + min(EXACT_SEEDS, self.opts["seeds"]))], tol)
     return worst
 
 
@@ -148,17 +147,18 @@ def _label(which):
 
 
 def _worst_over(self, asks, tol):
-    """The worst element over each ask's pass, with "elements": how many were compared."""
+    """(The worst element over each ask's pass, how many elements the passes compared)."""
     worst, elements = None, 0
     for which in asks:
         got = _ask_exact(self, which, tol)
         if "note" in got and got.get("used") is None:
             if worst is not None:   # out of time after a seed: what it measured stands
-                return dict(worst, elements=elements, note=f"{_label(which)}: {got['note']}"[:300])
-            return {"used": None, "note": str(got["note"])[:300]}
+                return dict(worst, note=f"{_label(which)}: {got['note']}"[:300]), elements
+            return {"used": None, "note": str(got["note"])[:300]}, elements
         used = got.get("used")
         if not isinstance(used, (int, float)) or isinstance(used, bool) or not math.isfinite(used):
-            return {"used": None, "note": f"the reference process answered the float64 pass with {str(used)[:40]}"}
+            bad = f"the reference process answered the float64 pass with {str(used)[:40]}"
+            return {"used": None, "note": bad}, elements
         elements += channel.reported_index(got.get("elements")) or 0
         if worst is None or used > worst["used"]:
             key = "held" if "held" in which else "seed"
@@ -166,7 +166,7 @@ def _worst_over(self, asks, tol):
                      "index": channel.reported_position(got.get("index")),
                      "reference": channel.reported_float(got.get("reference")),
                      "exact": channel.reported_float(got.get("exact"))}
-    return dict(worst, elements=elements) if worst else {"used": None, "note": "not measured: the check ran no seed"}
+    return (worst or {"used": None, "note": "not measured: the check ran no seed"}), elements
 
 
 def _ask_exact(self, which, tol):

@@ -35,7 +35,8 @@ def declared(source):
     return (doc[0] if doc else ""), tags
 
 
-def _bytes(tensors):
+def nbytes(tensors):
+    """Bytes held by the tensors among tensors (other items count nothing)."""
     return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
 
 
@@ -54,12 +55,12 @@ def describe(mod, source, seed):
             model = mod.Model(*mod.get_init_inputs())
             C.seed_all(seed)
             inputs = list(mod.get_inputs())
-        info["input_bytes"] = _bytes(inputs)
-        info["param_bytes"] = _bytes(list(model.parameters()) + list(model.buffers()))
+        info["input_bytes"] = nbytes(inputs)
+        info["param_bytes"] = nbytes(list(model.parameters()) + list(model.buffers()))
         with torch.no_grad(), FlopCounterMode(display=False) as counter:
             out = C.flatten(model.eval()(*inputs))
         info["flops"] = int(counter.get_total_flops())
-        info["output_bytes"] = _bytes(out)
+        info["output_bytes"] = nbytes(out)
         info["outputs"] = [{"shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")}
                            for t in out if isinstance(t, torch.Tensor)]
     except Exception as e:  # noqa: BLE001 - a task that cannot run on meta is still a task
