@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -91,19 +92,13 @@ func TestGoldenVerdictValidates(t *testing.T) {
 		}
 	}
 	// Schema 1.4: a tolerance the task file set.
-	declared := map[string]any{}
-	for k, x := range rec.Verdict {
-		declared[k] = x
-	}
+	declared := maps.Clone(rec.Verdict)
 	declared["tolerance"] = map[string]any{"atol": 0.01, "rtol": 0.032, "dtype": "bfloat16", "source": "task"}
 	if err := schema.VisitJSON(declared); err != nil {
 		t.Fatalf("a verdict with the task's own tolerance does not validate: %v", err)
 	}
 	// Schema 1.6: a reference error measured on a held-out set.
-	onHeld := map[string]any{}
-	for k, x := range rec.Verdict {
-		onHeld[k] = x
-	}
+	onHeld := maps.Clone(rec.Verdict)
 	onHeld["task_info"] = taskInfoWith(map[string]any{"used": 0.3, "held": 0, "output": 0, "index": []any{1, 2},
 		"note": "measured on the held-out inputs only: a float64 copy of one call needs about 32768 MiB, more than 24576"})
 	if err := schema.VisitJSON(onHeld); err != nil {
@@ -124,10 +119,7 @@ func TestGoldenVerdictValidates(t *testing.T) {
 			v["tolerance"] = map[string]any{"atol": 0.01, "rtol": 0.032, "dtype": "bfloat16", "source": "guess"}
 		},
 	} {
-		bad := map[string]any{}
-		for k, x := range rec.Verdict {
-			bad[k] = x
-		}
+		bad := maps.Clone(rec.Verdict)
 		mutate(bad)
 		if schema.VisitJSON(bad) == nil {
 			t.Errorf("%s: validated, want an error", name)

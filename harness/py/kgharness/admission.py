@@ -70,11 +70,16 @@ EXACT_FACTOR = 8
 EXACT_MAX_MB = 24576.0
 
 
-def exact_pass_mb(call_mb):
-    """MiB a task check's float64 pass needs for a call of call_mb MiB, or None where that
-    is over EXACT_MAX_MB and the check does not run it."""
-    mb = EXACT_FACTOR * call_mb
-    return mb if mb <= EXACT_MAX_MB else None
+def exact_need_mb(call_mb):
+    """MiB a task check's float64 pass needs for a call of call_mb MiB."""
+    return EXACT_FACTOR * call_mb
+
+
+def exact_pass_mb(call_mb, limit_mb=None):
+    """exact_need_mb, or None where that is over limit_mb (EXACT_MAX_MB unless given) and
+    the check does not run the pass."""
+    mb = exact_need_mb(call_mb)
+    return mb if mb <= (EXACT_MAX_MB if limit_mb is None else limit_mb) else None
 
 
 def quotas_mb(info, check=False):

@@ -36,19 +36,18 @@ def measure(model, make, tol, max_mb=None):
     its share of the tolerance, "output", "index", "reference", "exact", "elements" (how
     many were compared)}; {"used": None, "note": why} when the float64 copy cannot say (it
     cannot be made, it raises, or it casts back inside forward, so what it returns was not
-    computed in float64), or, given max_mb, when it would need more than max_mb MiB:
-    EXACT_FACTOR times the call's inputs, parameters and outputs, measured here (a held-out
-    set's size is known only here)."""
+    computed in float64), or, given max_mb, when it would need more than max_mb MiB
+    (admission.exact_pass_mb of the call's inputs, parameters and outputs, measured here: a
+    held-out set's size is known only here)."""
     inputs = make()
     with torch.no_grad():
         ref = I.flatten(model(*inputs))
     if max_mb is not None:
         params = list(model.parameters()) + list(model.buffers())
-        need = admission.EXACT_FACTOR * (taskinfo.nbytes(I.flatten(inputs)) + taskinfo.nbytes(params)
-                                         + taskinfo.nbytes(ref)) / (1 << 20)
-        if need > max_mb:
-            return {"used": None, "note": f"not measured: a float64 copy of this call needs about {need:.0f} MiB, "
-                                          f"more than {max_mb:.0f}"}
+        call_mb = (taskinfo.nbytes(I.flatten(inputs)) + taskinfo.nbytes(params) + taskinfo.nbytes(ref)) / (1 << 20)
+        if admission.exact_pass_mb(call_mb, max_mb) is None:
+            return {"used": None, "note": f"not measured: a float64 copy of this call needs about "
+                                          f"{admission.exact_need_mb(call_mb):.0f} MiB, more than {max_mb:.0f}"}
     try:
         twin = copy.deepcopy(model).to(torch.float64)
     except Exception as e:   # noqa: BLE001 - the task's model; say why and go on

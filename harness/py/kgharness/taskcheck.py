@@ -112,7 +112,7 @@ def reference_error(self, info, tol):
     if mb is None:
         return {"used": None, "note": "not measured: the size of one call is unknown (the meta pass failed)"}
     if admission.exact_pass_mb(mb) is None:     # as admission.quotas_mb decides its reservation
-        why = (f"a float64 copy of one call needs about {admission.EXACT_FACTOR * mb:.0f} MiB, "
+        why = (f"a float64 copy of one call needs about {admission.exact_need_mb(mb):.0f} MiB, "
                f"more than {admission.EXACT_MAX_MB:.0f}")
         held = getattr(self, "held", 0) or 0
         if not held:
