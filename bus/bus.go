@@ -81,11 +81,7 @@ func Open(ctx context.Context, opts Options, log *slog.Logger) (*Bus, error) {
 	if b.srv != nil {
 		err = setup()
 	} else {
-		err = b.retryFor(ctx, "bus.setup", setupRetry, func(err error) bool {
-			var apiErr *jetstream.APIError
-			noPeers := errors.As(err, &apiErr) && apiErr.ErrorCode == jsErrNoPeers
-			return unanswered(err) || noPeers || errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
-		}, setup)
+		err = b.retryFor(ctx, "bus.setup", setupRetry, unsettled(ctx), setup)
 	}
 	if err != nil {
 		b.Close()

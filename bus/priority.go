@@ -169,15 +169,23 @@ func takeTurns(ctx context.Context, tier []jetstream.Consumer, start, n int, run
 
 // jobsConsumer creates (or updates) q's durable consumer of JOBS.
 func (b *Bus) jobsConsumer(ctx context.Context, q Queue) (jetstream.Consumer, error) {
-	c, err := b.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
-		Durable:   q.Durable,
-		AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait:   b.opts.JobAckWait,
-		// No server-side limit: a job the server stopped delivering would sit
-		// in the queue unanswered, its batch running forever. MaxDeliver is
-		// counted here instead (Job.Final).
-		MaxDeliver:    -1,
-		FilterSubject: q.Filter,
+	var c jetstream.Consumer
+	// Tried again while the cluster cannot answer: a worker that was still
+	// making its consumers when a node died exited with "context deadline
+	// exceeded" (CI, test_nats_cluster, 2026-12-04). Creating one twice is
+	// harmless.
+	err := b.retryFor(ctx, "bus.Jobs "+q.Durable, setupRetry, unsettled(ctx), func() (err error) {
+		c, err = b.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+			Durable:   q.Durable,
+			AckPolicy: jetstream.AckExplicitPolicy,
+			AckWait:   b.opts.JobAckWait,
+			// No server-side limit: a job the server stopped delivering would sit
+			// in the queue unanswered, its batch running forever. MaxDeliver is
+			// counted here instead (Job.Final).
+			MaxDeliver:    -1,
+			FilterSubject: q.Filter,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bus.Jobs %s: consumer: %w", q.Durable, err)

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // A job of the first queue takes the next free slot, ahead of every bulk job
@@ -142,5 +144,51 @@ func TestQueuesOfAGroupTakeTurns(t *testing.T) {
 	}
 	if pos["b-0"] > 3 || pos["b-1"] > 3 || pos["a-0"] > pos["a-1"] {
 		t.Fatalf("order %v: the lanes did not take turns", order)
+	}
+}
+
+// A worker making its consumers while the cluster cannot answer (a node lost,
+// its groups electing leaders) waits for it instead of exiting. JetStream
+// switched off on the server stands for the lost leader: requests go
+// unanswered until it is back.
+func TestPrioritizedJobsWaitForAServerThatCannotAnswerYet(t *testing.T) {
+	dir := t.TempDir()
+	srv := startExternalServer(t, dir)
+	b := startTestBus(t, Options{URL: srv.ClientURL()})
+	if err := srv.DisableJetStream(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	got := make(chan string, 1)
+	go func() {
+		done <- b.PrioritizedJobs(ctx, []Queue{{Durable: "late", Filter: "jobs.late"}}, 1,
+			func(_ context.Context, j Job) error { got <- j.ID; return nil })
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("returned while JetStream was away: %v", err)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	if err := srv.EnableJetStream(&server.JetStreamConfig{StoreDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PublishJob(t.Context(), "jobs.late", "j1", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-got:
+		if id != "j1" {
+			t.Fatalf("handled %q, want j1", id)
+		}
+	case err := <-done:
+		t.Fatalf("returned instead of handling the job: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the job was not handled after JetStream came back")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("after cancel: %v", err)
 	}
 }

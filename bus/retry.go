@@ -41,3 +41,14 @@ func unanswered(err error) bool {
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse)
 }
+
+// unsettled: a cluster that cannot answer a stream's or consumer's creation
+// yet (no leader for its group, a node not yet known online, the request's
+// own timeout while ctx lives), as opposed to an answer that refuses it.
+func unsettled(ctx context.Context) func(error) bool {
+	return func(err error) bool {
+		var apiErr *jetstream.APIError
+		noPeers := errors.As(err, &apiErr) && apiErr.ErrorCode == jsErrNoPeers
+		return unanswered(err) || noPeers || errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
+	}
+}
