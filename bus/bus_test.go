@@ -69,7 +69,7 @@ func TestOpenExternalUnreachable(t *testing.T) {
 
 // The --nats URL path: a separate server listening on a random port.
 func TestOpenExternal(t *testing.T) {
-	srv := startExternalServer(t, t.TempDir())
+	srv := startExternalServer(t, -1, t.TempDir())
 	b := startTestBus(t, Options{URL: srv.ClientURL()})
 	if err := b.PublishJob(t.Context(), "jobs.cpu", "j", nil); err != nil {
 		t.Fatal(err)
@@ -77,12 +77,12 @@ func TestOpenExternal(t *testing.T) {
 	wantDepth(t, b, 1)
 }
 
-// startExternalServer starts a JetStream server of its own on a random port,
-// storing under dir, as `--nats` would reach one.
-func startExternalServer(t *testing.T, dir string) *server.Server {
+// startExternalServer starts a JetStream server of its own on port (-1: a
+// random one), storing under dir, as `--nats` would reach one.
+func startExternalServer(t *testing.T, port int, dir string) *server.Server {
 	t.Helper()
 	srv, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoSigs: true, NoLog: true,
+		Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir, NoSigs: true, NoLog: true,
 	})
 	if err != nil {
 		t.Fatal(err)
