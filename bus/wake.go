@@ -91,9 +91,12 @@ func (b *Bus) listen(ctx context.Context, queues []Queue) (*waiter, error) {
 		}
 		w.subs = append(w.subs, sub)
 	}
-	// Not an error when it fails: the first round looks in every queue,
-	// and JobRecheck covers a wake-up sent before the server knew.
-	if err := b.flush(ctx); err != nil {
+	// Not an error when it fails (the server away): the first round looks
+	// in every queue, and JobRecheck covers a wake-up sent before the
+	// server knew. Nor worth waiting long for.
+	fctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := b.flush(fctx); err != nil {
 		b.log.Debug("wake-up subscriptions not confirmed", "err", err)
 	}
 	b.wakersMu.Lock()
