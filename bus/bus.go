@@ -53,6 +53,9 @@ type Bus struct {
 	restarted time.Time              // when the watcher last restarted JetStream (storage.go)
 	stopWatch chan struct{}          // closed by Close: the storage watcher stops
 
+	wakersMu sync.Mutex
+	wakers   map[*waiter]struct{} // the job loops listening for wake-ups (wake.go)
+
 	closeOnce sync.Once
 	closed    chan struct{} // closed by the nats ClosedHandler
 }
@@ -112,7 +115,10 @@ func (b *Bus) connect(ctx context.Context) error {
 				b.log.Warn("disconnected", "err", err)
 			}
 		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) { b.log.Info("reconnected", "url", nc.ConnectedUrl()) }),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			b.log.Info("reconnected", "url", nc.ConnectedUrl())
+			b.rouse() // wake-ups sent meanwhile are lost
+		}),
 	}
 	timeout := b.opts.ReadyTimeout
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {

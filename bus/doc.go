@@ -8,7 +8,13 @@
 //
 //   - JOBS, a bounded work queue (subjects jobs.>): the gateway publishes,
 //     harness workers pull; a job is acked only after its handler returns nil,
-//     so a worker that dies mid-job loses nothing.
+//     so a worker that dies mid-job loses nothing. Every stored job is
+//     announced on wake.<its subject> (core NATS, wake.go), and so is one
+//     handed back, when its delay ends: a worker with a free slot waits for
+//     that, not in a poll, and starts the job within milliseconds. Idle, it
+//     fetches once per queue every JobRecheck (5 s), for a lost wake-up and
+//     a job redelivered after JobAckWait (its worker died), which nothing
+//     announces.
 //   - EVENTS, a durable log (subjects events.>), deduplicated by event id;
 //     the Parquet sink (SinkDurable, created by Open) pulls it in batches and
 //     acks after its rename, and an event leaves EVENTS once acked (interest
@@ -22,7 +28,8 @@
 //     runs (entries lapse WorkerTTL after the last refresh).
 //   - notifications (Notify/Subscribe): core NATS, not persisted, for
 //     results.<batch_id>; a missed one costs a wait, not data, since every
-//     result is stored in batches (and logged as an event) first.
+//     result is stored in batches (and logged as an event) first. Subjects
+//     under jobs., events. and wake. are the bus's own.
 //
 // Every stream and bucket has a byte limit (limits.go). A watcher
 // (storage.go) says whether the store can take writes (Writable: a full

@@ -39,10 +39,14 @@ type Job struct {
 
 // PublishJob queues data on subject (under jobs.) with id as its dedup id:
 // a retried publish with the same id within the dedup window is stored once.
+// Once stored, the job is announced to the workers that take subject (wake.go).
 func (b *Bus) PublishJob(ctx context.Context, subject, id string, data []byte) error {
 	err := b.publish(ctx, "bus.PublishJob", "jobs.", subject, id, data)
 	if isFull(err) {
 		return ErrQueueFull // the queue's own bound, not the disk: 429, not 507
+	}
+	if err == nil {
+		b.wake(subject)
 	}
 	return b.noteWrite(err)
 }
@@ -86,21 +90,17 @@ func WithFilter(subject string) JobsOption {
 	return func(c *jobsConfig) { c.filter = subject }
 }
 
-// pullWait bounds one pull request, so a cancelled ctx or a changed server is
-// noticed within it even when the queue is idle.
-const pullWait = 5 * time.Second
-
 // Jobs pulls jobs through the durable consumer and calls handle for each,
 // with at most the configured concurrency in flight. A job is acked after
 // handle returns nil and redelivered (after NakDelay) when it returns an
 // error. While handle runs, the job is kept alive with InProgress every
 // AckWait/2; a worker that dies stops doing so and the job is redelivered
-// after AckWait. Workers sharing a durable share the queue.
+// after AckWait. Workers sharing a durable share the queue. An idle worker
+// waits for a job's wake-up, not in a pull (PrioritizedJobs).
 //
-// Jobs returns nil when ctx is cancelled, after the running handlers return
-// and its open pull request has run out (at most pullWait, see pull);
-// their ctx is cancelled too and a job they fail is handed back (after
-// pullWait, see runJob) rather than after AckWait.
+// Jobs returns nil when ctx is cancelled, after the running handlers
+// return; their ctx is cancelled too and a job they fail is handed back at
+// once (runJob) rather than after AckWait.
 func (b *Bus) Jobs(ctx context.Context, durable string, handle func(ctx context.Context, j Job) error, opts ...JobsOption) error {
 	cfg := jobsConfig{concurrency: 1}
 	for _, o := range opts {
@@ -114,6 +114,13 @@ func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, han
 	if err != nil {
 		log.Error("job without metadata; terminating it", "subject", m.Subject(), "err", err)
 		_ = m.Term()
+		return
+	}
+	if ctx.Err() != nil {
+		// Fetched as the loop was stopping: another worker's, at once.
+		if err := m.Nak(); err == nil {
+			b.wake(m.Subject())
+		}
 		return
 	}
 	j := Job{
@@ -132,21 +139,27 @@ func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, han
 	case herr == nil:
 		aerr = m.Ack()
 	case ctx.Err() != nil:
-		// Shutting down: hand the job back rather than leave it for
-		// AckWait. Not at once: the server would deliver it to this
-		// consumer's last pull request, left open for up to pullWait (see
-		// pull), which would only hand it back again.
-		aerr = m.NakWithDelay(pullWait)
+		// Shutting down: hand the job back at once, for another worker,
+		// rather than leave it for AckWait. No request of this worker's is
+		// left open on the server to take it back (PrioritizedJobs only
+		// fetches what is there).
+		if aerr = m.Nak(); aerr == nil {
+			b.wake(j.Subject)
+		}
 	case j.Final:
 		// Its answer could not be stored: dropping the job would leave its
 		// batch running forever.
 		wait := finalRetry(b.opts.NakDelay, j.NumDelivered-uint64(b.opts.MaxDeliver))
 		log.Error("job failed past its last try and its answer is not stored; keeping it", "job", j.ID,
 			"deliveries", j.NumDelivered, "retry_in", wait, "err", herr)
-		aerr = m.NakWithDelay(wait)
+		if aerr = m.NakWithDelay(wait); aerr == nil {
+			b.wakeAfter(wait, j.Subject)
+		}
 	default:
 		log.Warn("job failed; will be redelivered", "job", j.ID, "deliveries", j.NumDelivered, "err", herr)
-		aerr = m.NakWithDelay(b.opts.NakDelay)
+		if aerr = m.NakWithDelay(b.opts.NakDelay); aerr == nil {
+			b.wakeAfter(b.opts.NakDelay, j.Subject)
+		}
 	}
 	if aerr != nil {
 		log.Warn("ack failed; job will be redelivered after AckWait", "job", j.ID, "err", aerr)

@@ -79,7 +79,8 @@ func TestJobRedeliveredAfterError(t *testing.T) {
 // A worker that stops (its ctx is cancelled) while its handler hangs never
 // acks; a new worker on the same durable gets the job after AckWait.
 func TestJobRedeliveredAfterWorkerDies(t *testing.T) {
-	b := startTestBus(t, Options{JobAckWait: time.Second})
+	// Nothing announces a redelivery after AckWait: the next recheck finds it.
+	b := startTestBus(t, Options{JobAckWait: time.Second, JobRecheck: 500 * time.Millisecond})
 	first := make(chan time.Time, 1)
 	release := make(chan struct{})
 	stopFirst := runInBackground(t, func(ctx context.Context) error {
@@ -123,10 +124,9 @@ func TestJobRedeliveredAfterWorkerDies(t *testing.T) {
 	wantDepth(t, b, 0)
 }
 
-// A worker that shuts down hands its running job back; the next worker gets
-// it within a pull's wait, not after AckWait (10 min here). Handed back at
-// once, the job would go to the stopping worker's own pull request, still
-// open on the server, and sit there unacked until AckWait.
+// A worker that shuts down hands its running job back at once, with a
+// wake-up: the next worker gets it within moments, not after AckWait (a
+// minute here) nor after JobRecheck.
 func TestJobHandedBackOnShutdown(t *testing.T) {
 	b := startTestBus(t, Options{})
 	started := make(chan struct{}, 1)
@@ -159,7 +159,7 @@ func TestJobHandedBackOnShutdown(t *testing.T) {
 		if j.ID != "job-1" {
 			t.Fatalf("got %s", j.ID)
 		}
-	case <-time.After(3 * pullWait):
+	case <-time.After(2 * time.Second):
 		t.Fatal("the job was not handed to the next worker")
 	}
 	wantDepth(t, b, 0)

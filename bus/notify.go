@@ -13,7 +13,8 @@ import (
 // elsewhere (a verdict's event on EVENTS) and losing one costs a wait, not data.
 
 // Notify publishes data on subject (not under jobs. or events., which belong
-// to the streams) and returns once the server has received it.
+// to the streams, nor wake., the job queue's) and returns once the server
+// has received it.
 func (b *Bus) Notify(ctx context.Context, subject string, data []byte) error {
 	if err := checkNotifySubject(subject); err != nil {
 		return fmt.Errorf("bus.Notify: %w", err)
@@ -78,6 +79,8 @@ func checkNotifySubject(subject string) error {
 		return fmt.Errorf("invalid subject %q", subject)
 	case strings.HasPrefix(subject, "jobs.") || strings.HasPrefix(subject, "events."):
 		return fmt.Errorf("subject %q belongs to a stream", subject)
+	case strings.HasPrefix(subject, wakePrefix):
+		return fmt.Errorf("subject %q belongs to the job queue's wake-ups", subject)
 	}
 	return nil
 }

@@ -56,6 +56,7 @@ func TestNotifySubjects(t *testing.T) {
 		{"results.>", false},
 		{"jobs.eval", false},
 		{"events.evaluation", false},
+		{"wake.jobs.eval.cpu", false},
 		{"a b", false},
 	} {
 		t.Run(tt.subject, func(t *testing.T) {

@@ -17,9 +17,12 @@ const (
 	// A running job is kept alive with InProgress every AckWait/2, however
 	// long it runs, so AckWait only decides how soon the jobs of a crashed
 	// worker run again: a minute after a kill -9, not ten.
-	DefaultJobAckWait   = time.Minute
-	DefaultMaxDeliver   = 3
-	DefaultNakDelay     = time.Second
+	DefaultJobAckWait = time.Minute
+	DefaultMaxDeliver = 3
+	DefaultNakDelay   = time.Second
+	// DefaultJobRecheck: an idle worker asks each of its queues once per
+	// this, for the jobs no wake-up announced (wake.go).
+	DefaultJobRecheck   = 5 * time.Second
 	DefaultCacheTTL     = 24 * time.Hour
 	DefaultResultTTL    = 24 * time.Hour
 	DefaultDedupWindow  = 2 * time.Minute
@@ -68,6 +71,10 @@ type Options struct {
 	MaxDeliver int
 	// NakDelay: how long a failed job or event batch waits before redelivery.
 	NakDelay time.Duration
+	// JobRecheck: how often a worker with a free slot looks in every queue
+	// though no wake-up came (wake.go): the longest a job whose wake-up was
+	// lost, or one redelivered after JobAckWait, waits for a free slot.
+	JobRecheck time.Duration
 
 	// CacheTTL: lifetime of a result-cache entry.
 	CacheTTL time.Duration
@@ -138,6 +145,7 @@ func (o Options) Validate() error {
 	}{
 		{"JobAckWait", o.JobAckWait},
 		{"NakDelay", o.NakDelay},
+		{"JobRecheck", o.JobRecheck},
 		{"CacheTTL", o.CacheTTL},
 		{"ResultTTL", o.ResultTTL},
 		{"DedupWindow", o.DedupWindow},
@@ -191,6 +199,7 @@ func (o Options) withDefaults() Options {
 	}
 	set(&o.JobAckWait, DefaultJobAckWait)
 	set(&o.NakDelay, DefaultNakDelay)
+	set(&o.JobRecheck, DefaultJobRecheck)
 	set(&o.CacheTTL, DefaultCacheTTL)
 	set(&o.ResultTTL, DefaultResultTTL)
 	set(&o.DedupWindow, DefaultDedupWindow)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -19,11 +18,6 @@ type Queue struct {
 	Group   string
 }
 
-// priorityWait bounds a pull from the last queue while the earlier ones are
-// empty: how long a job of an earlier queue may wait for a free slot to look
-// for it.
-const priorityWait = time.Second
-
 // PrioritizedJobs is Jobs over several durable consumers sharing one set of
 // slots. Tiers (Queue.Group) are in priority order: a free slot takes a job
 // of the first tier that has one waiting, so interactive work (a search's
@@ -32,11 +26,24 @@ const priorityWait = time.Second
 // moves on every round: while several hold jobs, each gets an equal share
 // of the slots (the lanes of API keys, dispatch/lanes.go). Delivery, acks,
 // keepalives and redelivery are Jobs's.
+//
+// With no job waiting it does not poll: it sleeps until a wake-up says a
+// job was queued on one of its subjects (wake.go), and then looks only in
+// the queues that may hold one, so a job starts within milliseconds on a
+// free slot. Idle, it asks the server once per queue every JobRecheck.
 func (b *Bus) PrioritizedJobs(ctx context.Context, queues []Queue, concurrency int, handle func(ctx context.Context, j Job) error) error {
 	if len(queues) == 0 {
 		return fmt.Errorf("bus.PrioritizedJobs: no queue")
 	}
-	var tiers [][]jetstream.Consumer
+	// Subscribed before the first round looks in the queues: a job queued
+	// after that round is announced to this loop.
+	w, err := b.listen(ctx, queues)
+	if err != nil {
+		return fmt.Errorf("bus.PrioritizedJobs: wake-ups: %w", err)
+	}
+	defer b.unlisten(w)
+	cons := make([]jetstream.Consumer, len(queues))
+	var tiers [][]int // indices into queues and cons
 	for i, q := range queues {
 		c, err := b.jobsConsumer(ctx, q)
 		if err != nil {
@@ -45,13 +52,12 @@ func (b *Bus) PrioritizedJobs(ctx context.Context, queues []Queue, concurrency i
 			}
 			return err
 		}
+		cons[i] = c
 		if i == 0 || q.Group == "" || q.Group != queues[i-1].Group {
 			tiers = append(tiers, nil)
 		}
-		tiers[len(tiers)-1] = append(tiers[len(tiers)-1], c)
+		tiers[len(tiers)-1] = append(tiers[len(tiers)-1], i)
 	}
-	lastTier := tiers[len(tiers)-1]
-	lastQueue := lastTier[len(lastTier)-1]
 	concurrency = max(concurrency, 1)
 	log := b.log.With("durable", queues[0].Durable)
 	slots := make(chan struct{}, concurrency)
@@ -63,13 +69,24 @@ func (b *Bus) PrioritizedJobs(ctx context.Context, queues []Queue, concurrency i
 			b.runJob(ctx, log, m, handle)
 		})
 	}
-	last := pullWait
-	if len(queues) > 1 {
-		last = priorityWait
-	}
 	turns := make([]int, len(tiers))
+	round := func(n int) (got int, err error) {
+		w.beginRound()
+		for i, tier := range tiers {
+			if got == n {
+				break
+			}
+			k, next, terr := takeTurns(ctx, w, cons, tier, turns[i], n-got, run)
+			turns[i] = next
+			got += k
+			if err == nil {
+				err = terr // a queue that failed is skipped this round; the rest still serve
+			}
+		}
+		return got, err
+	}
 	for {
-		// Wait for one free slot, then take all free ones: pull only as
+		// Wait for one free slot, then take all free ones: fetch only as
 		// many jobs as can start now, so none waits here past its AckWait.
 		select {
 		case slots <- struct{}{}:
@@ -86,26 +103,9 @@ func (b *Bus) PrioritizedJobs(ctx context.Context, queues []Queue, concurrency i
 				break fill
 			}
 		}
-		got, err := 0, error(nil)
-		for i, tier := range tiers {
-			if got == n {
-				break
-			}
-			k, next, terr := takeTurns(ctx, tier, turns[i], n-got, run)
-			turns[i] = next
-			got += k
-			if err == nil {
-				err = terr // a queue that failed is skipped this round; the rest still serve
-			}
-		}
-		if got < n && ctx.Err() == nil {
-			// Nothing more waits now: wait on the last queue, which a job of
-			// an earlier one interrupts after at most last.
-			k, werr := pull(ctx, lastQueue, n-got, last, run)
-			got += k
-			if err == nil {
-				err = werr
-			}
+		got, err := round(n)
+		for got == 0 && err == nil && w.wait(ctx) {
+			got, err = round(n)
 		}
 		for i := got; i < n; i++ {
 			<-slots // the slots reserved for jobs that did not come
@@ -125,38 +125,44 @@ func (b *Bus) PrioritizedJobs(ctx context.Context, queues []Queue, concurrency i
 	}
 }
 
-// takeTurns takes up to n jobs already waiting in tier's queues, one from
-// each in turn starting at start, until n or none has more; a single
-// queue left with jobs gives the rest at once. next is the queue after the
-// last that gave a job: the next round starts there, so a queue's turn
-// does not depend on how many empty ones sit before it.
-func takeTurns(ctx context.Context, tier []jetstream.Consumer, start, n int, run func(jetstream.Msg)) (got, next int, err error) {
+// takeTurns takes up to n jobs already waiting in tier's queues that w says
+// may hold one, one from each in turn starting at start, until n or none
+// has more; a single queue left with jobs gives the rest at once. next is
+// the queue after the last that gave a job: the next round starts there,
+// so a queue's turn does not depend on how many empty ones sit before it.
+func takeTurns(ctx context.Context, w *waiter, cons []jetstream.Consumer, tier []int, start, n int, run func(jetstream.Msg)) (got, next int, err error) {
 	active := make([]bool, len(tier))
-	left := len(tier)
-	for i := range active {
-		active[i] = true
+	left := 0
+	for j, q := range tier {
+		if active[j] = w.due(q); active[j] {
+			left++
+		}
 	}
 	next = start
 	for got < n && left > 0 {
 		for j := range tier {
-			q := (start + j) % len(tier)
+			k := (start + j) % len(tier)
 			if got == n {
 				break
 			}
-			if !active[q] {
+			if !active[k] {
 				continue
 			}
 			want := 1
 			if left == 1 {
 				want = n - got
 			}
-			k, perr := pullNoWait(ctx, tier[q], want, run)
-			got += k
-			if k > 0 {
-				next = (q + 1) % len(tier)
+			began := w.now()
+			m, perr := pullNoWait(ctx, cons[tier[k]], want, run)
+			got += m
+			if m > 0 {
+				next = (k + 1) % len(tier)
 			}
-			if perr != nil || k < want {
-				active[q] = false
+			if perr != nil || m < want {
+				if perr == nil {
+					w.found(tier[k], began)
+				}
+				active[k] = false
 				left--
 				if err == nil {
 					err = perr

@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"testing"
@@ -10,81 +11,108 @@ import (
 )
 
 // A job of the first queue takes the next free slot, ahead of every bulk job
-// queued before it; without one, bulk jobs flow.
+// queued before it; without one, bulk jobs flow. It holds whether the bulk
+// batch was waiting when the loop started or arrived while it idled (its
+// wake-ups, then the interactive job's, come while the one slot is busy).
 func TestPrioritizedJobsTakeTheFirstQueueFirst(t *testing.T) {
-	b := startTestBus(t, Options{})
-	ctx := t.Context()
-	for i := range 4 {
-		if err := b.PublishJob(ctx, "jobs.bulk", fmt.Sprintf("bulk-%d", i), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var mu sync.Mutex
-	var order []string
-	started := make(chan struct{}, 16)
-	release := make(chan struct{})
-	stop := runInBackground(t, func(ctx context.Context) error {
-		return b.PrioritizedJobs(ctx, []Queue{{Durable: "hi", Filter: "jobs.hi"}, {Durable: "lo", Filter: "jobs.bulk"}}, 1,
-			func(_ context.Context, j Job) error {
-				mu.Lock()
-				order = append(order, j.ID)
-				mu.Unlock()
-				started <- struct{}{}
-				if j.ID == "bulk-0" {
-					<-release // the one slot is busy while the interactive job arrives
+	for _, tt := range []struct {
+		name  string
+		early bool // the bulk batch is queued before the loop starts
+	}{{"queued before", true}, {"queued while idle", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := startTestBus(t, Options{})
+			ctx := t.Context()
+			bulk := func() {
+				for i := range 4 {
+					if err := b.PublishJob(ctx, "jobs.bulk", fmt.Sprintf("bulk-%d", i), nil); err != nil {
+						t.Fatal(err)
+					}
 				}
-				return nil
+			}
+			if tt.early {
+				bulk()
+			}
+			var mu sync.Mutex
+			var order []string
+			started := make(chan struct{}, 16)
+			release := make(chan struct{})
+			stop := runInBackground(t, func(ctx context.Context) error {
+				return b.PrioritizedJobs(ctx, []Queue{{Durable: "hi", Filter: "jobs.hi"}, {Durable: "lo", Filter: "jobs.bulk"}}, 1,
+					func(_ context.Context, j Job) error {
+						mu.Lock()
+						order = append(order, j.ID)
+						mu.Unlock()
+						started <- struct{}{}
+						if j.ID == "bulk-0" {
+							<-release // the one slot is busy while the interactive job arrives
+						}
+						return nil
+					})
 			})
-	})
-	defer stop()
-	select {
-	case <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no job started")
-	}
-	if err := b.PublishJob(ctx, "jobs.hi", "search-1", nil); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond)
-	close(release)
-	for range 4 {
-		select {
-		case <-started:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("jobs stalled: %v", order)
-		}
-	}
-	wantDepth(t, b, 0)
-	mu.Lock()
-	defer mu.Unlock()
-	want := []string{"bulk-0", "search-1", "bulk-1", "bulk-2", "bulk-3"}
-	if fmt.Sprint(order) != fmt.Sprint(want) {
-		t.Fatalf("order %v, want %v", order, want)
+			defer stop()
+			if !tt.early {
+				time.Sleep(100 * time.Millisecond) // the loop has looked in its queues and waits
+				bulk()
+			}
+			select {
+			case <-started:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no job started")
+			}
+			if err := b.PublishJob(ctx, "jobs.hi", "search-1", nil); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond)
+			close(release)
+			for range 4 {
+				select {
+				case <-started:
+				case <-time.After(10 * time.Second):
+					t.Fatalf("jobs stalled: %v", order)
+				}
+			}
+			wantDepth(t, b, 0)
+			mu.Lock()
+			defer mu.Unlock()
+			want := []string{"bulk-0", "search-1", "bulk-1", "bulk-2", "bulk-3"}
+			if fmt.Sprint(order) != fmt.Sprint(want) {
+				t.Fatalf("order %v, want %v", order, want)
+			}
+		})
 	}
 }
 
-// An idle bulk queue does not hold an interactive job back by more than
-// priorityWait.
-func TestPrioritizedJobsNoticeInteractiveWorkWhileIdle(t *testing.T) {
+// An idle loop starts a job on any of its queues within milliseconds of its
+// queueing, whichever queue it is and however long the loop was idle: it is
+// woken, not polling, and does not sit in a wait on another queue.
+func TestAnIdleLoopStartsAJobOnAnyQueueAtOnce(t *testing.T) {
 	b := startTestBus(t, Options{})
 	got := make(chan time.Time, 1)
+	queues := []Queue{
+		{Durable: "hi", Filter: "jobs.hi"},
+		{Durable: "lane0", Filter: "jobs.lane0", Group: "bulk"},
+		{Durable: "lane1", Filter: "jobs.lane1", Group: "bulk"},
+		{Durable: "req", Filter: "jobs.req"},
+	}
 	stop := runInBackground(t, func(ctx context.Context) error {
-		return b.PrioritizedJobs(ctx, []Queue{{Durable: "hi", Filter: "jobs.hi"}, {Durable: "lo", Filter: "jobs.bulk"}}, 2,
-			func(context.Context, Job) error { got <- time.Now(); return nil })
+		return b.PrioritizedJobs(ctx, queues, 2, func(context.Context, Job) error { got <- time.Now(); return nil })
 	})
 	defer stop()
-	time.Sleep(300 * time.Millisecond) // both pulls are waiting
-	t0 := time.Now()
-	if err := b.PublishJob(t.Context(), "jobs.hi", "search-1", nil); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case at := <-got:
-		if d := at.Sub(t0); d > priorityWait+500*time.Millisecond {
-			t.Fatalf("the interactive job waited %s", d)
+	for i := range 12 {
+		time.Sleep(time.Duration(rand.IntN(200)) * time.Millisecond)
+		q := queues[i%len(queues)]
+		t0 := time.Now()
+		if err := b.PublishJob(t.Context(), q.Filter, fmt.Sprintf("job-%d", i), nil); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the interactive job never ran")
+		select {
+		case at := <-got:
+			if d := at.Sub(t0); d > 100*time.Millisecond {
+				t.Fatalf("job %d on %s started %s after it was queued", i, q.Filter, d)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("job %d on %s never ran", i, q.Filter)
+		}
 	}
 }
 

@@ -37,6 +37,7 @@ func (b *Bus) QueueJob(ctx context.Context, subject, id string, data []byte) (ui
 	if err != nil {
 		return 0, b.noteWrite(fmt.Errorf("bus.QueueJob %s: %w", id, err))
 	}
+	b.wake(subject)
 	return seq, nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/kernelgate/kernelgate/gateway/ui/overview"
 )
 
 // page is what every template gets.
@@ -66,13 +68,14 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, name string, p pa
 }
 
 var funcs = template.FuncMap{
-	"num":   num,
-	"pct":   pct,
-	"gib":   func(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) },
-	"ago":   ago,
-	"json":  prettyJSON,
-	"join":  strings.Join,
-	"short": func(s string, n int) string { return shorten(s, n) },
+	"num":     num,
+	"seconds": overview.Seconds,
+	"pct":     pct,
+	"gib":     func(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) },
+	"ago":     ago,
+	"json":    prettyJSON,
+	"join":    strings.Join,
+	"short":   func(s string, n int) string { return shorten(s, n) },
 	"trimHash": func(h string) string {
 		_, hex, ok := strings.Cut(h, ":")
 		if ok {

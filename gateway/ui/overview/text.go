@@ -22,7 +22,7 @@ func WriteText(w io.Writer, s, prev Snapshot, source string) error {
 	}
 	fmt.Fprintf(tw, "queue\t%s\tverdicts\t%.0f (%s)\n", optional(s.QueueDepth, "%.0f"), s.Total(), rate)
 	fmt.Fprintf(tw, "run p50/p99\t%s / %s\tqueue wait p50/p99\t%s / %s\n",
-		optional(s.Exec.P50, "%.3gs"), optional(s.Exec.P99, "%.3gs"), optional(s.QueueWait.P50, "%.3gs"), optional(s.QueueWait.P99, "%.3gs"))
+		Seconds(s.Exec.P50), Seconds(s.Exec.P99), Seconds(s.QueueWait.P50), Seconds(s.QueueWait.P99))
 	var mix []string
 	for _, st := range s.Statuses() {
 		if n := s.Verdicts[st]; n > 0 {
@@ -63,6 +63,20 @@ func WriteText(w io.Writer, s, prev Snapshot, source string) error {
 		fmt.Fprintf(tw, "not shown: %s\n", m)
 	}
 	return tw.Flush()
+}
+
+// Seconds writes a latency for a person: in ms below a second (a queue
+// wait is a few), else in s; nil is "–".
+func Seconds(v *float64) string {
+	switch {
+	case v == nil:
+		return "–"
+	case *v < 0.9995: // not "1e+03 ms"
+		return fmt.Sprintf("%.3g ms", *v*1e3)
+	case *v >= 100:
+		return fmt.Sprintf("%.0f s", *v)
+	}
+	return fmt.Sprintf("%.3g s", *v)
 }
 
 func optional(v *float64, format string) string {

@@ -31,6 +31,11 @@ const set = (sel, text) => { const e = $(sel); if (e) e.textContent = text; };
 const fmt = (v, d = 3) => (v === null || v === undefined || Number.isNaN(v)) ? "–" :
   (Number.isInteger(v) ? String(v) : Number(v).toPrecision(d));
 
+// seconds writes a latency as overview.Seconds does: ms below a second.
+const seconds = (v) => (v === null || v === undefined || Number.isNaN(v)) ? "–" :
+  v < 0.9995 ? String(Number((v * 1000).toPrecision(3))) + " ms" :
+  v >= 100 ? v.toFixed(0) + " s" : String(Number(v.toPrecision(3))) + " s";
+
 function status(sel, s) {
   const e = $(sel);
   if (e) { e.textContent = s; e.className = "st st-" + s; }
@@ -88,8 +93,8 @@ function overview() {
     set("#queue", fmt(s.queue_depth));
     const total = Object.values(s.verdicts).reduce((a, b) => a + b, 0);
     set("#total", fmt(total));
-    set("#exec", fmt(s.exec.p50, 2) + " / " + fmt(s.exec.p99, 2) + " s");
-    set("#wait", fmt(s.queue_wait.p50, 2) + " / " + fmt(s.queue_wait.p99, 2) + " s");
+    set("#exec", seconds(s.exec.p50) + " / " + seconds(s.exec.p99));
+    set("#wait", seconds(s.queue_wait.p50) + " / " + seconds(s.queue_wait.p99));
     if (prev) {
       const dt = (Date.parse(s.time) - Date.parse(prev.time)) / 1000;
       const d = {};
