@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/submission"
 )
 
@@ -35,9 +34,10 @@ type group struct {
 
 // Submit queues b's work and then stores b.Record, which makes the batch
 // visible; its results then come through Follow. Items without code are
-// answered at once with invalid_submission when the task is registered; an
-// inline reference may be broken, which is no fault of the completion's, so
-// the harness checks it first (Hinted words the verdict). A batch is queued
+// queued too, with empty code: a task's reference may be broken, which is no
+// fault of the completion's, and only a worker knows (the harness answers
+// empty code without running anything once the reference is known to work;
+// Hinted words the verdict). A batch is queued
 // whole or refused (*QueueFullError, *StoreError): what was queued before
 // the refusal is taken back (rollback.go). A caller that leaves meanwhile
 // does not stop it halfway: the bus bounds each step.
@@ -53,19 +53,11 @@ func (s *Service) Submit(ctx context.Context, b Batch) error {
 			EnqueuedAt: now, RequestID: b.RequestID, ClientID: b.ClientID, Prompt: item.Prompt, Deadline: b.Deadline,
 		}
 		if item.Completion != nil {
-			code, _, xerr := submission.Extract(*item.Completion)
-			job.Code = code
-			if xerr != nil && b.TaskID != "" {
-				if err := s.answerInvalid(ctx, job, xerr); err != nil {
-					log.Error("publishing an invalid_submission verdict failed", "err", err)
-					return &StoreError{"the queue", err}
-				}
-				continue
-			}
+			job.Code, _, _ = submission.Extract(*item.Completion)
 		}
 		jobs = append(jobs, job)
 	}
-	handled := len(b.Items) - len(jobs)
+	handled := 0
 	groups := groupIdentical(jobs, b.Share)
 	if len(groups) > 1 {
 		groups[0].jobs[0].Lead = true
@@ -106,13 +98,6 @@ func (s *Service) queueInTurn(client string) (unlock func()) {
 	mu, _ := s.queueing.LoadOrStore(client, new(sync.Mutex))
 	mu.(*sync.Mutex).Lock()
 	return mu.(*sync.Mutex).Unlock
-}
-
-// answerInvalid logs and announces the invalid_submission verdict of a
-// completion without code, as a worker would for an evaluated one.
-func (s *Service) answerInvalid(ctx context.Context, job Job, xerr error) error {
-	v := Verdict(s.mode(), job, eval.StatusInvalidSubmission, submission.NoCodeFeedback(xerr), "no_code")
-	return PublishResult(ctx, s.Bus, job, Scored(job, v))
 }
 
 // groupIdentical groups jobs by work key, in order of first appearance;

@@ -20,7 +20,9 @@ import (
 //     reference is from its exact answer) and its warning.
 //   - 1.6 (2026-12-04): reference_error.held (measured on a held-out set where one
 //     call is too large for the float64 pass).
-const SchemaVersion = "1.6"
+//   - 1.7 (2026-12-06): reference_checked (the task's reference was seen to work
+//     before the verdict blamed the candidate).
+const SchemaVersion = "1.7"
 
 // Status is the closed set of evaluation outcomes.
 type Status string
@@ -183,11 +185,17 @@ type Verdict struct {
 	// ReferenceShared (schema 1.3): the evaluation compared its candidate with the
 	// reference outputs, screens and alone-timing an earlier evaluation of the same
 	// task published on this GPU (PROTOCOL.md, shared reference work).
-	ReferenceShared bool   `json:"reference_shared"`
-	Env             Env    `json:"env"`
-	TaskName        string `json:"task_name"`
-	TaskHash        string `json:"task_hash"`
-	CodeHash        string `json:"code_hash"`
+	ReferenceShared bool `json:"reference_shared"`
+	// ReferenceChecked (schema 1.7): the task's reference was seen to work, in
+	// this evaluation (its outputs on every seed passed the screens, or came
+	// from an earlier evaluation's that had) or before it. A failure is put on
+	// the candidate only when it is true; the supervisor checks the task
+	// otherwise (harness/reference.go).
+	ReferenceChecked bool   `json:"reference_checked"`
+	Env              Env    `json:"env"`
+	TaskName         string `json:"task_name"`
+	TaskHash         string `json:"task_hash"`
+	CodeHash         string `json:"code_hash"`
 	// TaskInfo describes the task; only a task check's verdict has it.
 	TaskInfo *TaskInfo `json:"task_info,omitempty"`
 	// The gateway's two deadlines, measured by its worker (absent from

@@ -13,6 +13,7 @@ import (
 	"github.com/kernelgate/kernelgate/episode"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/reward"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
@@ -56,12 +57,15 @@ type stepResponse struct {
 	EpisodeID   string          `json:"episode_id"`
 	Observation stepObservation `json:"observation"`
 	Reward      float64         `json:"reward"`
-	Done        bool            `json:"done"`
-	DoneReason  string          `json:"done_reason,omitempty"`
-	Turn        int             `json:"turn"`
-	MaxTurns    int             `json:"max_turns"`
-	EvalID      string          `json:"eval_id"`
-	ExpiresAt   time.Time       `json:"expires_at"`
+	// Valid is false where the reward says nothing of the completion (a task
+	// error, a harness error): a trainer drops the step, as /v1/rewards says.
+	Valid      bool      `json:"valid"`
+	Done       bool      `json:"done"`
+	DoneReason string    `json:"done_reason,omitempty"`
+	Turn       int       `json:"turn"`
+	MaxTurns   int       `json:"max_turns"`
+	EvalID     string    `json:"eval_id"`
+	ExpiresAt  time.Time `json:"expires_at"`
 }
 
 // stepView is one turn of GET /v1/episodes/{id} (schema EpisodeStep).
@@ -70,6 +74,7 @@ type stepView struct {
 	Completion  string          `json:"completion"`
 	Observation stepObservation `json:"observation"`
 	Reward      float64         `json:"reward"`
+	Valid       bool            `json:"valid"`
 	Done        bool            `json:"done"`
 	EvalID      string          `json:"eval_id"`
 	At          time.Time       `json:"at"`
@@ -213,7 +218,8 @@ func (s *Server) getEpisode(c *gin.Context) {
 	}
 	for _, st := range hist {
 		v.History = append(v.History, stepView{
-			Turn: st.Turn, Completion: st.Completion, Reward: st.Reward, Done: st.Done, EvalID: st.EvalID, At: st.At,
+			Turn: st.Turn, Completion: st.Completion, Reward: st.Reward, Valid: validFor(e.RewardFn, st.Verdict),
+			Done: st.Done, EvalID: st.EvalID, At: st.At,
 			Observation: stepObservation{Feedback: st.Observation, Verdict: st.Verdict},
 		})
 	}
@@ -265,7 +271,8 @@ func (s *Server) stepEpisode(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, stepResponse{
 		EpisodeID: e.ID, Observation: stepObservation{Feedback: st.Observation, Verdict: st.Verdict},
-		Reward: st.Reward, Done: st.Done, DoneReason: st.DoneReason, Turn: st.Turn, MaxTurns: e.MaxTurns, EvalID: st.EvalID,
+		Reward: st.Reward, Valid: validFor(e.RewardFn, st.Verdict), Done: st.Done, DoneReason: st.DoneReason,
+		Turn: st.Turn, MaxTurns: e.MaxTurns, EvalID: st.EvalID,
 		ExpiresAt: e.ExpiresAt,
 	})
 }
@@ -281,6 +288,13 @@ func (s *Server) evaluateStep(ctx context.Context, e episode.Episode, completion
 		return episode.Evaluation{}, aerr
 	}
 	return episode.Evaluation{Verdict: *resp.Results[0], Reward: *resp.Rewards[0], EvalID: dispatch.EvalID(resp.BatchID, 0)}, nil
+}
+
+// validFor is whether fn's reward for v says something of the completion;
+// an unknown function (an episode stored by a newer gateway) counts as valid.
+func validFor(fn string, v eval.Verdict) bool {
+	f, err := reward.Lookup(fn)
+	return err != nil || f(v).Valid
 }
 
 // stepError is the answer to a step the episode service refused.

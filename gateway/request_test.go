@@ -171,10 +171,10 @@ func TestWaitRunsOut(t *testing.T) {
 	}
 }
 
-// Completions without code: for a registered (checked) task the gateway
-// answers them itself, invalid_submission, nothing evaluated. For an inline
-// reference they go to the harness as empty code, once per batch, so that a
-// broken reference is a task error (valid false), never the completion's.
+// Completions without code go to the harness as empty code, once per batch,
+// for a registered task as for an inline reference: only a worker knows
+// whether the task's reference works, and a broken one is a task error
+// (valid false), never the completion's.
 func TestCompletionsWithoutCode(t *testing.T) {
 	st := startFakeStack(t)
 	texts := []string{"no code here", "```js\nconsole.log(1)\n```", "```python\n\n```"}
@@ -185,7 +185,7 @@ func TestCompletionsWithoutCode(t *testing.T) {
 		valid     bool
 		evaluated int
 	}{
-		{"registered task", map[string]any{"task_id": "ci/1_add_relu"}, "invalid_submission", true, 0},
+		{"registered task", map[string]any{"task_id": "ci/1_add_relu"}, "invalid_submission", true, 1},
 		{"inline reference", map[string]any{"reference": ref}, "invalid_submission", true, 1},
 		{"broken inline reference", map[string]any{"reference": ref + "# BROKEN\n"}, "harness_error", false, 1},
 	} {

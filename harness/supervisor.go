@@ -29,6 +29,7 @@ type Supervisor struct {
 
 	info   gpu.Info
 	mode   string
+	refs   *references // what is known of task references (reference.go)
 	python string
 	pyRoot string
 	nextID atomic.Uint64
@@ -52,6 +53,7 @@ func New(cfg Config, log *slog.Logger) *Supervisor {
 		log:      log.With("component", "harness"),
 		discover: gpu.Discover,
 		changed:  make(chan struct{}),
+		refs:     newReferences(),
 	}
 }
 
@@ -157,7 +159,9 @@ func (s *Supervisor) planWorkers() error {
 // Evaluate runs job on the least-loaded zygote and returns its verdict.
 // The outcome of the evaluation is always a status in the verdict; an error
 // means no evaluation could be attempted (bad options, ctx done, closed, no
-// zygote). A zero Options means DefaultOptions.
+// zygote). A zero Options means DefaultOptions. A failure is the
+// candidate's only once its task's reference has been seen to work
+// (reference.go).
 func (s *Supervisor) Evaluate(ctx context.Context, job Job) (Verdict, error) {
 	if job.Options == (Options{}) {
 		job.Options = DefaultOptions()
@@ -165,6 +169,61 @@ func (s *Supervisor) Evaluate(ctx context.Context, job Job) (Verdict, error) {
 	if err := job.Options.Validate(); err != nil {
 		return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 	}
+	h := HashSource(job.Task.Source)
+	if !job.TaskCheck {
+		if broken, ok := s.refs.lookup(h); ok && broken != nil {
+			return s.made(taskFailed(job, broken, s.mode), job), nil
+		}
+		if blankCode(job.Code) {
+			// Nothing to run of the candidate: only the reference is in question.
+			broken, decided := s.refs.ensure(ctx, h, s.checker(job))
+			switch {
+			case broken != nil:
+				return s.made(taskFailed(job, broken, s.mode), job), nil
+			case decided:
+				return s.made(emptySubmission(job, s.mode), job), nil
+			}
+		}
+	}
+	v, err := s.run(ctx, job)
+	if err != nil {
+		return v, err
+	}
+	s.refs.learn(h, job, v)
+	if !job.TaskCheck && blames(v) {
+		broken, decided := s.refs.ensure(ctx, h, s.checker(job))
+		if broken != nil {
+			out := taskFailed(job, broken, s.mode)
+			out.Env, out.StageMS = v.Env, v.StageMS
+			return s.made(out, job), nil
+		}
+		v.ReferenceChecked = decided
+	}
+	return v, nil
+}
+
+// checker runs the task check that vouches for job's reference.
+func (s *Supervisor) checker(job Job) func(context.Context) (Verdict, error) {
+	return func(ctx context.Context) (Verdict, error) {
+		return s.run(ctx, refCheckJob(job))
+	}
+}
+
+// made completes a verdict the supervisor made itself, as fill does a
+// zygote's.
+func (s *Supervisor) made(v Verdict, job Job) Verdict {
+	v.Normalize()
+	v.TaskHash = HashSource(job.Task.Source)
+	v.CodeHash = HashSource(job.Code)
+	if v.TaskName == "" {
+		v.TaskName = job.Task.Name
+	}
+	return v
+}
+
+// run is one evaluation on the least-loaded zygote, retried while its
+// verdict asks to be (Verdict.Retry).
+func (s *Supervisor) run(ctx context.Context, job Job) (Verdict, error) {
 	id := "job-" + strconv.FormatUint(s.nextID.Add(1), 10)
 	retries := 0
 	for attempt := 1; ; attempt++ {

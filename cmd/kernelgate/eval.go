@@ -100,9 +100,11 @@ func newEvalCmd(g *globals) *cobra.Command {
 			if len(tasks) != 1 {
 				return usageError{fmt.Errorf("--task %s: want one file, found %d tasks", taskPath, len(tasks))}
 			}
-			code, how, err := readKernel(kernel, cmd.ErrOrStderr())
-			if err != nil {
-				return err
+			// A file without code is the caller's mistake, unless the task's
+			// reference is broken: that is said first, as the gateway would.
+			code, how, noCode := readKernel(kernel, cmd.ErrOrStderr())
+			if ue, ok := errors.AsType[usageError](noCode); noCode != nil && !(ok && errors.Is(ue.error, submission.ErrNoCode)) {
+				return noCode
 			}
 			sup, err := g.supervisorFor(cmd.Context(), jf.device)
 			if err != nil {
@@ -121,6 +123,9 @@ func newEvalCmd(g *globals) *cobra.Command {
 			})
 			if err != nil {
 				return err
+			}
+			if noCode != nil && v.TaskError == "" {
+				return noCode
 			}
 			if v.Status == eval.StatusCompileError && how == submission.HowTextInProse {
 				v.Feedback = submission.WithTextHint(v.Feedback, how)

@@ -10,6 +10,7 @@ PROTOCOL = "1.4"          # MAJOR.MINOR of the process protocol (1.1: job.task_c
                           # 1.3: options require_triton, cpu_timing; the judge/runner split;
                           # 1.4: option compile_timeout_s, the judge's compiled record)
 PROTOCOL_MAJOR = 1
-SCHEMA_VERSION = "1.6"    # verdict schema (1.1: flags forge, no_triton; wall_check; 1.2: compile_timeout;
+SCHEMA_VERSION = "1.7"    # verdict schema (1.1: flags forge, no_triton; wall_check; 1.2: compile_timeout;
 #                           1.3: reference_shared; 1.4: tolerance source "task";
-#                           1.5: task_info.reference_error; 1.6: reference_error.held)
+#                           1.5: task_info.reference_error; 1.6: reference_error.held;
+#                           1.7: reference_checked)

@@ -311,6 +311,7 @@ class Judge:
         self.stage("correctness")
         t = trials.Trials(self)
         failure = t.run()
+        v["reference_checked"] = True   # every seed's reference outputs passed the screens
         self.conclude(failure)
         if self.gpu and not self.owed:   # an owed reference has not run: not the task's footprint
             mb = admission.measured_mb({"device_memory": self.footprint()})
@@ -497,6 +498,8 @@ class Judge:
         self.shared = got.get("entry") if isinstance(got.get("entry"), dict) else None
         self.publisher = got.get("publish") is True
         self.v["reference_shared"] = self.shared is not None
+        # Published only once its screens passed (kgharness.trials): the reference works.
+        self.v["reference_checked"] = self.shared is not None
         if not self.gpu:
             self.owed = self.shared is not None
         elif self.shared is None:

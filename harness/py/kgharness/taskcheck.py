@@ -76,6 +76,7 @@ def check_task(self, task):
         self.stage("timing")
         window.Window(self, t).reference_only()
     self.v["status"] = "correct"
+    self.v["reference_checked"] = True
     held = f" and {self.held} held-out input set(s)" if self.held else ""
     self.v["feedback"] = (f"task check passed: the reference loads, runs on {self.opts['seeds']} "
                           f"seeds{held}, and its outputs are deterministic, finite and not constant")

@@ -61,6 +61,7 @@ def new_verdict(mode="cpu_interpreter", device="cpu"):
         "device_memory": None,
         "retry": "",
         "reference_shared": False,
+        "reference_checked": False,
         "env": {
             "device": device,
             "python": platform.python_version(),
