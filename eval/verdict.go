@@ -59,7 +59,7 @@ func (s Status) Valid() bool {
 	return false
 }
 
-// Hack flag names (shared/HACKS.md). They are logged and exported: never rename.
+// Hack flag names (docs/hacks.md). They are logged and exported: never rename.
 const (
 	FlagSideStream         = "side_stream"
 	FlagThread             = "thread"

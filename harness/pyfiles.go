@@ -74,7 +74,7 @@ func ExtractPy(cacheDir string) (string, error) {
 // EmbeddedSum is the first 16 hex digits of the embedded kgharness package's
 // hash (names and contents): `kernelgate version` prints it, so a script can
 // tell whether a binary runs the working tree's harness or an older build's
-// (scripts/check_binary.py computes the same from the files).
+// (scripts/measure/check_binary.py computes the same from the files).
 func EmbeddedSum() string {
 	_, sum, err := pyFiles()
 	if err != nil {

@@ -1,4 +1,4 @@
-"""scripts/grpo_bench.py against a live serve (CPU mode) with the ci suite: groups come back
+"""scripts/measure/grpo_bench.py against a live serve (CPU mode) with the ci suite: groups come back
 whole, in order, with the variants' honest verdicts, the run's figures and the group's
 shared reference work."""
 import json
@@ -12,7 +12,7 @@ def test_grpo_bench_reports_groups_and_slots(tmp_path):
     srv = Serve(tmp_path / "data", tmp_path).start()
     try:
         out = tmp_path / "grpo.json"
-        p = subprocess.run([sys.executable, str(REPO / "scripts" / "grpo_bench.py"), "--url", srv.url,
+        p = subprocess.run([sys.executable, str(REPO / "scripts" / "measure" / "grpo_bench.py"), "--url", srv.url,
                             "--suite", "ci", "--tasks", "2", "--group", "12", "--stagger", "0.3",
                             "--json", str(out)],
                            capture_output=True, text=True, timeout=600)

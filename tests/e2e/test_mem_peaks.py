@@ -1,4 +1,4 @@
-"""scripts/mem_peaks.py reads h200-grpo.sh's memory polls: per run, the GPU's peak while
+"""scripts/measure/mem_peaks.py reads h200-grpo.sh's memory polls: per run, the GPU's peak while
 that run's judge service lived and the service's own peak; a run whose service never
 showed up in the polls is left out."""
 import importlib.util
@@ -14,7 +14,7 @@ def test_peaks_per_run(tmp_path):
     (tmp_path / "serve-on.log").write_text('msg="kgharness.zygote[9]: judge service started (pid 333)"\n')
     (tmp_path / "serve-x.log").write_text("no service here\n")
     (tmp_path / "serve-gone.log").write_text('judge service started (pid 444)\n')
-    spec = importlib.util.spec_from_file_location("mem_peaks", REPO / "scripts" / "mem_peaks.py")
+    spec = importlib.util.spec_from_file_location("mem_peaks", REPO / "scripts" / "measure" / "mem_peaks.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.peaks(tmp_path) == {"off": (90000, 40000), "on": (120000, 80000)}

@@ -58,7 +58,7 @@ class Outcomes:
         for key, seconds in child.lock_stats.items():   # where the GPU lock's time went
             v["stage_ms"][f"lock_{key}"] = round(seconds * 1000.0, 3)
         # Stopped while other evaluations held the timing window: on a busy GPU the term
-        # that bounds throughput (scripts/summarize_grpo.py, "bound").
+        # that bounds throughput (scripts/measure/summarize_grpo.py, "bound").
         frozen = watch.frozen_s(child, time.monotonic())
         if frozen > 0:
             v["stage_ms"]["lock_frozen"] = round(frozen * 1000.0, 3)

@@ -305,7 +305,7 @@ class Runner:
         is queued and read after at most two synchronisations (the side-stream check needs
         one between its two checksums): on a GPU that other evaluations share, each one
         waits for this context's turn, ~2 ms for each other busy context on an H200
-        (scripts/timeslice_probe.py). With four, a heavy task's correctness call took
+        (scripts/measure/timeslice_probe.py). With four, a heavy task's correctness call took
         166 ms (median, 7 x 16, README Measurements) for ~10 ms of work."""
         t0 = T.perf_counter()
         self.release()

@@ -13,7 +13,7 @@ STATUSES = (
     "resource_limit", "reward_hack", "invalid_submission", "harness_error",
 )
 
-# Stable flag names (shared/HACKS.md). They are logged and exported: never rename.
+# Stable flag names (docs/hacks.md). They are logged and exported: never rename.
 FLAGS = (
     "side_stream", "thread", "lazy_output", "patch", "stale_memory",
     "input_mutation", "cache", "phase_detect", "deferred_batch", "decoy",

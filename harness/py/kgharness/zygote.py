@@ -53,7 +53,7 @@ ADMISSION_LOG_ENV = "KERNELGATE_ADMISSION_LOG"
 class AdmissionLog:
     """Every admission event as a JSON line in a file ($KERNELGATE_ADMISSION_LOG), with the
     wall clock and the holder's runner pids, to set beside nvidia-smi's per-process
-    memory (scripts/admission_trace.py): what each evaluation reserved against what its
+    memory (scripts/measure/admission_trace.py): what each evaluation reserved against what its
     processes held, and what the GPU held beyond every reservation."""
 
     def __init__(self, path, budget_mb):

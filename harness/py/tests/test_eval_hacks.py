@@ -1,4 +1,4 @@
-"""Adversarial candidates (shared/HACKS.md) and honest controls, run in-process on CPU."""
+"""Adversarial candidates (docs/hacks.md) and honest controls, run in-process on CPU."""
 
 import os
 
