@@ -51,6 +51,7 @@ func (s *Service) Submit(ctx context.Context, b Batch) error {
 			ID: EvalID(b.ID, i), BatchID: b.ID, Index: i, Task: b.Task, TaskID: b.TaskID,
 			Code: item.Code, Completion: item.Completion, Options: b.Options, RewardFn: b.RewardFn,
 			EnqueuedAt: now, RequestID: b.RequestID, ClientID: b.ClientID, Prompt: item.Prompt, Deadline: b.Deadline,
+			FinishReason: item.FinishReason,
 		}
 		if item.Completion != nil {
 			code, _, xerr := submission.Extract(*item.Completion)
@@ -111,7 +112,8 @@ func (s *Service) queueInTurn(client string) (unlock func()) {
 // answerInvalid logs and announces the invalid_submission verdict of a
 // completion without code, as a worker would for an evaluated one.
 func (s *Service) answerInvalid(ctx context.Context, job Job, xerr error) error {
-	v := Verdict(s.mode(), job, eval.StatusInvalidSubmission, submission.NoCodeFeedback(xerr), "no_code")
+	feedback, signature := submission.NoCode(xerr, job.FinishReason)
+	v := Verdict(s.mode(), job, eval.StatusInvalidSubmission, feedback, signature)
 	return PublishResult(ctx, s.Bus, job, Scored(job, v))
 }
 
