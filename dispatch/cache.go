@@ -11,6 +11,7 @@ import (
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/gpu"
+	"github.com/kernelgate/kernelgate/harness/submission"
 )
 
 // The result cache maps (task source, code, options, environment) to a
@@ -68,14 +69,25 @@ func WorkKey(job Job) (string, error) {
 }
 
 // ShareKey is the identity under which identical jobs in flight share one
-// evaluation: the work key, and the deadline when there is one, so that an
-// item with a deadline shares only with items of that deadline (its
+// evaluation: the work key; the form of the completion around the code
+// (submission.Form), since a shared answer is the owner's verdict as worded
+// for its completion (Hinted), and a cut-off completion's words must not
+// reach one whose code block closed; and the deadline when there is one, so
+// that an item with a deadline shares only with items of that deadline (its
 // request's) and never hands a deadline's verdict to a request without one.
 // The cache stays keyed by the work alone: a cached verdict answers any.
 func ShareKey(job Job) (string, error) {
 	wk, err := WorkKey(job)
-	if err != nil || job.Deadline.IsZero() {
+	if err != nil {
 		return wk, err
+	}
+	if job.Completion != nil {
+		if f := submission.Form(*job.Completion, job.FinishReason); f != "" {
+			wk += "-f_" + f
+		}
+	}
+	if job.Deadline.IsZero() {
+		return wk, nil
 	}
 	// The key names KV entries, whose keys take only [-/_=.A-Za-z0-9]: the
 	// deadline goes in as Unix nanoseconds ("@" and ":" made every such

@@ -45,6 +45,9 @@ type Job struct {
 	Task       eval.Task `json:"task"`
 	Code       string    `json:"code"`
 	Completion *string   `json:"completion,omitempty"` // raw text the code was extracted from
+	// FinishReason is why the model stopped writing Completion, when the
+	// caller said; "length" marks it cut off (submission.Word).
+	FinishReason string `json:"finish_reason,omitempty"`
 	// Prompt is what the model was asked, when the caller said; logged, not hashed.
 	Prompt     []export.PromptMessage `json:"prompt,omitempty"`
 	Options    eval.Options           `json:"options"`

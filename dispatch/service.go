@@ -89,6 +89,9 @@ type Item struct {
 	Code       string
 	Completion *string
 	Prompt     []export.PromptMessage // what the model was asked; logged, not hashed
+	// FinishReason is why the model stopped writing Completion, when the
+	// caller said ("length": the token limit; submission.Word).
+	FinishReason string
 }
 
 // EvalID is the id of item i of a batch: its job, its event, its eval_id.

@@ -230,22 +230,16 @@ func Scored(job Job, v eval.Verdict) Result {
 	return r
 }
 
-// Hinted words a completion's verdict by how its code was found: a compile
-// error in code that was not fenced gets submission.TextHint; a completion
-// with no code at all (sent to the harness as empty code, so that an inline
-// reference is checked first) gets the extraction's reason. Per job, after
-// caching: the cache answers code, which another request may have sent fenced.
+// Hinted words a completion's verdict by what the completion around its code
+// says (submission.Word): a cut-off completion that is not correct is
+// invalid_submission, truncated; a compile error in code that was not fenced
+// gets submission.TextHint; a completion with no code at all (sent to the
+// harness as empty code, so that an inline reference is checked first) gets
+// the extraction's reason. Per job, after caching: the cache answers code,
+// which another request may have sent fenced and whole.
 func Hinted(job Job, v eval.Verdict) eval.Verdict {
-	// Every result passes here: extract again only for the two statuses it words.
-	if job.Completion == nil || (v.Status != eval.StatusCompileError && v.Status != eval.StatusInvalidSubmission) {
+	if job.Completion == nil {
 		return v
 	}
-	_, how, err := submission.Extract(*job.Completion)
-	switch {
-	case v.Status == eval.StatusCompileError && err == nil:
-		v.Feedback = submission.WithTextHint(v.Feedback, how)
-	case v.Status == eval.StatusInvalidSubmission && job.Code == "" && err != nil:
-		v.Feedback, v.ErrorSignature = submission.NoCodeFeedback(err), "no_code"
-	}
-	return v
+	return submission.Word(*job.Completion, job.FinishReason, v)
 }

@@ -51,6 +51,7 @@ func (s *Service) Submit(ctx context.Context, b Batch) error {
 			ID: EvalID(b.ID, i), BatchID: b.ID, Index: i, Task: b.Task, TaskID: b.TaskID,
 			Code: item.Code, Completion: item.Completion, Options: b.Options, RewardFn: b.RewardFn,
 			EnqueuedAt: now, RequestID: b.RequestID, ClientID: b.ClientID, Prompt: item.Prompt, Deadline: b.Deadline,
+			FinishReason: item.FinishReason,
 		}
 		if item.Completion != nil {
 			job.Code, _, _ = submission.Extract(*item.Completion)

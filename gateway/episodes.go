@@ -229,6 +229,9 @@ func (s *Server) getEpisode(c *gin.Context) {
 // stepRequest is the body of POST /v1/episodes/{id}/step.
 type stepRequest struct {
 	Completion *string `json:"completion"`
+	// FinishReason: why the policy stopped writing (a string, or null when
+	// not known); "length" marks the completion cut off.
+	FinishReason json.RawMessage `json:"finish_reason"`
 }
 
 // maxCompletionBytes bounds a step's completion: it is stored in the
@@ -262,9 +265,19 @@ func (s *Server) stepEpisode(c *gin.Context) {
 		abort(c, newError(CodeBodyTooLarge, "completion", "completion is %d bytes; at most %d", len(*req.Completion), maxCompletionBytes))
 		return
 	}
+	finish := ""
+	if req.FinishReason != nil {
+		if finish, aerr = parseFinishReason(req.FinishReason, "finish_reason"); aerr != nil {
+			abort(c, aerr)
+			return
+		}
+	}
+	evaluate := func(ctx context.Context, e episode.Episode, completion string, prompt []export.PromptMessage) (episode.Evaluation, error) {
+		return s.evaluateStep(ctx, e, completion, finish, prompt)
+	}
 	ctx := c.Request.Context()
 	svc := episode.Service{Store: store, Bus: s.deps.Bus, Log: s.log}
-	e, st, err := svc.Step(ctx, c.Param("id"), *req.Completion, identityOf(ctx).clientID, s.evaluateStep)
+	e, st, err := svc.Step(ctx, c.Param("id"), *req.Completion, identityOf(ctx).clientID, evaluate)
 	if err != nil {
 		abort(c, s.stepError(c.Param("id"), e, store, err))
 		return
@@ -279,10 +292,11 @@ func (s *Server) stepEpisode(c *gin.Context) {
 
 // evaluateStep runs an episode's completion through runBatchToEnd (the
 // /v1/rewards path: queue, workers, evaluations log).
-func (s *Server) evaluateStep(ctx context.Context, e episode.Episode, completion string, prompt []export.PromptMessage) (episode.Evaluation, error) {
+func (s *Server) evaluateStep(ctx context.Context, e episode.Episode, completion, finish string, prompt []export.PromptMessage) (episode.Evaluation, error) {
 	resp, aerr := s.runBatchToEnd(ctx, batchSpec{
 		taskID: e.TaskID, task: e.Harness(), items: []string{completion}, fromText: true,
 		rewardFn: e.RewardFn, options: e.Options, wait: s.cfg.DefaultWait, prompts: [][]export.PromptMessage{prompt},
+		finishReasons: []string{finish},
 	})
 	if aerr != nil {
 		return episode.Evaluation{}, aerr

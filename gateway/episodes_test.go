@@ -169,6 +169,7 @@ func TestEpisodeRequestErrors(t *testing.T) {
 		{"no completion", start.EpisodeID, map[string]any{}, 400, CodeInvalidRequest, "completion", "completion is required"},
 		{"completion not text", start.EpisodeID, map[string]any{"completion": 3}, 400, CodeBadJSON, "completion", "string"},
 		{"completion too large", start.EpisodeID, map[string]any{"completion": strings.Repeat("x", 512<<10+1)}, 413, CodeBodyTooLarge, "completion", "at most"},
+		{"finish_reason not text", start.EpisodeID, map[string]any{"completion": "x", "finish_reason": 7}, 400, CodeInvalidRequest, "finish_reason", "a finish reason is a string"},
 		{"unknown episode", "ep_NOPE", map[string]any{"completion": "x"}, 404, CodeEpisodeNotFound, "", `episode "ep_NOPE" not found`},
 		{"invalid id", "a.b", map[string]any{"completion": "x"}, 404, CodeEpisodeNotFound, "", "not found"},
 	} {

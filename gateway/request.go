@@ -30,6 +30,9 @@ type rewardRequest struct {
 	// Prompts, one per item when given: what the model was asked (a string,
 	// or chat messages). Logged with each evaluation; the verdict ignores it.
 	Prompts []json.RawMessage `json:"prompts"`
+	// FinishReasons, one per completion when given: why the model stopped
+	// (a string, or null when not known); "length" marks it cut off.
+	FinishReasons []json.RawMessage `json:"finish_reasons"`
 }
 
 // batchSpec is a validated request.
@@ -50,6 +53,9 @@ type batchSpec struct {
 	bypass bool
 	// prompts, nil or one per item: logged with each item's evaluation.
 	prompts [][]export.PromptMessage
+	// finishReasons, nil or one per completion: why the model stopped
+	// ("" when not known; submission.Word reads "length").
+	finishReasons []string
 }
 
 // maxDrainBytes bounds how much of an oversized body readBody discards so the
@@ -151,12 +157,46 @@ func validateRewardRequest(req rewardRequest, cfg Config) (batchSpec, *apiError)
 			spec.prompts = append(spec.prompts, p)
 		}
 	}
+	if req.FinishReasons != nil {
+		if !spec.fromText {
+			return spec, newError(CodeInvalidRequest, "finish_reasons", "finish_reasons go with completions: codes were not written by a model here")
+		}
+		if len(req.FinishReasons) != len(spec.items) {
+			return spec, newError(CodeInvalidRequest, "finish_reasons", "%d finish_reasons for %d completions; give one per completion or none", len(req.FinishReasons), len(spec.items))
+		}
+		for i, raw := range req.FinishReasons {
+			r, aerr := parseFinishReason(raw, fmt.Sprintf("finish_reasons[%d]", i))
+			if aerr != nil {
+				return spec, aerr
+			}
+			spec.finishReasons = append(spec.finishReasons, r)
+		}
+	}
 	if req.Reference != nil {
 		if aerr := oneLineReference(*req.Reference); aerr != nil {
 			return spec, aerr
 		}
 	}
 	return spec, nil
+}
+
+// maxFinishReason bounds a finish reason: the known ones are a word.
+const maxFinishReason = 64
+
+// parseFinishReason reads one finish reason: a string (any: "length" is the
+// one that means cut off; the others add nothing), or null for not known.
+func parseFinishReason(raw json.RawMessage, field string) (string, *apiError) {
+	if string(raw) == "null" {
+		return "", nil
+	}
+	var r string
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return "", newError(CodeInvalidRequest, field, "%s is %.40s: a finish reason is a string such as \"stop\" or \"length\" (the one that marks a completion cut off), or null", field, raw)
+	}
+	if len(r) > maxFinishReason {
+		return "", newError(CodeInvalidRequest, field, "%s is %d bytes; a finish reason is a word such as \"stop\" or \"length\" (at most %d bytes)", field, len(r), maxFinishReason)
+	}
+	return r, nil
 }
 
 // promptRoles are the chat roles a prompt message may have.
@@ -189,6 +229,14 @@ func parsePrompt(raw json.RawMessage) ([]export.PromptMessage, error) {
 		msgs[i] = export.PromptMessage{Role: m.Role, Content: *m.Content}
 	}
 	return msgs, nil
+}
+
+// finishReasonOf is item i's finish reason, "" when the request gave none.
+func (s batchSpec) finishReasonOf(i int) string {
+	if i < len(s.finishReasons) {
+		return s.finishReasons[i]
+	}
+	return ""
 }
 
 // promptOf is item i's prompt, nil when the request gave none.

@@ -56,6 +56,7 @@ func TestRewardRequestErrors(t *testing.T) {
 		{"zero deadline", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "deadline_s": 0}), 400, CodeInvalidRequest, "deadline_s", "(0, 3600]"},
 		{"deadline over an hour", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "deadline_s": 3601}), 400, CodeInvalidRequest, "deadline_s", "(0, 3600]"},
 		{"huge wait", body(t, map[string]any{"reference": ref, "codes": []string{"x"}, "wait_s": 1e300}), 400, CodeInvalidRequest, "wait_s", "0..3600"},
+		{"finish_reason not text", body(t, map[string]any{"reference": ref, "completions": []string{"x", "y"}, "finish_reasons": []any{"length", 7}}), 400, CodeInvalidRequest, "finish_reasons[1]", "a finish reason is a string"},
 		{"body too large", body(t, map[string]any{"reference": strings.Repeat("x", 2<<20), "codes": []string{"x"}}), 413, CodeBodyTooLarge, "", "exceeds"},
 	}
 	for _, tt := range tests {
@@ -247,6 +248,36 @@ func TestRewardPrompts(t *testing.T) {
 	}
 	if spec, aerr := parseRewardRequest([]byte(`{"task_id":"ci/1_add_relu","codes":["a"]}`), cfg); aerr != nil || spec.promptOf(0) != nil {
 		t.Errorf("no prompts: %+v %v", spec.prompts, aerr)
+	}
+}
+
+// finish_reasons: one per completion, each a string (any) or null.
+func TestRewardFinishReasons(t *testing.T) {
+	cfg := Config{MaxItems: 8}.withDefaults()
+	parse := func(items, finishes string) (batchSpec, *apiError) {
+		return parseRewardRequest([]byte(`{"task_id":"ci/1_add_relu",`+items+`,"finish_reasons":`+finishes+`}`), cfg)
+	}
+	spec, aerr := parse(`"completions":["a","b","c"]`, `["length", null, "tool_calls"]`)
+	if aerr != nil {
+		t.Fatal(aerr)
+	}
+	if got := []string{spec.finishReasonOf(0), spec.finishReasonOf(1), spec.finishReasonOf(2)}; got[0] != "length" || got[1] != "" || got[2] != "tool_calls" {
+		t.Errorf("finish reasons %q", got)
+	}
+	for _, c := range []struct{ items, finishes, field, want string }{
+		{`"completions":["a","b"]`, `["length"]`, "finish_reasons", "1 finish_reasons for 2 completions"},
+		{`"codes":["a"]`, `["length"]`, "finish_reasons", "go with completions"},
+		{`"completions":["a"]`, `[{"reason":"length"}]`, "finish_reasons[0]", "a finish reason is a string"},
+		{`"completions":["a"]`, `[true]`, "finish_reasons[0]", "or null"},
+		{`"completions":["a"]`, `["` + strings.Repeat("x", 65) + `"]`, "finish_reasons[0]", "at most 64 bytes"},
+	} {
+		_, aerr := parse(c.items, c.finishes)
+		if aerr == nil || aerr.Code != CodeInvalidRequest || aerr.Field != c.field || !strings.Contains(aerr.Message, c.want) {
+			t.Errorf("%s: %+v, want field %s with %q", c.finishes, aerr, c.field, c.want)
+		}
+	}
+	if _, aerr := parse(`"completions":["a"]`, `"length"`); aerr == nil || aerr.Code != CodeBadJSON {
+		t.Errorf("a string for the list: %+v", aerr)
 	}
 }
 

@@ -135,7 +135,7 @@ func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRe
 	for i, item := range spec.items {
 		b.Items[i] = dispatch.Item{Code: item, Prompt: spec.promptOf(i)}
 		if spec.fromText {
-			b.Items[i].Code, b.Items[i].Completion = "", &item
+			b.Items[i].Code, b.Items[i].Completion, b.Items[i].FinishReason = "", &item, spec.finishReasonOf(i)
 		}
 	}
 	return rec, submitError(s.evals.Submit(ctx, b))

@@ -13,9 +13,12 @@ import (
 // proposal is what an action produced before evaluation: code, or a reason
 // why there is none (err), with what it cost.
 type proposal struct {
-	action, version     string
-	prompt              []Message
-	completion, code    string
+	action, version  string
+	prompt           []Message
+	completion, code string
+	// source is the answer code was read from, finish its call's finish
+	// reason; source is "" when code came from edits or a mutation.
+	source, finish      string
 	tokensIn, tokensOut int
 	latency             time.Duration
 	model               string
@@ -41,7 +44,7 @@ func (s *search) call(ctx context.Context, p *proposal, purpose, text string) (s
 		p.err, p.llmFailed = fmt.Sprintf("%s: llm: %v", purpose, err), true
 		return "", false
 	}
-	p.completion = c.Text
+	p.completion, p.finish = c.Text, c.FinishReason
 	return c.Text, true
 }
 
@@ -85,6 +88,7 @@ func (s *search) propose(ctx context.Context, parent int, action string) proposa
 	if p.code, ok = s.deps.Extract.Code(answer); !ok {
 		p.err = action + ": no code in the answer"
 	}
+	p.source = answer
 	return p
 }
 
@@ -119,7 +123,7 @@ func (s *search) small(ctx context.Context, p proposal, d promptData, parent int
 	if err == nil && len(edits) == 0 {
 		// A tuner that rewrote the whole file instead is taken at its word.
 		if code, ok := s.deps.Extract.Code(answer); ok {
-			p.code = code
+			p.code, p.source = code, answer
 			return p
 		}
 		err = errors.New("no edits in the answer")

@@ -106,6 +106,11 @@ type Edit struct {
 type Extractor interface {
 	// Code returns the kernel source in text (a fenced block), false if none.
 	Code(text string) (string, bool)
+	// Verdict is the answer to text, whose code (Code's) the harness judged
+	// v, given the finish reason of the call that wrote it: the gateway's
+	// wording of a completion's verdict, so that a cut-off answer scores
+	// like a compile error, never as a hack.
+	Verdict(text, finishReason string, v eval.Verdict) eval.Verdict
 	// Edits returns the search/replace edits in text.
 	Edits(text string) ([]Edit, error)
 	// Apply applies edits to code; an edit whose search text is not found

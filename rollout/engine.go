@@ -159,6 +159,11 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 	if v.CodeHash == "" {
 		v.CodeHash = eval.HashSource(p.code) // the duplicate check needs it
 	}
+	if p.source != "" {
+		// Worded as the gateway words a completion's verdict: a cut-off
+		// answer is invalid_submission (truncated), scored as a compile error.
+		v = s.deps.Extract.Verdict(p.source, p.finish, v)
+	}
 	// reward.AdaExplore is DESIGN.md's reward. On the CPU interpreter (no
 	// timing) a correct kernel has no speedup; it is scored as 1.0x.
 	r := reward.AdaExplore(v).Reward

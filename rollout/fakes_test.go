@@ -134,6 +134,8 @@ func (fakeExtract) Code(text string) (string, bool) {
 	return m[1], true
 }
 
+func (fakeExtract) Verdict(_, _ string, v eval.Verdict) eval.Verdict { return v }
+
 func (fakeExtract) Edits(text string) ([]Edit, error) {
 	var out []Edit
 	for _, m := range editRE.FindAllStringSubmatch(text, -1) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -127,8 +128,13 @@ func newEvalCmd(g *globals) *cobra.Command {
 			if noCode != nil && v.TaskError == "" {
 				return noCode
 			}
-			if v.Status == eval.StatusCompileError && how == submission.HowTextInProse {
-				v.Feedback = submission.WithTextHint(v.Feedback, how)
+			if how != submission.HowText {
+				// A saved completion, worded as the gateway words one (a cut-off
+				// completion is invalid_submission, truncated); plain code is
+				// taken as code, as the gateway takes codes.
+				if raw, err := os.ReadFile(kernel); err == nil {
+					v = submission.Word(string(raw), "", v)
+				}
 			}
 			if err := printVerdict(g.stdout, v, asJSON); err != nil {
 				return err

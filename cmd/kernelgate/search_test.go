@@ -104,6 +104,7 @@ func TestSearchJSON(t *testing.T) {
 		llmtest.Reply("```python\n"+honest+"```").WithUsage(40, 100),
 	)
 	data, out := t.TempDir(), filepath.Join(t.TempDir(), "best.py")
+	kernel := strings.TrimRight(honest, "\n") // as extracted, and hashed, on every path
 	var stdout bytes.Buffer
 	var stderr syncBuffer
 	code := run(context.Background(), []string{"search", "--task", "../../datasets/ci/1_add_relu.py", "--steps", "2",
@@ -127,11 +128,11 @@ func TestSearchJSON(t *testing.T) {
 	}
 	best, _ := obj["best"].(map[string]any)
 	// A task of a suite under datasets/ goes by its suite id, as in adapt and /v1/searches.
-	if obj["state"] != "done" || obj["steps"] != 2.0 || obj["tokens"] != 184.0 || best["status"] != "correct" || best["code"] != honest ||
+	if obj["state"] != "done" || obj["steps"] != 2.0 || obj["tokens"] != 184.0 || best["status"] != "correct" || best["code"] != kernel ||
 		obj["task_id"] != "ci/1_add_relu" {
 		t.Fatalf("object: %v", obj)
 	}
-	if got := readFileT(t, out); got != honest {
+	if got := readFileT(t, out); got != kernel {
 		t.Fatalf("--out holds %q", got)
 	}
 	rows := searchSteps(t, data)
@@ -142,7 +143,7 @@ func TestSearchJSON(t *testing.T) {
 		if r.TaskID != "ci/1_add_relu" {
 			t.Errorf("row %d: task_id %q, want ci/1_add_relu", r.Seq, r.TaskID)
 		}
-		if r.Seq == 1 && (r.Node != nil || !strings.Contains(r.Error, "no code")) || r.Seq == 2 && (!r.Correct || r.Code != honest) {
+		if r.Seq == 1 && (r.Node != nil || !strings.Contains(r.Error, "no code")) || r.Seq == 2 && (!r.Correct || r.Code != kernel) {
 			t.Errorf("row %d: %+v", r.Seq, r)
 		}
 	}
@@ -237,7 +238,8 @@ func TestSearchInterruptAndResume(t *testing.T) {
 	if rows := searchSteps(t, data); len(rows) != 1 {
 		t.Fatalf("search_steps rows after Ctrl-C: %d, want 1 (flushed before exit)", len(rows))
 	}
-	if got := readFileT(t, out); got != honest {
+	// The kernel as extracted (trailing white space trimmed, as every path hashes it).
+	if got := readFileT(t, out); got != strings.TrimRight(honest, "\n") {
 		t.Fatalf("--out after Ctrl-C holds %q, want the correct kernel of step 1", got)
 	}
 	if !strings.Contains(stderr.String(), "stopped after 1/3 steps; best kernel (node 1, correct) written to "+out) {

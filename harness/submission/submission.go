@@ -16,32 +16,33 @@ const (
 	HowTextInProse       = "text_in_prose"      // unfenced code, with prose lines before or after it dropped
 )
 
-// TextHint is added to the feedback of a compile error in code that was not
-// in a fenced block: the error may be prose that Extract took for code.
-const TextHint = "(kernelgate found no fenced block and took the completion's text as the code: put the code in a ```python block)"
-
-// NoCodeFeedback is the invalid_submission feedback for a completion in
-// which Extract found no code (err is its error).
-func NoCodeFeedback(err error) string {
-	return "no code found: put the Python code of ModelNew in a ```python fenced block (" + err.Error() + ")"
-}
-
-// WithTextHint is a compile error's feedback with TextHint added when the
-// code was not fenced (how is HowText or HowTextInProse).
-func WithTextHint(feedback, how string) string {
-	if (how == HowText || how == HowTextInProse) && !strings.Contains(feedback, TextHint) {
-		return feedback + "\n" + TextHint
-	}
-	return feedback
-}
-
 // ErrNoCode is wrapped by every error Extract returns. The gateway turns it
 // into an invalid_submission verdict.
 var ErrNoCode = errors.New("no code found in the completion")
 
-// pythonInfo are the fence info words taken as Python (lowercased); "" is a
-// bare fence.
-var pythonInfo = map[string]bool{"": true, "python": true, "py": true, "python3": true, "py3": true, "triton": true}
+// ErrCutOff is wrapped, beside ErrNoCode, when the text shows that the
+// completion was cut off before it gave any code: it ends inside its
+// reasoning (a <think> that never closes) or right after opening a code
+// block.
+var ErrCutOff = errors.New("the completion was cut off")
+
+// cutOff is the error of a completion cut off before any code.
+type cutOff struct{ why string }
+
+func (c *cutOff) Error() string {
+	return ErrNoCode.Error() + ": " + ErrCutOff.Error() + ": " + c.why
+}
+
+func (c *cutOff) Is(target error) bool { return target == ErrNoCode || target == ErrCutOff }
+
+// Extraction is the code Read found in a completion.
+type Extraction struct {
+	Code string
+	How  string // HowFence, HowFenceUnterminated, HowText or HowTextInProse
+	// AtEnd: nothing but white space (or chat control tokens) follows the
+	// code, so a completion stopped by the token limit ends inside it.
+	AtEnd bool
+}
 
 // looksLikeCode: a line that starts an import, or the class a candidate must define.
 var looksLikeCode = regexp.MustCompile(`(?m)^[ \t]*(?:import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import[ \t])|\bclass[ \t]+ModelNew\b`)
@@ -63,46 +64,70 @@ var chatToken = regexp.MustCompile(`[ \t]*(?:<\|[^|<>\n]{1,64}\|>|<｜[^｜<>\n]
 
 // Normalize is what Extract does to the text before anything else: a leading
 // byte-order mark is dropped, CRLF line ends become LF, and chat control
-// tokens become line breaks. Extracted code is always a substring of
-// Normalize(text).
+// tokens become line breaks. Every line of extracted code is the end of a
+// line of Normalize(text).
 func Normalize(text string) string {
 	text = strings.TrimPrefix(text, "\ufeff")
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	return chatToken.ReplaceAllString(text, "\n")
 }
 
-// Extract returns the candidate code in an LLM completion and how it found it.
+// thinkOpen is where a reasoning model (DeepSeek-R1, Qwen3, QwQ) starts
+// its reasoning; </think> ends it.
+var thinkOpen = regexp.MustCompile(`(?m)^[ \t]*<think>`)
+
+// inReasoning reports whether text ends inside a <think> block.
+func inReasoning(text string) bool {
+	locs := thinkOpen.FindAllStringIndex(text, -1)
+	return len(locs) > 0 && !strings.Contains(text[locs[len(locs)-1][1]:], "</think>")
+}
+
+// Extract is Read's code and how it was found.
+func Extract(text string) (code, how string, err error) {
+	x, err := Read(text)
+	return x.Code, x.How, err
+}
+
+// Read finds the candidate code in an LLM completion.
 //
-//  1. Among the fenced blocks (``` or ~~~, CommonMark rules: a fence is at
-//     most 3 spaces indented; it closes on a line of the same character, at
-//     least as long, and nothing else) whose info word is python, py,
-//     python3, py3, triton or empty and whose content is not blank: the last
-//     one that defines class ModelNew, else the last one. A usage example
-//     after the kernel, or the task's Model quoted in the prompt ahead of it,
-//     is not taken for the submission. A fence still open at the end of the
-//     text runs to the end (a completion cut off by max_tokens).
-//  2. Otherwise, when the text has no fenced block at all and looks like code
+//  1. A completion that ends inside its reasoning (a line-start <think> that
+//     never closes) has no code: the answer never came (ErrCutOff).
+//  2. Among the fenced blocks (``` or ~~~, fencedBlocks: opened at a line's
+//     start, indented or not, or after prose on the same line; closed by a
+//     fence line, prose after it dropped) whose info word is Python's
+//     (python, py, python3, py3, triton, any case) or empty and whose content
+//     is not blank: the last one that defines class ModelNew, else the last
+//     one. A usage example after the kernel, or the task's Model quoted in the
+//     prompt ahead of it, is not taken for the submission. A fence still open
+//     at the end of the text runs to the end (a completion cut off by
+//     max_tokens); one left open with nothing in it is ErrCutOff.
+//  3. Otherwise, when the text has no fenced block at all and looks like code
 //     (a line starting with import / from … import, or class ModelNew), the
 //     whole text, less a prose paragraph in front of the code and one after
 //     it ("Here you go:" … "Hope this helps!"; see proseLine).
-//  3. Otherwise an error wrapping ErrNoCode.
+//  4. Otherwise an error wrapping ErrNoCode.
 //
-// The code has leading blank lines and trailing white space removed; it is
-// otherwise the exact text, so line numbers in feedback match the block.
-func Extract(text string) (code, how string, err error) {
+// The code has leading blank lines and trailing white space removed, and the
+// indentation all its lines share (a block inside a list item) taken off; it
+// is otherwise the exact text, so line numbers in feedback match the block.
+func Read(text string) (Extraction, error) {
 	text = Normalize(text)
+	if inReasoning(text) {
+		return Extraction{}, fmt.Errorf("submission.Extract: %w", &cutOff{"it ends inside its reasoning (a <think> block that never closes)"})
+	}
 	blocks := fencedBlocks(text)
 	var (
 		langs []string
 		pick  *block // the last Python block, until one that defines ModelNew; code is its text
+		code  string
 	)
 	for i := len(blocks) - 1; i >= 0; i-- {
 		b := &blocks[i]
-		if !pythonInfo[b.lang] {
+		if !isPython(b.lang) {
 			langs = append(langs, b.lang)
 			continue
 		}
-		c := trim(text[b.start:b.end])
+		c := clean(text[b.start:b.end])
 		if c == "" {
 			continue
 		}
@@ -116,26 +141,31 @@ func Extract(text string) (code, how string, err error) {
 	}
 	if pick != nil {
 		if pick.closed {
-			return code, HowFence, nil
+			return Extraction{Code: code, How: HowFence}, nil
 		}
-		return code, HowFenceUnterminated, nil
+		return Extraction{Code: code, How: HowFenceUnterminated, AtEnd: true}, nil
 	}
 	if len(blocks) > 0 {
+		if last := blocks[len(blocks)-1]; !last.closed && isPython(last.lang) {
+			return Extraction{}, fmt.Errorf("submission.Extract: %w", &cutOff{"it ends right after opening a code block"})
+		}
 		if len(langs) > 0 {
 			slices.Reverse(langs)
-			return "", "", fmt.Errorf("submission.Extract: %w: no Python block among the fenced blocks (%s)", ErrNoCode, strings.Join(langs, ", "))
+			return Extraction{}, fmt.Errorf("submission.Extract: %w: no Python block among the fenced blocks (%s)", ErrNoCode, strings.Join(langs, ", "))
 		}
-		return "", "", fmt.Errorf("submission.Extract: %w: every Python block is empty", ErrNoCode)
+		return Extraction{}, fmt.Errorf("submission.Extract: %w: every Python block is empty", ErrNoCode)
 	}
 	if looksLikeCode.MatchString(text) {
-		if c, trimmed := dropProse(trim(text)); c != "" {
-			if trimmed {
-				return c, HowTextInProse, nil
+		c, head, tail := dropProse(trim(text))
+		if c = clean(c); c != "" {
+			x := Extraction{Code: c, How: HowText, AtEnd: !tail}
+			if head || tail {
+				x.How = HowTextInProse
 			}
-			return c, HowText, nil
+			return x, nil
 		}
 	}
-	return "", "", fmt.Errorf("submission.Extract: %w", ErrNoCode)
+	return Extraction{}, fmt.Errorf("submission.Extract: %w", ErrNoCode)
 }
 
 // proseLine: an unindented sentence, not Python. It has a space, ends like a
@@ -146,9 +176,9 @@ var proseLine = regexp.MustCompile(`^[A-Za-z][^=\n]* [^=\n]*[.!?:]$`)
 var keywordLine = regexp.MustCompile(`^(?:async|await|class|def|del|elif|else|except|finally|for|from|global|if|import|lambda|nonlocal|pass|raise|return|try|while|with|yield|assert|break|continue|match|case)\b`)
 
 // dropProse removes the prose lines in front of the first code line and the
-// prose after the last blank line, when the code itself is left. trimmed
-// says whether anything went.
-func dropProse(text string) (code string, trimmed bool) {
+// prose after the last blank line, when the code itself is left. head and
+// tail say what went.
+func dropProse(text string) (code string, head, tail bool) {
 	lines := strings.Split(text, "\n")
 	isProse := func(l string) bool {
 		return strings.TrimSpace(l) == "" || (proseLine.MatchString(l) && !keywordLine.MatchString(l))
@@ -160,24 +190,24 @@ func dropProse(text string) (code string, trimmed bool) {
 	end := len(lines)
 	for i := end - 1; i > start; i-- {
 		if strings.TrimSpace(lines[i]) == "" {
-			tail := true
+			prose := true
 			for _, l := range lines[i+1 : end] {
-				tail = tail && isProse(l)
+				prose = prose && isProse(l)
 			}
-			if tail {
+			if prose {
 				end = i
 			}
 			break
 		}
 	}
 	if start == 0 && end == len(lines) {
-		return text, false
+		return text, false, false
 	}
 	code = trim(strings.Join(lines[start:end], "\n"))
 	if !looksLikeCode.MatchString(code) {
-		return text, false
+		return text, false, false
 	}
-	return code, true
+	return code, start > 0, end < len(lines)
 }
 
 // trim drops leading blank lines (keeping the first code line's indentation)
@@ -191,4 +221,39 @@ func trim(s string) string {
 		}
 		s = s[i+1:]
 	}
+}
+
+// clean is trim, then the indentation every non-blank line shares taken
+// off: a block inside a list item is indented as a whole, and Python
+// refuses a module whose first line is indented.
+func clean(s string) string {
+	s = trim(s)
+	lines := strings.Split(s, "\n")
+	margin, first := "", true
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		ind := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+		if first {
+			margin, first = ind, false
+			continue
+		}
+		n := 0
+		for n < len(margin) && n < len(ind) && margin[n] == ind[n] {
+			n++
+		}
+		margin = margin[:n]
+	}
+	if margin == "" {
+		return s
+	}
+	for i, l := range lines {
+		if strings.HasPrefix(l, margin) {
+			lines[i] = l[len(margin):]
+		} else {
+			lines[i] = strings.TrimLeft(l, " \t") // a blank line shorter than the margin
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -4,10 +4,12 @@
 // latency accounting per Purpose, and typed errors (ErrUnauthorized,
 // ErrUnreachable, ErrBadResponse, ...) the search turns into failed steps.
 //
-// It also holds the parsing of what models answer: ExtractCode (the kernel
-// in a fenced block) and ExtractEdits/ApplyEdits (search/replace edits in
-// the EditFormat the prompt templates ask for).
+// It also holds the parsing of what models answer: Extractor, whose code
+// comes from harness/submission (the one reading of a completion, the
+// gateway's), and ExtractEdits/ApplyEdits (search/replace edits in the
+// EditFormat the prompt templates ask for).
 //
 // Imported by the rollout engine's wiring (cmd/kernelgate, gateway); it
-// imports only the rollout contract. Tests use internal/llmtest.
+// imports the rollout contract and harness/submission. Tests use
+// internal/llmtest.
 package llm

@@ -3,18 +3,30 @@ package llm
 import (
 	"errors"
 
+	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/harness/submission"
 	"github.com/kernelgate/kernelgate/rollout"
 )
 
-// Extractor is rollout.Extractor over this package's parsers, so the engine
-// (which must not import rollout/llm) reads completions the way the prompts
-// ask models to write them.
+// Extractor is rollout.Extractor over the gateway's reading of completions
+// (harness/submission) and this package's edits, so the engine (which must
+// not import rollout/llm) reads an answer as the gateway reads the same
+// text sent as a completion: the same code, the same code_hash, the same
+// verdict words.
 type Extractor struct{}
 
 var _ rollout.Extractor = Extractor{}
 
-// Code is ExtractCode.
-func (Extractor) Code(text string) (string, bool) { return ExtractCode(text) }
+// Code is submission.Extract's code.
+func (Extractor) Code(text string) (string, bool) {
+	code, _, err := submission.Extract(text)
+	return code, err == nil
+}
+
+// Verdict is submission.Word.
+func (Extractor) Verdict(text, finishReason string, v eval.Verdict) eval.Verdict {
+	return submission.Word(text, finishReason, v)
+}
 
 // Edits is ExtractEdits, except that an answer with no edit at all is no
 // error: the engine then takes a whole-file answer at its word.
@@ -42,6 +54,11 @@ func (Extractor) Apply(code string, edits []rollout.Edit) (string, error) {
 	return ApplyEdits(code, in)
 }
 
-// NoCodeReason says why Code found nothing (NoCodeReason), for an engine
-// that wants to log more than "no code".
-func (Extractor) NoCodeReason(text string) string { return NoCodeReason(text) }
+// NoCodeReason says why Code found nothing ("" when it found code), for an
+// engine that wants to log more than "no code".
+func (Extractor) NoCodeReason(text string) string {
+	if _, _, err := submission.Extract(text); err != nil {
+		return err.Error()
+	}
+	return ""
+}

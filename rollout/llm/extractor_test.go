@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernelgate/kernelgate/harness/submission"
 	"github.com/kernelgate/kernelgate/rollout"
 )
 
@@ -36,5 +37,30 @@ func TestExtractorAdapter(t *testing.T) {
 	}
 	if _, err := x.Edits("<<<<<<< SEARCH\nx\n=======\n"); err == nil {
 		t.Fatal("a cut-off edit must fail")
+	}
+}
+
+// The search reads an answer's code as the reward path reads the same text
+// sent as a completion: byte for byte, so the code_hash and the result cache
+// are shared (a kernel followed by blank lines in its block, a fence left
+// open, plain code, the last ModelNew block).
+func TestExtractorCodeIsTheGatewaysCode(t *testing.T) {
+	const k = "import torch\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
+	for _, text := range []string{
+		"Here:\n```python\n" + k + "\n\n```\n",
+		"```python\r\n" + strings.ReplaceAll(k, "\n", "\r\n") + "```\r\n",
+		"```python\n" + k + "    def forward(self, x):\n        return",
+		k,
+		"```python\nclass ModelNew: # v1\n```\nBetter:\n```python\n" + k + "```\n```python\nprint(ModelNew())\n```",
+		"Here it is: ```python\n" + k + "``` Hope this helps!",
+	} {
+		want, _, err := submission.Extract(text)
+		got, ok := Extractor{}.Code(text)
+		if !ok || err != nil || got != want {
+			t.Errorf("Code(%q) = %q, %v; the reward path's %q, %v", text, got, ok, want, err)
+		}
+	}
+	if _, ok := (Extractor{}).Code("<think>\nfirst, the mask"); ok {
+		t.Error("an answer that ends inside its reasoning has no code")
 	}
 }

@@ -48,6 +48,20 @@ def test_rewards_come_back_in_request_order(client):
     assert [v["status"] for v in resp["results"]] == ["invalid_submission", "correct", "invalid_submission"]
 
 
+def test_finish_reasons_pass_through(client):
+    """finish_reasons go as they are: "length" on code that runs to the end marks it cut
+    off (invalid_submission, truncated, scored as a compile error); a closed fence is whole."""
+    cut = ADD_OK[:ADD_OK.index("        n = x.numel()")]   # forward returns None
+    resp = client.rewards(reference=ADD, reward_fn="kernelgym_tiered", completions=[fenced(ADD_OK), cut],
+                          finish_reasons=["length", "length"])
+    assert [v["status"] for v in resp["results"]] == ["correct", "invalid_submission"]
+    assert resp["results"][1]["error_signature"] == "truncated" and resp["results"][1]["hack_flags"] == []
+    assert resp["rewards"][1] == -0.5
+    with pytest.raises(KernelgateError) as e:
+        client.rewards(reference=ADD, completions=["x"], finish_reasons=[7])
+    assert e.value.status == 400 and e.value.field == "finish_reasons[0]"
+
+
 def test_gateway_errors_raise_with_their_code(client):
     with pytest.raises(KernelgateError) as e:
         client.rewards(reference=ADD, completions=[fenced(ADD_OK)], reward_fn="nope")

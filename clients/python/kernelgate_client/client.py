@@ -105,12 +105,16 @@ class Client:
         self.read_timeout_s, self.wait_s, self.backoff_s = read_timeout_s, wait_s, backoff_s
 
     def rewards(self, *, task_id=None, reference=None, completions=None, codes=None,
-                reward_fn=None, options=None, wait_s=None, prompts=None, deadline_s=None):
+                reward_fn=None, options=None, wait_s=None, prompts=None, deadline_s=None,
+                finish_reasons=None):
         """Rewards and verdicts for a batch of completions (or codes), in request order.
         The task is task_id (a registered id, GET /v1/tasks) or reference (its source);
         task_fields() tells one from the other for callers that hold either.
         wait_s overrides the client's for this call. prompts (optional, one per item: a
         string or a list of {role, content} messages) is logged with each evaluation.
+        finish_reasons (optional, one per completion: the inference server's
+        finish_reason, or None when not known) is sent as is: "length" marks a completion
+        whose code runs to the end as cut off (invalid_submission, truncated).
         deadline_s gives up on items not finished that long after the gateway accepted
         the batch: they come back harness_error, valid false (drop them)."""
         if reference is not None and "\n" not in reference.strip():
@@ -119,7 +123,8 @@ class Client:
         deadline = time.monotonic() + self.timeout_s
         body = {k: v for k, v in dict(task_id=task_id, reference=reference, completions=completions,
                                       codes=codes, reward_fn=reward_fn, options=options,
-                                      prompts=prompts, deadline_s=deadline_s).items()
+                                      prompts=prompts, deadline_s=deadline_s,
+                                      finish_reasons=finish_reasons).items()
                 if v is not None}
         body["wait_s"] = self._server_wait(self.wait_s if wait_s is None else wait_s, deadline)
         # Every attempt of this call carries one key: the gateway answers a resent POST
@@ -253,13 +258,14 @@ def message_text(content):
     return ""
 
 
-def rewards_by_group(client, completions, groups, max_workers=8, prompts=None):
+def rewards_by_group(client, completions, groups, max_workers=8, prompts=None, finish_reasons=None):
     """Rewards of completions[i] under groups[i] = (task, reward_fn, options), one request
     per distinct group, so that a GRPO group is evaluated as one batch; up to max_workers
     groups at once. Returns (rewards, valid) in input order; valid is False where the
     gateway says the reward is not the model's doing (a harness or task error). The
     first group to fail raises its error at once; groups not yet sent are dropped.
-    prompts, when given, is one per completion and is logged with its evaluation."""
+    prompts, when given, is one per completion and is logged with its evaluation;
+    finish_reasons, when given, is one per completion and sent with it (Client.rewards)."""
     if len(completions) != len(groups):
         raise ValueError(f"{len(completions)} completions, {len(groups)} groups")
     by = {}
@@ -271,10 +277,14 @@ def rewards_by_group(client, completions, groups, max_workers=8, prompts=None):
 
     if prompts is not None and len(prompts) != len(completions):
         raise ValueError(f"{len(prompts)} prompts, {len(completions)} completions")
+    if finish_reasons is not None and len(finish_reasons) != len(completions):
+        raise ValueError(f"{len(finish_reasons)} finish_reasons, {len(completions)} completions")
 
     def one(key):
         task, reward_fn, options = key
         extra = {} if prompts is None else {"prompts": [prompts[i] for i in by[key]]}
+        if finish_reasons is not None:
+            extra["finish_reasons"] = [finish_reasons[i] for i in by[key]]
         return client.rewards(completions=[completions[i] for i in by[key]], reward_fn=reward_fn,
                               options=json.loads(options), **task_fields(task), **extra)
 
