@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -69,7 +70,7 @@ func (s *Server) parseInvalidPolicy(c *gin.Context, req openRLHFRequest) (invali
 		return p, aerr
 	}
 	if size != nil {
-		if *size != float64(int(*size)) || *size < 1 || int(*size) > s.cfg.MaxItems {
+		if !(*size >= 1 && *size <= float64(s.cfg.MaxItems)) || *size != math.Trunc(*size) {
 			return p, newError(CodeInvalidRequest, "group_size", "group_size must be a whole number in 1..%d (OpenRLHF's --rollout.n_samples_per_prompt), got %v", s.cfg.MaxItems, *size)
 		}
 		p.size, p.wait = int(*size), defaultGroupWait

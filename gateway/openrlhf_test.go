@@ -284,6 +284,7 @@ func TestOpenRLHFInvalidRewardErrors(t *testing.T) {
 		{"group_size not whole", "?group_size=2.5", body, "group_size", "whole number"},
 		{"group_size over max items", "", with("group_size", 17), "group_size", "1..16"},
 		{"group_size not a number", "?group_size=n", body, "group_size", "not a number"},
+		{"group_size NaN", "?group_size=NaN", body, "group_size", "whole number"},
 		{"group_size differs", "?group_size=4", with("group_size", 8), "group_size", "differ"},
 		{"group_wait_s alone", "?group_wait_s=5", body, "group_wait_s", "needs group_size"},
 		{"group_wait_s 0", "?group_size=2&group_wait_s=0", body, "group_wait_s", "(0, 3600]"},
