@@ -84,7 +84,7 @@ async def compute_score(data_source=None, solution_str=None, ground_truth=None, 
     if invalid not in INVALID_REWARDS:
         raise ValueError(f"kernelgate compute_score: invalid_reward {invalid!r}: want one of {', '.join(INVALID_REWARDS)}")
     deadline = info.get("deadline_s") or _plain(deadline_s)
-    row = (info.get("split"), info.get("index")) if info.get("index") is not None else None
+    row = json.dumps([info.get("split"), info.get("index")], default=str) if info.get("index") is not None else None
     key = (_task(ground_truth), info.get("reward_fn") or reward_fn,
            json.dumps(info.get("options") or _plain(options), sort_keys=True),
            float(deadline) if deadline is not None else None, row, client or _client(url))
