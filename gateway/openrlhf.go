@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -17,14 +18,20 @@ import (
 )
 
 // openRLHFRequest is OpenRLHF's remote reward model request (its
-// remote_rm_url client posts query, prompts and labels). reward_fn and
-// options are ours, optional; the stock client can pass ?reward_fn= in the URL.
+// --reward.remote_url client posts query, prompts and labels). The rest is
+// ours, optional; the stock client passes it in the URL (?reward_fn=...).
 type openRLHFRequest struct {
 	Query    []string        `json:"query"`   // prompt + response, as the trainer decoded them
 	Prompts  []string        `json:"prompts"` // stripped from query when a prefix
 	Labels   []string        `json:"labels"`  // a task id, or the reference's source
 	RewardFn string          `json:"reward_fn"`
 	Options  json.RawMessage `json:"options"`
+	// InvalidReward, GroupSize and GroupWaitS: what an invalid sample gets
+	// (openrlhf_group.go).
+	InvalidReward string   `json:"invalid_reward"`
+	GroupSize     *int     `json:"group_size"`
+	GroupWaitS    *float64 `json:"group_wait_s"`
+	DeadlineS     *float64 `json:"deadline_s"` // as on /v1/rewards: a straggler is stopped, valid false
 }
 
 // openRLHFResponse is the shape OpenRLHF reads: rewards for the advantage,
@@ -38,7 +45,8 @@ type openRLHFResponse struct {
 
 // openRLHF answers POST /openrlhf/reward: items are grouped by label and
 // each group goes through runBatch, the /v1/rewards path; answers come back
-// in request order. scores is 1 for a correct kernel, else 0.
+// in request order. scores is 1 for a correct kernel, else 0; an invalid
+// sample gets its group's neutral values (openrlhf_group.go).
 func (s *Server) openRLHF(c *gin.Context) {
 	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
 	if aerr != nil {
@@ -50,15 +58,35 @@ func (s *Server) openRLHF(c *gin.Context) {
 		abort(c, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err))
 		return
 	}
-	groups, aerr := s.parseOpenRLHF(c, req)
+	groups, base, aerr := s.parseOpenRLHF(c, req)
 	if aerr != nil {
 		abort(c, aerr)
 		return
 	}
-	resp, aerr := s.runGroups(c.Request.Context(), groups, len(req.Query))
+	policy, aerr := s.parseInvalidPolicy(c, req)
 	if aerr != nil {
 		abort(c, aerr)
 		return
+	}
+	ctx := c.Request.Context()
+	samples := sampleGroups(req)
+	if policy.mode == invalidNeutral && policy.size > 0 {
+		// Joined on arrival, before evaluating: a group is the first
+		// group_size samples of its prompt to arrive, whenever each finishes.
+		scope := groupScope(ctx, base, policy)
+		for _, g := range samples {
+			g.key = hashKey(scope, g.key)
+			g.shared = s.rlGroups.join(g.key, len(g.indices), policy.size, policy.wait)
+		}
+	}
+	resp, aerr := s.runGroups(ctx, groups, len(req.Query))
+	if aerr != nil {
+		s.rlGroups.leave(samples)
+		abort(c, aerr)
+		return
+	}
+	if policy.mode == invalidNeutral {
+		s.neutralize(ctx, &resp, samples)
 	}
 	c.JSON(http.StatusOK, resp)
 }
@@ -69,38 +97,50 @@ type labelGroup struct {
 	indices []int // positions in the request
 }
 
-func (s *Server) parseOpenRLHF(c *gin.Context, req openRLHFRequest) ([]*labelGroup, *apiError) {
+// parseOpenRLHF returns the request's batches, one per label, and what they
+// share (reward function, options, deadline).
+func (s *Server) parseOpenRLHF(c *gin.Context, req openRLHFRequest) ([]*labelGroup, batchSpec, *apiError) {
+	var base batchSpec
 	n := len(req.Query)
 	switch {
 	case n == 0:
-		return nil, newError(CodeInvalidRequest, "query", "query is required: one prompt+response text per sample")
+		return nil, base, newError(CodeInvalidRequest, "query", "query is required: one prompt+response text per sample")
 	case n > s.cfg.MaxItems:
-		return nil, newError(CodeTooManyItems, "query", "%d items in one request; at most %d", n, s.cfg.MaxItems)
+		return nil, base, newError(CodeTooManyItems, "query", "%d items in one request; at most %d", n, s.cfg.MaxItems)
 	case req.Prompts != nil && len(req.Prompts) != n:
-		return nil, newError(CodeInvalidRequest, "prompts", "%d prompts for %d queries; give one per query or none", len(req.Prompts), n)
+		return nil, base, newError(CodeInvalidRequest, "prompts", "%d prompts for %d queries; give one per query or none", len(req.Prompts), n)
 	case req.Labels == nil:
-		return nil, newError(CodeInvalidRequest, "labels", "labels are required: each names a registered task id or carries the reference source (OpenRLHF --label_key)")
+		return nil, base, newError(CodeInvalidRequest, "labels", "labels are required: each names a registered task id or carries the reference source (OpenRLHF --data.label_key)")
 	case len(req.Labels) != n:
-		return nil, newError(CodeInvalidRequest, "labels", "%d labels for %d queries; give one per query", len(req.Labels), n)
+		return nil, base, newError(CodeInvalidRequest, "labels", "%d labels for %d queries; give one per query", len(req.Labels), n)
 	}
 	fn := req.RewardFn
 	if q := c.Query("reward_fn"); q != "" {
 		if fn != "" && fn != q {
-			return nil, newError(CodeInvalidRequest, "reward_fn", "reward_fn %q in the URL and %q in the body differ", q, fn)
+			return nil, base, newError(CodeInvalidRequest, "reward_fn", "reward_fn %q in the URL and %q in the body differ", q, fn)
 		}
 		fn = q
 	}
-	rewardFn, aerr := parseRewardFn(fn)
-	if aerr != nil {
-		return nil, aerr
+	var aerr *apiError
+	if base.rewardFn, aerr = parseRewardFn(fn); aerr != nil {
+		return nil, base, aerr
 	}
 	raw, aerr := urlOptions(c, req.Options)
 	if aerr != nil {
-		return nil, aerr
+		return nil, base, aerr
 	}
-	opts, aerr := s.cfg.parseOptions(raw)
+	if base.options, aerr = s.cfg.parseOptions(raw); aerr != nil {
+		return nil, base, aerr
+	}
+	deadline, aerr := urlOrBody(c, "deadline_s", req.DeadlineS)
 	if aerr != nil {
-		return nil, aerr
+		return nil, base, aerr
+	}
+	if deadline != nil {
+		if !(*deadline > 0 && *deadline <= maxWaitS) {
+			return nil, base, newError(CodeInvalidRequest, "deadline_s", "deadline_s must be in (0, %d] seconds, got %v", maxWaitS, *deadline)
+		}
+		base.deadline = time.Duration(*deadline * float64(time.Second))
 	}
 	var groups []*labelGroup
 	byLabel := map[string]*labelGroup{}
@@ -110,9 +150,10 @@ func (s *Server) parseOpenRLHF(c *gin.Context, req openRLHFRequest) ([]*labelGro
 			field := fmt.Sprintf("labels[%d]", i)
 			taskID, task, aerr := s.taskOfLabel(c.Request.Context(), label, field)
 			if aerr != nil {
-				return nil, aerr
+				return nil, base, aerr
 			}
-			g = &labelGroup{spec: batchSpec{taskID: taskID, task: task, fromText: true, rewardFn: rewardFn, options: opts, wait: s.cfg.DefaultWait}}
+			g = &labelGroup{spec: batchSpec{taskID: taskID, task: task, fromText: true, rewardFn: base.rewardFn,
+				options: base.options, deadline: base.deadline, wait: s.cfg.DefaultWait}}
 			byLabel[label] = g
 			groups = append(groups, g)
 		}
@@ -124,7 +165,7 @@ func (s *Server) parseOpenRLHF(c *gin.Context, req openRLHFRequest) ([]*labelGro
 		g.spec.items = append(g.spec.items, response)
 		g.indices = append(g.indices, i)
 	}
-	return groups, nil
+	return groups, base, nil
 }
 
 // taskOfLabel resolves a label: a registered task id, else a reference's
@@ -202,8 +243,8 @@ func (s *Server) runGroups(ctx context.Context, groups []*labelGroup, n int) (op
 }
 
 // urlNumberOptions are the options the URL may carry: OpenRLHF's stock client
-// posts only query, prompts and labels, so --remote_rm_url is the one place
-// its user can set them (…/openrlhf/reward?reward_fn=binary&timeout_s=60).
+// posts only query, prompts and labels, so --reward.remote_url is the one
+// place its user can set them (…/openrlhf/reward?reward_fn=binary&timeout_s=60).
 var urlNumberOptions = []string{"timeout_s", "seeds", "atol", "rtol", "memory_limit_mb"}
 
 // urlOptions merges the URL's options into the body's; the same option in

@@ -136,6 +136,7 @@ type Server struct {
 	authFails   *authFails  // nil: failed authentications not limited
 	exportQuota *limiter    // nil: no export quota (exports.go)
 	taskChecks  *taskChecks // task checks in flight or recently done (taskchecks.go)
+	rlGroups    rlGroups    // OpenRLHF samples waiting for the rest of their group (openrlhf_group.go)
 	evals       *dispatch.Service
 	metrics     *metrics
 	requireKeys atomic.Bool // listening beyond loopback: keys enforced even when none exist

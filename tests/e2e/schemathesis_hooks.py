@@ -51,6 +51,16 @@ def before_call(ctx, case, **kwargs):
         n = len(body.get("query") or [])
         fit(body, "labels", n, "ci/1_add_relu")
         fit(body, "prompts", n, "")
-        url_fn = (case.query or {}).get("reward_fn")
-        if url_fn and "reward_fn" in body:
-            body["reward_fn"] = url_fn  # the URL's and the body's must agree
+        query = case.query if isinstance(case.query, dict) else {}
+        for k in ("reward_fn", "invalid_reward", "group_size", "group_wait_s", "deadline_s"):
+            if k in query and k in body:
+                body[k] = query[k]  # the URL's and the body's must agree
+        if "group_size" in query or "group_size" in body:
+            # A group of one, which each sample fills: a group that does not fill holds its
+            # answers group_wait_s (by design), past the fuzzer's request timeout.
+            for where in (query, body):
+                if "group_size" in where:
+                    where["group_size"] = 1
+        else:
+            query.pop("group_wait_s", None)  # needs group_size
+            body.pop("group_wait_s", None)

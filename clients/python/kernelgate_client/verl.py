@@ -4,21 +4,39 @@
     reward.custom_reward_function.name=compute_score
 
 ground_truth is the task: a registered task id or the reference source. extra_info
-may carry "reward_fn" and "options", and "prompt" (a string or chat messages: the
-gateway logs it with the evaluation; kernelgate's verl export puts it there);
-reward_kwargs may set reward_fn, options, url, group_size and window_s for every sample.
+may carry "reward_fn", "options", "deadline_s" and "invalid_reward", and "prompt" (a
+string or chat messages: the gateway logs it with the evaluation; kernelgate's verl
+export puts it there); reward_kwargs may set reward_fn, options, deadline_s,
+invalid_reward, url, group_size and window_s for every sample.
 
 verl 0.9 has no batched reward API any more: its reward loop hands the reward
 manager one sample at a time (RewardLoopWorker.run_single, streamed from the agent
 loop as each rollout ends), and the old BatchRewardManager cannot be built by
 load_reward_manager. compute_score is therefore async, which verl's reward managers
 await in their event loop instead of parking a thread per sample, and it coalesces:
-samples of one task that arrive within window_s of the first (or once group_size of
+samples of one group that arrive within window_s of the first (or once group_size of
 them are in) go to the gateway as one POST /v1/rewards, so a GRPO group is one batch.
+A group is the samples of one task, reward_fn, options, deadline_s and client, and of
+one dataset row when extra_info has "index" (verl's own preprocessing and kernelgate's
+export put it there): verl's uid, one per row and step, in the common case.
+
+Invalid samples (valid false: a harness or task error, a deadline_s that stopped the
+item: not the model's doing) cannot be left out of verl 0.9.1's reward tensor, so by
+default (invalid_reward "neutral") one scores the mean of the valid rewards in its
+POST: its group's mean, so verl's GRPO advantage (score minus the uid group's mean)
+is 0 for it; 0.0 when none of the POST is valid (all equal: zero advantage anyway).
+"zero" scores it 0.0, which the reward function may rank above honest failures
+(kernelgym_tiered: -0.5 for a compile error). "none" returns a score of None, which
+verl 0.9.1's own reward managers cannot take (the agent loop then builds no rm_scores
+and RewardLoopManager.compute_rm_score's assemble_rm_scores raises TypeError): only
+for a reward manager of your own that masks None. A group split across POSTs (window_s
+ran out before group_size samples were in) gets each POST's mean: set group_size to
+actor_rollout_ref.rollout.n and keep reward.num_workers=1 (the agent loop sends each
+sample to a random reward worker).
 
 It returns verl's dict form; every key but "score" lands in reward_extra_info (and,
 numbers only, in verl's validation metrics):
-    score      the reward (0.0 where the gateway gives none)
+    score      the reward; for an invalid sample, as invalid_reward says
     status     the verdict's status (correct, incorrect, compile_error, ...)
     correct    1.0 or 0.0
     speedup    the verdict's speedup, None where it was not timed
@@ -47,6 +65,7 @@ else:
 
 WINDOW_S = 2.0
 MAX_IN_FLIGHT = 64  # group requests in flight per process; each holds a thread while it waits
+INVALID_REWARDS = ("neutral", "zero", "none")
 
 _clients = {}
 _pool = None
@@ -54,21 +73,27 @@ _coalescers = weakref.WeakKeyDictionary()  # event loop -> _Coalescer
 
 
 async def compute_score(data_source=None, solution_str=None, ground_truth=None, extra_info=None, *,
-                        reward_fn=None, options=None, url=None, group_size=None, window_s=WINDOW_S,
-                        client=None, **_):
+                        reward_fn=None, options=None, deadline_s=None, invalid_reward="neutral", url=None,
+                        group_size=None, window_s=WINDOW_S, client=None, **_):
     """One sample's reward as verl's dict (module doc). Unknown keyword arguments
     (verl's reward_router_address, ...) are ignored."""
     start = time.monotonic()
     info = _plain(extra_info)
     info = info if isinstance(info, dict) else {}
+    invalid = info.get("invalid_reward") or invalid_reward
+    if invalid not in INVALID_REWARDS:
+        raise ValueError(f"kernelgate compute_score: invalid_reward {invalid!r}: want one of {', '.join(INVALID_REWARDS)}")
+    deadline = info.get("deadline_s") or _plain(deadline_s)
+    row = json.dumps([info.get("split"), info.get("index")], default=str) if info.get("index") is not None else None
     key = (_task(ground_truth), info.get("reward_fn") or reward_fn,
-           json.dumps(info.get("options") or _plain(options), sort_keys=True), client or _client(url))
+           json.dumps(info.get("options") or _plain(options), sort_keys=True),
+           float(deadline) if deadline is not None else None, row, client or _client(url))
     loop = asyncio.get_running_loop()
     coalescer = _coalescers.get(loop)
     if coalescer is None:
         coalescer = _coalescers[loop] = _Coalescer(loop)
     resp, i = await coalescer.add(key, str(solution_str or ""), log_prompt(_plain(info.get("prompt"))), group_size, float(window_s))
-    return _sample(resp, i, time.monotonic() - start)
+    return _sample(resp, i, invalid, time.monotonic() - start)
 
 
 def compute_score_sync(data_source=None, solution_str=None, ground_truth=None, extra_info=None, **kwargs):
@@ -114,10 +139,12 @@ class _Coalescer:
         self.loop.create_task(self._send(key, batch))
 
     async def _send(self, key, batch):
-        task, reward_fn, options, client = key
+        task, reward_fn, options, deadline_s, _, client = key
         futures = batch["futures"]
         # Prompts go along only when every sample has one (the gateway takes one per item or none).
         extra = {"prompts": batch["prompts"]} if all(p is not None for p in batch["prompts"]) else {}
+        if deadline_s is not None:
+            extra["deadline_s"] = deadline_s
         try:
             resp = await self.loop.run_in_executor(_executor(), lambda: client.rewards(
                 completions=batch["solutions"], reward_fn=reward_fn, options=json.loads(options),
@@ -132,17 +159,28 @@ class _Coalescer:
                 f.set_result((resp, i))
 
 
-def _sample(resp, i, latency_s):
-    reward = resp["rewards"][i]
+def _sample(resp, i, invalid_reward, latency_s):
+    rewards = resp["rewards"]
+    valid = [r is not None and v is not False for r, v in zip(rewards, resp.get("valid") or [True] * len(rewards))]
     verdict = (resp.get("results") or [None] * (i + 1))[i] or {}
-    valid = (resp.get("valid") or [True] * (i + 1))[i]
     speedup = verdict.get("speedup")
-    return {"score": float(reward) if reward is not None else 0.0,
+    if valid[i]:
+        score = float(rewards[i])
+    elif invalid_reward == "neutral":
+        score = _mean([float(r) for r, ok in zip(rewards, valid) if ok])
+    else:
+        score = 0.0 if invalid_reward == "zero" else None
+    return {"score": score,
             "status": str(verdict.get("status") or "none"),
             "correct": 1.0 if verdict.get("correct") else 0.0,
             "speedup": float(speedup) if speedup is not None else None,
-            "valid": 0.0 if reward is None or valid is False else 1.0,
+            "valid": 1.0 if valid[i] else 0.0,
             "latency_s": round(latency_s, 3)}
+
+
+def _mean(xs):
+    """The valid rewards' mean: the score that leaves a sample's GRPO advantage at 0."""
+    return sum(xs) / len(xs) if xs else 0.0
 
 
 def _client(url):
