@@ -40,7 +40,7 @@ func (s *Service) Evaluate(ctx context.Context, hj eval.Job) (eval.Verdict, erro
 }
 
 // CheckTask queues a run of t's reference once in the sandbox (a task
-// check, PROTOCOL.md) and returns a follower its one result arrives on.
+// check, docs/protocol.md) and returns a follower its one result arrives on.
 // Queueing is done before it returns, so a full queue or a broken one is
 // its error; the wait is the caller's, which may outlive the request that
 // asked.

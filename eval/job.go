@@ -13,14 +13,14 @@ type Job struct {
 	Code    string  `json:"code"`
 	Options Options `json:"options"`
 	// TaskCheck runs only the reference stage and ignores Code: the verdict
-	// says whether the task itself is valid (PROTOCOL.md, "Task checks").
+	// says whether the task itself is valid (docs/protocol.md, "Task checks").
 	// Since protocol 1.1.
 	TaskCheck bool `json:"task_check,omitempty"`
 	// Check tunes a task check (nil: the defaults). Since protocol 1.2.
 	Check *CheckOptions `json:"check,omitempty"`
 }
 
-// CheckOptions tune a task check (PROTOCOL.md, "Task checks"). Zero fields
+// CheckOptions tune a task check (docs/protocol.md, "Task checks"). Zero fields
 // take the harness's defaults.
 type CheckOptions struct {
 	// Depth is "full" (run the reference for real; the default), "shapes"

@@ -9,7 +9,7 @@ import (
 )
 
 // Options tune one evaluation. Start from DefaultOptions: the zero value is
-// not valid (Seeds 0). Field meanings and defaults are PROTOCOL.md's table.
+// not valid (Seeds 0). Field meanings and defaults are docs/protocol.md's table.
 type Options struct {
 	Seeds          int      `json:"seeds"`
 	Seed           int      `json:"seed"`

@@ -89,7 +89,7 @@ const (
 	FlagNoTriton = "no_triton"
 )
 
-// HackFlags lists every flag name in the order of PROTOCOL.md.
+// HackFlags lists every flag name in the order of docs/protocol.md.
 var HackFlags = []string{
 	FlagSideStream, FlagThread, FlagLazyOutput, FlagPatch, FlagStaleMemory,
 	FlagInputMutation, FlagCache, FlagPhaseDetect, FlagDeferredBatch, FlagDecoy,
@@ -143,7 +143,7 @@ type Env struct {
 	SandboxDetail    string `json:"sandbox_detail"`
 }
 
-// Verdict is the outcome of one evaluation (schema 1.1, PROTOCOL.md).
+// Verdict is the outcome of one evaluation (schema 1.1, docs/protocol.md).
 // Nullable numbers are pointers: nil encodes as null.
 type Verdict struct {
 	SchemaVersion    string             `json:"schema_version"`
@@ -184,7 +184,7 @@ type Verdict struct {
 	Retry string `json:"retry"`
 	// ReferenceShared (schema 1.3): the evaluation compared its candidate with the
 	// reference outputs, screens and alone-timing an earlier evaluation of the same
-	// task published on this GPU (PROTOCOL.md, shared reference work).
+	// task published on this GPU (docs/protocol.md, shared reference work).
 	ReferenceShared bool `json:"reference_shared"`
 	// ReferenceChecked (schema 1.7): the task's reference was seen to work, in
 	// this evaluation (its outputs on every seed passed the screens, or came

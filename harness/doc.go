@@ -1,6 +1,6 @@
 // Package harness is the Go side of kernelgate's evaluator: it starts one
 // warm Python zygote per GPU (or one in CPU mode), speaks the versioned
-// protocol of PROTOCOL.md with it, and turns every evaluation into a Verdict.
+// protocol of docs/protocol.md with it, and turns every evaluation into a Verdict.
 //
 // The protocol records (protocol.go) and the vocabulary they carry (package
 // eval: the job, its options, the verdict) are the source of truth for the

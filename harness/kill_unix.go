@@ -5,7 +5,7 @@ package harness
 import "syscall"
 
 // killGroup SIGKILLs a child's process group; children lead their own group
-// (pgid == pid, PROTOCOL.md). pid <= 1 is refused: kill(-1) or kill(0) would
+// (pgid == pid, docs/protocol.md). pid <= 1 is refused: kill(-1) or kill(0) would
 // hit the wrong processes.
 func killGroup(pid int) {
 	if pid > 1 {

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// ProtocolMajor is the major version of the process protocol (PROTOCOL.md).
+// ProtocolMajor is the major version of the process protocol (docs/protocol.md).
 // Go refuses a zygote whose hello carries a different major.
 //
 // Changelog:

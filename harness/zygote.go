@@ -27,7 +27,7 @@ type zygoteSpec struct {
 	startTimeout time.Duration
 	lineLimit    int
 	// memoryBudgetMB is the device memory the zygote's evaluations may reserve
-	// together (admission by memory, PROTOCOL.md); 0 admits everything at once.
+	// together (admission by memory, docs/protocol.md); 0 admits everything at once.
 	memoryBudgetMB int
 }
 

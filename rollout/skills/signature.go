@@ -6,7 +6,7 @@ import (
 )
 
 // The harness already strips names and numbers from error signatures
-// (harness/PROTOCOL.md, error_signature), but signatures also come from older
+// (docs/protocol.md, error_signature), but signatures also come from older
 // logs, other harness versions and tests, so the memory normalises again: the
 // same mistake on different tasks must count as one signature. Normalise is
 // idempotent, so normalised signatures can be normalised again safely.

@@ -28,7 +28,7 @@ func (v Val) saturable() bool {
 // informative: the values vary by more than the comparison tolerance, so
 // no constant output can pass (the checker rejects near-constant tasks).
 func (v Val) informative(d DType) bool {
-	tol := 1e-4 // the harness's default rtol by dtype (harness/PROTOCOL.md)
+	tol := 1e-4 // the harness's default rtol by dtype (docs/protocol.md)
 	switch d {
 	case FP16:
 		tol = 1e-2

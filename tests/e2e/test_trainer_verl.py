@@ -175,7 +175,7 @@ def test_verl_reward_loop_sends_one_request_per_group(env, tokenizer_dir, batch,
     assert [i["status"] for i in info] == ["correct", "incorrect", "correct", "invalid_submission"], info
     assert [i["correct"] for i in info] == [1.0, 0.0, 1.0, 0.0]
     assert [i["valid"] for i in info] == [1.0] * 4
-    # CPU mode times nothing comparable: the verdict's speedup is null (harness/PROTOCOL.md),
+    # CPU mode times nothing comparable: the verdict's speedup is null (docs/protocol.md),
     # and so is the key; test_speedup_and_numpy_inputs shows a timed one coming through.
     assert [i["speedup"] for i in info] == [None] * 4 and all(i["latency_s"] >= 0 for i in info)
 

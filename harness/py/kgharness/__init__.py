@@ -2,7 +2,7 @@
 
 Only torch and triton are imported; everything here runs either in the warm
 zygote (before any candidate code exists) or in a single-use child.
-See harness/PROTOCOL.md for the boundary with the Go supervisor.
+See docs/protocol.md for the boundary with the Go supervisor.
 """
 
 HARNESS_VERSION = "0.2.0"

@@ -1,4 +1,4 @@
-"""Records of the Go ⇄ zygote protocol (harness/PROTOCOL.md): encode, decode, frame.
+"""Records of the Go ⇄ zygote protocol (docs/protocol.md): encode, decode, frame.
 
 One record is one JSON object on one line, carrying "v" (the protocol major
 version) and "type". Decoding never raises on bad input from the wire: the

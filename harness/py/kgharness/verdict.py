@@ -1,4 +1,4 @@
-"""The verdict record (schema in harness/PROTOCOL.md) and its status rules.
+"""The verdict record (schema in docs/protocol.md) and its status rules.
 
 Both the child (a finished evaluation) and the zygote (a child that died without
 reporting) build verdicts here, so the shape cannot drift between the two.

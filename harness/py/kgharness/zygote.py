@@ -3,7 +3,7 @@
     python -m kgharness.zygote --mode gpu|cpu_interpreter --device-index N
         [--evaluator MODULE:FUNC] [--tmp-base DIR] [--memory-budget-mb MB]
 
-Records from Go arrive on fd 3, ours leave on fd 4 (harness/PROTOCOL.md). The
+Records from Go arrive on fd 3, ours leave on fd 4 (docs/protocol.md). The
 loop is single-threaded (poll + a SIGCHLD wakeup fd) because it forks: a
 thread in the zygote would leave its locks held in every child. It owns the
 per-GPU timing lock (stopping every other evaluation while one is timed), admission

@@ -1,4 +1,4 @@
-"""The Python side of harness/PROTOCOL.md against the shared golden records."""
+"""The Python side of docs/protocol.md against the shared golden records."""
 
 import json
 import math

@@ -101,14 +101,14 @@ def test_data_dir_unreadable_site_packages_readable(z, data_dir):
 def test_other_jobs_and_zygote_cwd_unreadable(z):
     need(z, "landlock")
     # (harness/py/tests is readable here only because PYTHONPATH names it)
-    protocol_md = os.path.join(os.path.dirname(PY_ROOT), "PROTOCOL.md")
+    repo_file = os.path.join(os.path.dirname(PY_ROOT), "doc.go")   # a file of the repository, outside the harness package
     base = os.path.dirname(z.evaluate(TASK, "ok")["probe"]["tmpdir"])   # holds every job's dir
     other = os.path.join(base, "job-other")      # another evaluation's dir, as the zygote makes it
     os.mkdir(other, 0o700)
     with open(os.path.join(other, "secret.txt"), "w") as f:
         f.write("another evaluation's file")
     try:
-        p = z.evaluate(TASK, f"read {protocol_md} {PY_ROOT}/kgharness/../../PROTOCOL.md "
+        p = z.evaluate(TASK, f"read {repo_file} {PY_ROOT}/kgharness/../../doc.go "
                              f"{other}/secret.txt")["probe"]
         p.update(z.evaluate(TASK, f"listdir {PY_ROOT} {other}")["probe"])
         listing = z.evaluate(TASK, f"listdir {base}")["probe"][base]

@@ -16,7 +16,7 @@ import sys
 
 import torch
 
-# (atol, rtol): the harness's defaults (harness/PROTOCOL.md).
+# (atol, rtol): the harness's defaults (docs/protocol.md).
 TOL = {torch.float32: (1e-4, 1e-4), torch.float16: (1e-2, 1e-2), torch.bfloat16: (1e-2, 1.6e-2)}
 
 
