@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/gpu"
 )
 
@@ -133,7 +134,7 @@ func (s *Supervisor) planWorkers() error {
 		}
 	}
 	if len(devs) == 0 {
-		s.mode = TimingCPUInterpreter
+		s.mode = eval.TimingCPUInterpreter
 		conc := s.cfg.Concurrency
 		if conc == 0 {
 			conc = runtime.NumCPU()
@@ -142,7 +143,7 @@ func (s *Supervisor) planWorkers() error {
 		s.log.Info("CPU mode (Triton interpreter)", "reason", s.info.Reason, "concurrency", conc)
 		return nil
 	}
-	s.mode = TimingGPU
+	s.mode = eval.TimingGPU
 	conc := s.cfg.Concurrency
 	if conc == 0 {
 		// A child spends most of its life compiling on one CPU core (Triton: ~2 s on
@@ -162,14 +163,14 @@ func (s *Supervisor) planWorkers() error {
 // zygote). A zero Options means DefaultOptions. A failure is the
 // candidate's only once its task's reference has been seen to work
 // (reference.go).
-func (s *Supervisor) Evaluate(ctx context.Context, job Job) (Verdict, error) {
-	if job.Options == (Options{}) {
-		job.Options = DefaultOptions()
+func (s *Supervisor) Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error) {
+	if job.Options == (eval.Options{}) {
+		job.Options = eval.DefaultOptions()
 	}
 	if err := job.Options.Validate(); err != nil {
-		return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
+		return eval.Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 	}
-	h := HashSource(job.Task.Source)
+	h := eval.HashSource(job.Task.Source)
 	if !job.TaskCheck {
 		if broken, ok := s.refs.lookup(h); ok && broken != nil {
 			return s.made(taskFailed(job, broken, s.mode), job), nil
@@ -203,18 +204,18 @@ func (s *Supervisor) Evaluate(ctx context.Context, job Job) (Verdict, error) {
 }
 
 // checker runs the task check that vouches for job's reference.
-func (s *Supervisor) checker(job Job) func(context.Context) (Verdict, error) {
-	return func(ctx context.Context) (Verdict, error) {
+func (s *Supervisor) checker(job eval.Job) func(context.Context) (eval.Verdict, error) {
+	return func(ctx context.Context) (eval.Verdict, error) {
 		return s.run(ctx, refCheckJob(job))
 	}
 }
 
 // made completes a verdict the supervisor made itself, as fill does a
 // zygote's.
-func (s *Supervisor) made(v Verdict, job Job) Verdict {
+func (s *Supervisor) made(v eval.Verdict, job eval.Job) eval.Verdict {
 	v.Normalize()
-	v.TaskHash = HashSource(job.Task.Source)
-	v.CodeHash = HashSource(job.Code)
+	v.TaskHash = eval.HashSource(job.Task.Source)
+	v.CodeHash = eval.HashSource(job.Code)
 	if v.TaskName == "" {
 		v.TaskName = job.Task.Name
 	}
@@ -223,13 +224,13 @@ func (s *Supervisor) made(v Verdict, job Job) Verdict {
 
 // run is one evaluation on the least-loaded zygote, retried while its
 // verdict asks to be (Verdict.Retry).
-func (s *Supervisor) run(ctx context.Context, job Job) (Verdict, error) {
+func (s *Supervisor) run(ctx context.Context, job eval.Job) (eval.Verdict, error) {
 	id := "job-" + strconv.FormatUint(s.nextID.Add(1), 10)
 	retries := 0
 	for attempt := 1; ; attempt++ {
 		w, z, err := s.acquire(ctx)
 		if err != nil {
-			return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
+			return eval.Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 		}
 		before := w.readClock()
 		v, err := z.eval(ctx, id, job, s.backstop(job.Options, w.conc))
@@ -239,7 +240,7 @@ func (s *Supervisor) run(ctx context.Context, job Job) (Verdict, error) {
 			continue // the zygote died before it got the job: try another
 		}
 		if err != nil {
-			return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
+			return eval.Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 		}
 		if v.Retry != "" && retries < maxRetries {
 			// Out of device memory because of other work on the GPU: not this
@@ -247,7 +248,7 @@ func (s *Supervisor) run(ctx context.Context, job Job) (Verdict, error) {
 			retries++
 			s.log.Info("retrying an evaluation", "job", id, "reason", v.Retry, "retry", retries)
 			if err := sleepCtx(ctx, time.Duration(retries)*250*time.Millisecond); err != nil {
-				return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
+				return eval.Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 			}
 			continue
 		}
@@ -279,9 +280,9 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // not count: waiting for device memory (admission) and stopped while the other
 // evaluations are timed, each of which the zygote bounds by its own timeout. It
 // catches a zygote that stopped answering, not slow evaluations.
-func (s *Supervisor) backstop(o Options, conc int) time.Duration {
+func (s *Supervisor) backstop(o eval.Options, conc int) time.Duration {
 	d := time.Duration(o.TimeoutS)*time.Second + s.cfg.KillGrace
-	if s.mode == TimingGPU {
+	if s.mode == eval.TimingGPU {
 		d *= time.Duration(max(conc, 1))
 	}
 	return d
@@ -289,10 +290,10 @@ func (s *Supervisor) backstop(o Options, conc int) time.Duration {
 
 // fill sets what Go owns in the verdict: hashes, NVML facts, and what a
 // Go-made verdict lacks.
-func (s *Supervisor) fill(v *Verdict, w *worker, z *zygote, job Job, before, after *int) {
+func (s *Supervisor) fill(v *eval.Verdict, w *worker, z *zygote, job eval.Job, before, after *int) {
 	v.Normalize()
-	v.TaskHash = HashSource(job.Task.Source)
-	v.CodeHash = HashSource(job.Code)
+	v.TaskHash = eval.HashSource(job.Task.Source)
+	v.CodeHash = eval.HashSource(job.Code)
 	if v.TaskName == "" {
 		v.TaskName = job.Task.Name
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/gpu"
 )
 
@@ -41,9 +42,9 @@ func (w *worker) readClock() *int {
 }
 
 func (s *Supervisor) startWorker(ctx, runCtx context.Context, w *worker) (*zygote, error) {
-	mode := TimingCPUInterpreter
+	mode := eval.TimingCPUInterpreter
 	if w.dev != nil {
-		mode = TimingGPU
+		mode = eval.TimingGPU
 	}
 	spec := zygoteSpec{
 		python: s.python, pythonPath: s.pyRoot, mode: mode, deviceIndex: w.index,

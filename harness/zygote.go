@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // zygoteSpec is what one zygote process needs to start.
@@ -53,7 +55,7 @@ type zygote struct {
 
 type pendingJob struct {
 	pid    atomic.Int64
-	result chan Verdict // buffered: exactly one verdict is ever sent
+	result chan eval.Verdict // buffered: exactly one verdict is ever sent
 }
 
 type helloResult struct {
@@ -123,7 +125,7 @@ func startZygote(ctx, runCtx context.Context, spec zygoteSpec, log *slog.Logger)
 // zygoteEnv is the parent's environment with the protocol's variables set.
 func zygoteEnv(base []string, spec zygoteSpec) []string {
 	set := map[string]string{"PYTHONPATH": spec.pythonPath, "PYTHONUNBUFFERED": "1"}
-	if spec.mode == TimingGPU {
+	if spec.mode == eval.TimingGPU {
 		set["CUDA_VISIBLE_DEVICES"] = strconv.Itoa(spec.deviceIndex)
 		// NVML numbers GPUs in PCI bus order; make CUDA agree.
 		set["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
@@ -233,7 +235,7 @@ func (z *zygote) route(line []byte) {
 		}
 	case *ErrorRecord:
 		z.log.Warn("zygote rejected a record", "job", r.ID, "message", r.Message)
-		v := harnessVerdict(StatusHarnessError, z.spec.mode, "harness protocol error: "+r.Message, "ProtocolError: zygote rejected the job")
+		v := harnessVerdict(eval.StatusHarnessError, z.spec.mode, "harness protocol error: "+r.Message, "ProtocolError: zygote rejected the job")
 		if r.ID != "" {
 			z.deliver(r.ID, v)
 		}
@@ -243,7 +245,7 @@ func (z *zygote) route(line []byte) {
 }
 
 // deliver hands v to the job's waiter, at most once.
-func (z *zygote) deliver(id string, v Verdict) bool {
+func (z *zygote) deliver(id string, v eval.Verdict) bool {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	p := z.pending[id]
@@ -272,7 +274,7 @@ func (z *zygote) waitLoop(readerDone <-chan struct{}) {
 	z.mu.Unlock()
 	for id, p := range pending {
 		killGroup(int(p.pid.Load()))
-		p.result <- harnessVerdict(StatusHarnessError, z.spec.mode,
+		p.result <- harnessVerdict(eval.StatusHarnessError, z.spec.mode,
 			"the evaluator process (zygote) died while this job ran: "+reason, "HarnessError: zygote died")
 		z.log.Warn("job failed: zygote died", "job", id)
 	}
