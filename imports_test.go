@@ -156,6 +156,48 @@ func TestEvalIsALeaf(t *testing.T) {
 	t.Fatal("no package eval")
 }
 
+// The log's events are a leaf beside eval: every part that publishes one
+// imports event, so event imports nothing of the module but eval.
+func TestEventImportsOnlyEval(t *testing.T) {
+	for _, p := range goList(t) {
+		if p.ImportPath != module+"/event" {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if imp != module+"/eval" && (strings.HasPrefix(imp, module) || strings.Contains(imp, ".")) {
+				t.Errorf("event imports %s", imp)
+			}
+		}
+		return
+	}
+	t.Fatal("no package event")
+}
+
+// Imports that would turn the layers upside down, each with its reason.
+// A package of the left column imports none of the right's, directly or
+// through another package of the module.
+var forbiddenImports = []struct{ from, to, why string }{
+	{"dispatch", "export", "dispatch logs verdicts as events (package event); export reads the log, and the queue must not depend on how it is written"},
+	{"worker", "export", "the worker answers through dispatch, which logs the verdict"},
+	{"event", "export", "events are what export reads, not the other way"},
+}
+
+func TestForbiddenImports(t *testing.T) {
+	for _, rule := range forbiddenImports {
+		deps, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./"+rule.from).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", rule.from, err)
+		}
+		listed := strings.Fields(string(deps))
+		if !slices.Contains(listed, module+"/"+rule.from) {
+			t.Fatalf("go list -deps ./%s does not list %s itself: the test reads nothing", rule.from, rule.from)
+		}
+		if slices.Contains(listed, module+"/"+rule.to) {
+			t.Errorf("%s imports %s (directly or not): %s", rule.from, rule.to, rule.why)
+		}
+	}
+}
+
 // The job queue has one owner, dispatch (the evaluation service): the
 // gateway hands it work and follows results, and neither writes queue
 // messages nor talks to the queue's streams itself.

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 )
 
 // Subject is where evaluation jobs for workers of a timing mode are queued,
@@ -49,10 +49,10 @@ type Job struct {
 	// caller said; "length" marks it cut off (submission.Word).
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Prompt is what the model was asked, when the caller said; logged, not hashed.
-	Prompt     []export.PromptMessage `json:"prompt,omitempty"`
-	Options    eval.Options           `json:"options"`
-	RewardFn   string                 `json:"reward_fn,omitempty"`
-	EnqueuedAt time.Time              `json:"enqueued_at"`
+	Prompt     []event.PromptMessage `json:"prompt,omitempty"`
+	Options    eval.Options          `json:"options"`
+	RewardFn   string                `json:"reward_fn,omitempty"`
+	EnqueuedAt time.Time             `json:"enqueued_at"`
 	// Who asked (logged with the verdict): the HTTP request and the API key name.
 	RequestID string `json:"request_id,omitempty"`
 	ClientID  string `json:"client_id,omitempty"`

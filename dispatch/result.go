@@ -8,7 +8,7 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/reward"
 )
 
@@ -22,7 +22,7 @@ import (
 func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
 	if !job.TaskCheck && !job.Unlogged {
 		rew, wait, exec := r.Reward, r.QueueWaitMS, r.ExecMS
-		ev := export.EvaluationEvent{
+		ev := event.Evaluation{
 			EventID: job.ID, Time: time.Now().UTC(), EvalID: job.ID, BatchID: job.BatchID, TaskID: job.TaskID, TaskSource: job.Task.Source,
 			RequestID: job.RequestID, ClientID: job.ClientID,
 			Code: job.Code, Completion: job.Completion, Prompt: job.Prompt, RewardFn: rewardName(job.RewardFn),
@@ -32,7 +32,7 @@ func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
 		if !r.Cached && !r.Shared { // a cached or shared answer waited in no queue and ran nothing
 			ev.QueueWaitMS, ev.ExecMS = &wait, &exec
 		}
-		if err := export.Publish(ctx, b, ev); err != nil {
+		if err := event.Publish(ctx, b, ev); err != nil {
 			return fmt.Errorf("dispatch.PublishResult: %w", err)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 )
 
 // Service is the submitting end of the job queue, for everyone who wants
@@ -88,7 +88,7 @@ type Batch struct {
 type Item struct {
 	Code       string
 	Completion *string
-	Prompt     []export.PromptMessage // what the model was asked; logged, not hashed
+	Prompt     []event.PromptMessage // what the model was asked; logged, not hashed
 	// FinishReason is why the model stopped writing Completion, when the
 	// caller said ("length": the token limit; submission.Word).
 	FinishReason string

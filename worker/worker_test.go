@@ -13,7 +13,7 @@ import (
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/harness"
 )
 
@@ -121,11 +121,11 @@ func TestFinalDeliveryAnswersHarnessError(t *testing.T) {
 			})
 			select {
 			case e := <-evs:
-				var ee export.EvaluationEvent
+				var ee event.Evaluation
 				if err := json.Unmarshal(e.Data, &ee); err != nil {
 					t.Fatal(err)
 				}
-				if e.Subject != export.SubjectEvaluation || e.ID != job.ID || ee.BatchID != "b1" || ee.Verdict.Status != eval.StatusHarnessError {
+				if e.Subject != event.SubjectEvaluation || e.ID != job.ID || ee.BatchID != "b1" || ee.Verdict.Status != eval.StatusHarnessError {
 					t.Errorf("event %s %s %+v", e.Subject, e.ID, ee)
 				}
 			case <-ctx.Done():
@@ -199,7 +199,7 @@ func TestTaskCheckIsAnnouncedNotLogged(t *testing.T) {
 	})
 	select {
 	case e := <-first:
-		var ee export.EvaluationEvent
+		var ee event.Evaluation
 		if err := json.Unmarshal(e.Data, &ee); err != nil {
 			t.Fatal(err)
 		}
