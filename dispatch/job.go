@@ -37,20 +37,23 @@ func modeClass(mode string) string {
 // announced on.
 func ResultsSubject(batchID string) string { return "results." + batchID }
 
-// Job is one queued evaluation (the JSON body of a jobs.eval.<mode> message).
+// Job is one queued evaluation (the JSON body of a jobs.eval.<mode>
+// message): the evaluation the harness runs, eval.Job, and what the queue
+// needs around it. The embedded fields keep the names a job had on the wire
+// before it embedded eval.Job (task, code, options, task_check), so a job
+// queued by the previous version decodes; check, which it did not carry,
+// is omitted when nil.
 type Job struct {
-	ID         string    `json:"id"` // also the bus message id and the event id
-	BatchID    string    `json:"batch_id"`
-	Index      int       `json:"index"` // position in the request
-	Task       eval.Task `json:"task"`
-	Code       string    `json:"code"`
-	Completion *string   `json:"completion,omitempty"` // raw text the code was extracted from
+	ID      string `json:"id"` // also the bus message id and the event id
+	BatchID string `json:"batch_id"`
+	Index   int    `json:"index"` // position in the request
+	eval.Job
+	Completion *string `json:"completion,omitempty"` // raw text the code was extracted from
 	// FinishReason is why the model stopped writing Completion, when the
 	// caller said; "length" marks it cut off (submission.Word).
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Prompt is what the model was asked, when the caller said; logged, not hashed.
 	Prompt     []event.PromptMessage `json:"prompt,omitempty"`
-	Options    eval.Options          `json:"options"`
 	RewardFn   string                `json:"reward_fn,omitempty"`
 	EnqueuedAt time.Time             `json:"enqueued_at"`
 	// Who asked (logged with the verdict): the HTTP request and the API key name.
@@ -59,10 +62,6 @@ type Job struct {
 	// TaskID is the registry id of Task ("" for an inline reference); it
 	// goes into the evaluation's event.
 	TaskID string `json:"task_id,omitempty"`
-	// TaskCheck asks for a task check (eval.Job.TaskCheck) instead of an
-	// evaluation of Code; its verdict is announced but not logged as an
-	// evaluation (no candidate was evaluated).
-	TaskCheck bool `json:"task_check,omitempty"`
 	// Deadline (zero: none) is when the request stops waiting for this item:
 	// an item not finished by then is answered harness_error with retry
 	// "deadline" (valid false: the trainer drops it) and its evaluation is

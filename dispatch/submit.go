@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/submission"
 )
 
@@ -48,8 +49,8 @@ func (s *Service) Submit(ctx context.Context, b Batch) error {
 	jobs := make([]Job, 0, len(b.Items))
 	for i, item := range b.Items {
 		job := Job{
-			ID: EvalID(b.ID, i), BatchID: b.ID, Index: i, Task: b.Task, TaskID: b.TaskID,
-			Code: item.Code, Completion: item.Completion, Options: b.Options, RewardFn: b.RewardFn,
+			ID: EvalID(b.ID, i), BatchID: b.ID, Index: i, Job: eval.Job{Task: b.Task, Code: item.Code, Options: b.Options},
+			TaskID: b.TaskID, Completion: item.Completion, RewardFn: b.RewardFn,
 			EnqueuedAt: now, RequestID: b.RequestID, ClientID: b.ClientID, Prompt: item.Prompt, Deadline: b.Deadline,
 			FinishReason: item.FinishReason,
 		}

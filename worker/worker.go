@@ -112,7 +112,7 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 	err := ferr
 	if err == nil && evalCtx.Err() == nil {
 		log.Debug("evaluating")
-		v, err = w.ev.Evaluate(evalCtx, eval.Job{Task: job.Task, Code: job.Code, Options: job.Options, TaskCheck: job.TaskCheck})
+		v, err = w.ev.Evaluate(evalCtx, job.Job)
 		ran = true
 	}
 	// Late: the deadline, not a shutdown, stopped it (or kept it from running);

@@ -90,8 +90,8 @@ func TestFinalDeliveryAnswersHarnessError(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sub.Unsubscribe()
-			job := dispatch.Job{ID: "b1-0003", BatchID: "b1", Index: 3, Task: eval.Task{Name: "t", Source: "src"},
-				Code: "code", Options: eval.DefaultOptions(), RewardFn: tt.rewardFn, EnqueuedAt: time.Now()}
+			job := dispatch.Job{ID: "b1-0003", BatchID: "b1", Index: 3, Job: eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: "code", Options: eval.DefaultOptions()},
+				RewardFn: tt.rewardFn, EnqueuedAt: time.Now()}
 			data, _ := json.Marshal(job)
 			if err := b.PublishJob(t.Context(), dispatch.Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
 				t.Fatal(err)
@@ -171,8 +171,8 @@ func TestTaskCheckIsAnnouncedNotLogged(t *testing.T) {
 	}
 	defer sub.Unsubscribe()
 	for i, job := range []dispatch.Job{
-		{ID: "b2-00000", BatchID: "b2", Index: 0, Task: eval.Task{Name: "t", Source: "src"}, TaskCheck: true},
-		{ID: "b2-00001", BatchID: "b2", Index: 1, Task: eval.Task{Name: "t", Source: "src"}, Code: "code", TaskID: "ci/t"},
+		{ID: "b2-00000", BatchID: "b2", Index: 0, Job: eval.Job{Task: eval.Task{Name: "t", Source: "src"}, TaskCheck: true}},
+		{ID: "b2-00001", BatchID: "b2", Index: 1, Job: eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: "code"}, TaskID: "ci/t"},
 	} {
 		job.Options, job.EnqueuedAt = eval.DefaultOptions(), time.Now()
 		data, _ := json.Marshal(job)
@@ -217,8 +217,8 @@ func TestAWorkerTakesOnlyItsModesJobs(t *testing.T) {
 	ev := &recordingEvaluator{jobs: make(chan eval.Job, 2)}
 	b := startRun(t, ev)
 	for _, mode := range []string{eval.TimingGPU, eval.TimingCPUInterpreter} {
-		job := dispatch.Job{ID: "b3-" + mode, BatchID: "b3", Task: eval.Task{Name: "t", Source: "src"}, Code: mode,
-			Options: eval.DefaultOptions(), EnqueuedAt: time.Now()}
+		job := dispatch.Job{ID: "b3-" + mode, BatchID: "b3", Job: eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: mode, Options: eval.DefaultOptions()},
+			EnqueuedAt: time.Now()}
 		data, _ := json.Marshal(job)
 		if err := b.PublishJob(t.Context(), dispatch.Subject(mode), job.ID, data); err != nil {
 			t.Fatal(err)
