@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/kernelgate/kernelgate/eval"
@@ -42,7 +43,9 @@ func ResultsSubject(batchID string) string { return "results." + batchID }
 // needs around it. The embedded fields keep the names a job had on the wire
 // before it embedded eval.Job (task, code, options, task_check), so a job
 // queued by the previous version decodes; check, which it did not carry,
-// is omitted when nil.
+// is omitted when nil. The job's hashes travel as task_hash and code_hash
+// (MarshalJSON), so the worker, the result cache and the verdict use the
+// ones made when the job was.
 type Job struct {
 	ID      string `json:"id"` // also the bus message id and the event id
 	BatchID string `json:"batch_id"`
@@ -99,4 +102,38 @@ type Result struct {
 	Source      string  `json:"source,omitempty"`
 	QueueWaitMS float64 `json:"queue_wait_ms"`
 	ExecMS      float64 `json:"exec_ms"`
+}
+
+// queued is Job without its JSON methods, for them to encode the fields.
+type queued Job
+
+// hashes are eval.Job's hashes as a queued job carries them: beside its
+// fields, since the harness protocol, which encodes eval.Job, does not.
+type hashes struct {
+	TaskHash string `json:"task_hash,omitempty"`
+	CodeHash string `json:"code_hash,omitempty"`
+}
+
+// MarshalJSON encodes j with its hashes.
+func (j Job) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		queued
+		hashes
+	}{queued(j), hashes{j.TaskHash, j.CodeHash}})
+}
+
+// UnmarshalJSON decodes a queued job with its hashes; one queued by a
+// version whose jobs carried none gets them made here.
+func (j *Job) UnmarshalJSON(data []byte) error {
+	var w struct {
+		queued
+		hashes
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*j = Job(w.queued)
+	j.TaskHash, j.CodeHash = w.hashes.TaskHash, w.hashes.CodeHash
+	j.Hash()
+	return nil
 }

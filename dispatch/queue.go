@@ -28,6 +28,7 @@ func (s *Service) Evaluate(ctx context.Context, hj eval.Job) (eval.Verdict, erro
 	}
 	batch := "q_" + rand.Text()
 	job := Job{ID: EvalID(batch, 0), BatchID: batch, Job: hj, EnqueuedAt: time.Now().UTC(), Unlogged: true}
+	job.Hash() // the ones hj carries, if it does
 	if d, ok := ctx.Deadline(); ok {
 		job.Deadline = d
 	}
@@ -54,6 +55,7 @@ func (s *Service) CheckTask(ctx context.Context, t eval.Task, opts eval.Options)
 	batch := "tc_" + rand.Text()
 	opts.Timing = false
 	job := Job{ID: EvalID(batch, 0), BatchID: batch, Job: eval.Job{Task: t, Options: opts, TaskCheck: true}, EnqueuedAt: time.Now().UTC()}
+	job.Hash()
 	// The follower outlives the request: it is read in the background.
 	return s.queueOne(context.WithoutCancel(ctx), job, false)
 }

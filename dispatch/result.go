@@ -63,16 +63,17 @@ func HarnessError(mode string, job Job, err error) eval.Verdict {
 }
 
 // Verdict is a verdict made outside the harness (no child ran), shaped like
-// a child's: empty lists rather than null, the hashes filled.
+// a child's: empty lists rather than null, the job's hashes filled.
 func Verdict(mode string, job Job, status eval.Status, feedback, signature string) eval.Verdict {
 	if mode == "" {
 		mode = eval.TimingCPUInterpreter
 	}
+	job.Hash() // the ones it carries; made here only for a job made without them
 	return eval.Verdict{
 		SchemaVersion: eval.SchemaVersion, Status: status, TimingMode: mode,
 		HackFlags: []string{}, Warnings: []string{}, StageMS: map[string]float64{},
 		Feedback: feedback, ErrorSignature: signature, TaskName: job.Task.Name,
-		TaskHash: eval.HashSource(job.Task.Source), CodeHash: eval.HashSource(job.Code),
+		TaskHash: job.TaskHash, CodeHash: job.CodeHash,
 	}
 }
 

@@ -68,7 +68,10 @@ type Batch struct {
 	ID     string
 	Task   eval.Task
 	TaskID string // registry id; "" for an inline reference
-	Items  []Item
+	// TaskHash is eval.HashSource(Task.Source) when the caller has it (the
+	// registry's, the batch record's); "": Submit makes it.
+	TaskHash string
+	Items    []Item
 	// Options, RewardFn and Deadline (zero: none) hold for every item.
 	Options  eval.Options
 	RewardFn string

@@ -1,10 +1,5 @@
 package eval
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-)
-
 // SchemaVersion is the verdict schema (MAJOR.MINOR). It is logged and
 // exported, so it changes independently of the process protocol.
 //
@@ -290,10 +285,4 @@ func (v *Verdict) Normalize() {
 	if v.SchemaVersion == "" {
 		v.SchemaVersion = SchemaVersion
 	}
-}
-
-// HashSource is the task_hash/code_hash form: "sha256:" + hex of the exact text.
-func HashSource(src string) string {
-	sum := sha256.Sum256([]byte(src))
-	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -294,7 +294,7 @@ func (s *Server) stepEpisode(c *gin.Context) {
 // /v1/rewards path: queue, workers, evaluations log).
 func (s *Server) evaluateStep(ctx context.Context, e episode.Episode, completion, finish string, prompt []event.PromptMessage) (episode.Evaluation, error) {
 	resp, aerr := s.runBatchToEnd(ctx, batchSpec{
-		taskID: e.TaskID, task: e.Harness(), items: []string{completion}, fromText: true,
+		taskID: e.TaskID, task: e.Harness(), taskHash: e.TaskHash, items: []string{completion}, fromText: true,
 		rewardFn: e.RewardFn, options: e.Options, wait: s.cfg.DefaultWait, prompts: [][]event.PromptMessage{prompt},
 		finishReasons: []string{finish},
 	})

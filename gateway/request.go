@@ -37,8 +37,11 @@ type rewardRequest struct {
 
 // batchSpec is a validated request.
 type batchSpec struct {
-	taskID   string // registry id ("" for an inline reference)
-	task     eval.Task
+	taskID string // registry id ("" for an inline reference)
+	task   eval.Task
+	// taskHash is eval.HashSource(task.Source) where it is known already
+	// (the registry's, an episode's); "": accept makes it, once per batch.
+	taskHash string
 	items    []string // completions, or codes when fromText is false
 	fromText bool
 	rewardFn string

@@ -162,7 +162,8 @@ func (s *Supervisor) planWorkers() error {
 // means no evaluation could be attempted (bad options, ctx done, closed, no
 // zygote). A zero Options means DefaultOptions. A failure is the
 // candidate's only once its task's reference has been seen to work
-// (reference.go).
+// (reference.go). The verdict's hashes are the ones job carries, made
+// here only for a job that comes without them.
 func (s *Supervisor) Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error) {
 	if job.Options == (eval.Options{}) {
 		job.Options = eval.DefaultOptions()
@@ -170,7 +171,8 @@ func (s *Supervisor) Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, 
 	if err := job.Options.Validate(); err != nil {
 		return eval.Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 	}
-	h := eval.HashSource(job.Task.Source)
+	job.Hash()
+	h := job.TaskHash
 	if !job.TaskCheck {
 		if broken, ok := s.refs.lookup(h); ok && broken != nil {
 			return s.made(taskFailed(job, broken, s.mode), job), nil
@@ -214,8 +216,7 @@ func (s *Supervisor) checker(job eval.Job) func(context.Context) (eval.Verdict, 
 // zygote's.
 func (s *Supervisor) made(v eval.Verdict, job eval.Job) eval.Verdict {
 	v.Normalize()
-	v.TaskHash = eval.HashSource(job.Task.Source)
-	v.CodeHash = eval.HashSource(job.Code)
+	v.TaskHash, v.CodeHash = job.TaskHash, job.CodeHash
 	if v.TaskName == "" {
 		v.TaskName = job.Task.Name
 	}
@@ -288,12 +289,11 @@ func (s *Supervisor) backstop(o eval.Options, conc int) time.Duration {
 	return d
 }
 
-// fill sets what Go owns in the verdict: hashes, NVML facts, and what a
-// Go-made verdict lacks.
+// fill sets what Go owns in the verdict: the hashes job carries, NVML
+// facts, and what a Go-made verdict lacks.
 func (s *Supervisor) fill(v *eval.Verdict, w *worker, z *zygote, job eval.Job, before, after *int) {
 	v.Normalize()
-	v.TaskHash = eval.HashSource(job.Task.Source)
-	v.CodeHash = eval.HashSource(job.Code)
+	v.TaskHash, v.CodeHash = job.TaskHash, job.CodeHash
 	if v.TaskName == "" {
 		v.TaskName = job.Task.Name
 	}

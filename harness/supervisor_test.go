@@ -112,6 +112,39 @@ func TestEvaluateStatuses(t *testing.T) {
 	}
 }
 
+// A job that carries its hashes (made where it was made: dispatch.Submit)
+// gets them in its verdict, from a zygote (fill) or made by the supervisor
+// (made): they are not made again from the sources.
+func TestEvaluateKeepsTheJobsHashes(t *testing.T) {
+	s, err := startFake(t, "ok", Config{Device: "cpu"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, code string
+		failed     bool // the verdict is the task's failure
+	}{
+		{"from the zygote", "import triton\n", false},
+		{"the task's failure", markTaskErr, true},
+		{"made without a run: the task is known to fail", "import triton\n", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			job := testJob(tt.code)
+			job.TaskHash, job.CodeHash = "sha256:carried-task", "sha256:carried-code "+tt.name
+			v, err := s.Evaluate(context.Background(), job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (v.TaskError != "") != tt.failed {
+				t.Fatalf("task_error %q: not the path the case names", v.TaskError)
+			}
+			if v.TaskHash != job.TaskHash || v.CodeHash != job.CodeHash {
+				t.Errorf("verdict hashes %q %q, want the job's %q %q", v.TaskHash, v.CodeHash, job.TaskHash, job.CodeHash)
+			}
+		})
+	}
+}
+
 func TestZygoteDeathFailsJobAndRestarts(t *testing.T) {
 	s, err := startFake(t, "ok", Config{Device: "cpu"}, nil)
 	if err != nil {
