@@ -11,7 +11,11 @@ import (
 
 // Evaluation is one row of the evaluations table: the event's ids and
 // inputs and the verdict flattened into typed columns. Optional columns are
-// pointers (null when nil).
+// pointers (null when nil). EvaluationRow is the one mapping that fills it.
+// The columns are declared flat, not as groups embedded from the verdict's
+// shape: parquet-go (v0.32) reads a null optional column of an embedded
+// struct back as a pointer to zero. A test holds every verdict field to
+// its place here (verdictcolumns_test.go).
 type Evaluation struct {
 	EventID    string    `parquet:"event_id"`
 	TS         time.Time `parquet:"ts,timestamp(millisecond)"`
