@@ -28,7 +28,7 @@ func TestSubmitQueuesJobsWithTheirHashes(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- b.PrioritizedJobs(ctx, Queues("", nil), 2, func(_ context.Context, d bus.Job) error {
+		done <- b.PrioritizedJobs(ctx, Queues("", nil), 2, func(_ context.Context, d bus.Delivery) error {
 			var j Job
 			if err := json.Unmarshal(d.Data, &j); err != nil {
 				t.Error(err)

@@ -77,17 +77,17 @@ type runner struct {
 // for redelivery; on the last delivery a failed evaluation becomes a
 // harness_error verdict, so the waiting client and the log (and the jobs
 // sharing it) still hear of it.
-func (w *runner) handle(ctx context.Context, j bus.Job) error {
+func (w *runner) handle(ctx context.Context, d bus.Delivery) error {
 	var job dispatch.Job
-	if err := json.Unmarshal(j.Data, &job); err != nil || job.ID == "" || job.BatchID == "" {
+	if err := json.Unmarshal(d.Data, &job); err != nil || job.ID == "" || job.BatchID == "" {
 		// Redelivery cannot fix a malformed job, and there is no batch to answer.
-		w.log.Error("malformed job; dropping it", "job", j.ID, "err", err)
+		w.log.Error("malformed job; dropping it", "job", d.ID, "err", err)
 		return nil
 	}
-	log := w.log.With("job", job.ID, "batch", job.BatchID, "delivery", j.NumDelivered)
+	log := w.log.With("job", job.ID, "batch", job.BatchID, "delivery", d.NumDelivered)
 	w.gang.enter(job.BatchID)
 	defer w.gang.leave(job.BatchID)
-	wk, owns := w.claim(ctx, log, job, j.Queued)
+	wk, owns := w.claim(ctx, log, job, d.Queued)
 	if !owns {
 		return nil // answered with, or waiting for, an identical evaluation's verdict
 	}
@@ -123,7 +123,7 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 		v, err = dispatch.DeadlineVerdict(w.ev.Mode(), job), nil
 	case err == nil:
 		w.cache(ctx, log, job, v)
-	case ctx.Err() != nil || (!j.Final && ferr == nil):
+	case ctx.Err() != nil || (!d.Final && ferr == nil):
 		return fmt.Errorf("worker.handle %s: %w", job.ID, err)
 	default:
 		log.Error("evaluation failed on its last delivery; answering harness_error", "err", err)

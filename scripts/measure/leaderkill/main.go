@@ -158,7 +158,7 @@ func once() (stalled bool) {
 		defer wb.Close()
 		go func() {
 			_ = wb.PrioritizedJobs(ctx, dispatch.Queues(eval.TimingCPUInterpreter, []dispatch.Env{{Torch: "2.11.0", Triton: "3.6.0", HarnessVersion: "0.2.0"}}), 1,
-				func(ctx context.Context, j bus.Job) error {
+				func(ctx context.Context, j bus.Delivery) error {
 					time.Sleep(50 * time.Millisecond)
 					mu.Lock()
 					got[j.ID] = true
