@@ -38,8 +38,8 @@ type Supervisor struct {
 	cancel context.CancelFunc // ends the zygotes' lives, after Close's shutdown
 
 	mu      sync.Mutex
-	workers []*worker
-	changed chan struct{} // closed and replaced whenever a worker's state changes
+	slots   []*slot
+	changed chan struct{} // closed and replaced whenever a slot's state changes
 	started bool
 	closed  bool
 }
@@ -79,41 +79,41 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	if s.pyRoot, err = ExtractPy(s.cfg.CacheDir); err != nil {
 		return err
 	}
-	if err := s.planWorkers(); err != nil {
+	if err := s.planSlots(); err != nil {
 		return err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	errs := make([]error, len(s.workers))
+	errs := make([]error, len(s.slots))
 	var wg sync.WaitGroup
-	for i, w := range s.workers {
+	for i, sl := range s.slots {
 		wg.Go(func() {
-			z, err := s.startWorker(ctx, runCtx, w)
-			s.setZygote(w, z, err)
+			z, err := s.startSlot(ctx, runCtx, sl)
+			s.setZygote(sl, z, err)
 			errs[i] = err
 		})
 	}
 	wg.Wait()
 	up := 0
-	for i, w := range s.workers {
+	for i, sl := range s.slots {
 		if errs[i] == nil {
 			up++
 		} else {
-			s.log.Warn("zygote failed to start", "zygote", w.label, "err", errs[i])
+			s.log.Warn("zygote failed to start", "zygote", sl.label, "err", errs[i])
 		}
 	}
 	if up == 0 {
 		s.Close()
 		return fmt.Errorf("harness.Start: no zygote started: %w", errors.Join(errs...))
 	}
-	for _, w := range s.workers {
-		s.wg.Go(func() { s.supervise(runCtx, w) })
+	for _, sl := range s.slots {
+		s.wg.Go(func() { s.supervise(runCtx, sl) })
 	}
 	return nil
 }
 
-// planWorkers decides the mode and one worker per zygote from cfg.Device.
-func (s *Supervisor) planWorkers() error {
+// planSlots decides the mode and one slot per zygote from cfg.Device.
+func (s *Supervisor) planSlots() error {
 	if s.cfg.Device != "cpu" {
 		info, err := s.discover()
 		if err != nil {
@@ -139,7 +139,7 @@ func (s *Supervisor) planWorkers() error {
 		if conc == 0 {
 			conc = runtime.NumCPU()
 		}
-		s.workers = []*worker{{label: "cpu", conc: conc}}
+		s.slots = []*slot{{label: "cpu", conc: conc}}
 		s.log.Info("CPU mode (Triton interpreter)", "reason", s.info.Reason, "concurrency", conc)
 		return nil
 	}
@@ -152,7 +152,7 @@ func (s *Supervisor) planWorkers() error {
 		conc = min(max(runtime.NumCPU()/len(devs), 2), 16)
 	}
 	for _, d := range devs {
-		s.workers = append(s.workers, &worker{label: "gpu" + strconv.Itoa(d.Index), index: d.Index, dev: &d, conc: conc})
+		s.slots = append(s.slots, &slot{label: "gpu" + strconv.Itoa(d.Index), index: d.Index, dev: &d, conc: conc})
 	}
 	return nil
 }
@@ -229,14 +229,14 @@ func (s *Supervisor) run(ctx context.Context, job eval.Job) (eval.Verdict, error
 	id := "job-" + strconv.FormatUint(s.nextID.Add(1), 10)
 	retries := 0
 	for attempt := 1; ; attempt++ {
-		w, z, err := s.acquire(ctx)
+		sl, z, err := s.acquire(ctx)
 		if err != nil {
 			return eval.Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 		}
-		before := w.readClock()
-		v, err := z.eval(ctx, id, job, s.backstop(job.Options, w.conc))
-		after := w.readClock()
-		s.release(w)
+		before := sl.readClock()
+		v, err := z.eval(ctx, id, job, s.backstop(job.Options, sl.conc))
+		after := sl.readClock()
+		s.release(sl)
 		if errors.Is(err, errNotSent) && attempt < 3 {
 			continue // the zygote died before it got the job: try another
 		}
@@ -253,7 +253,7 @@ func (s *Supervisor) run(ctx context.Context, job eval.Job) (eval.Verdict, error
 			}
 			continue
 		}
-		s.fill(&v, w, z, job, before, after)
+		s.fill(&v, sl, z, job, before, after)
 		if retries > 0 {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("retried %d time(s): out of GPU memory while other work held it", retries))
 		}
@@ -291,7 +291,7 @@ func (s *Supervisor) backstop(o eval.Options, conc int) time.Duration {
 
 // fill sets what Go owns in the verdict: the hashes job carries, NVML
 // facts, and what a Go-made verdict lacks.
-func (s *Supervisor) fill(v *eval.Verdict, w *worker, z *zygote, job eval.Job, before, after *int) {
+func (s *Supervisor) fill(v *eval.Verdict, sl *slot, z *zygote, job eval.Job, before, after *int) {
 	v.Normalize()
 	v.TaskHash, v.CodeHash = job.TaskHash, job.CodeHash
 	if v.TaskName == "" {
@@ -309,9 +309,9 @@ func (s *Supervisor) fill(v *eval.Verdict, w *worker, z *zygote, job eval.Job, b
 	setIfEmpty(&e.HarnessVersion, h.HarnessVersion)
 	setIfEmpty(&e.Sandbox, h.Sandbox.Level)
 	setIfEmpty(&e.SandboxDetail, h.Sandbox.Detail)
-	if w.dev != nil {
-		setIfEmpty(&e.GPUName, w.dev.Name)
-		e.GPUUUID = w.dev.UUID
+	if sl.dev != nil {
+		setIfEmpty(&e.GPUName, sl.dev.Name)
+		e.GPUUUID = sl.dev.UUID
 		e.Driver = s.info.Driver
 		e.SMClockMHzBefore, e.SMClockMHzAfter = before, after
 	}
@@ -333,9 +333,9 @@ func (s *Supervisor) Close() {
 	}
 	s.closed = true
 	var zs []*zygote
-	for _, w := range s.workers {
-		if w.z != nil {
-			zs = append(zs, w.z)
+	for _, sl := range s.slots {
+		if sl.z != nil {
+			zs = append(zs, sl.z)
 		}
 	}
 	s.notifyLocked()

@@ -192,7 +192,7 @@ func TestBackstopKillsHungChild(t *testing.T) {
 func hungChildPID(t *testing.T, s *Supervisor) int {
 	t.Helper()
 	s.mu.Lock()
-	z := s.workers[0].z
+	z := s.slots[0].z
 	s.mu.Unlock()
 	var pid int
 	for _, line := range strings.Split(z.stderr.Tail(lineLogTail), "\n") {
