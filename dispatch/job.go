@@ -68,7 +68,8 @@ type Job struct {
 	// Deadline (zero: none) is when the request stops waiting for this item:
 	// an item not finished by then is answered harness_error with retry
 	// "deadline" (valid false: the trainer drops it) and its evaluation is
-	// stopped, so a group's verdicts arrive together (issue 14).
+	// stopped, so a group's verdicts arrive together: a trainer's step waits
+	// for its slowest item.
 	Deadline time.Time `json:"deadline,omitzero"`
 	// Share lets identical jobs in flight share this job's evaluation
 	// (share.go); false when the request bypassed the cache, which asks

@@ -25,7 +25,7 @@
 //   - episode_steps: one row per episode step (events.episode_step).
 //   - rejected: events that could not be decoded, with their raw bytes.
 //   - skills: one row per skill version (Skill); written by the search's skill
-//     memory (issue 5), read by the skills export.
+//     memory, read by the skills export.
 //   - search_steps: one row per search step (events.search_step, event.SearchStep; search.go).
 //   - searches: one row per search and state reached (events.search,
 //     event.Search; searches.go): configuration, seed, budget, outcome.

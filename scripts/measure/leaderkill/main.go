@@ -4,8 +4,8 @@
 // (dispatch.Queues), three jobs are delivered, the leader is killed with
 // SIGKILL, three more jobs are queued, and the run stalls when they are not
 // all delivered within -wait. On a stall it prints JOBS's and the consumers'
-// state, then again after as long again. Issue 15's open fault: the e2e test
-// kills a node that leads neither.
+// state, then again after as long again. The e2e test kills a node that
+// leads neither, so it cannot show this fault: the leader must go.
 //
 //	go build -o /tmp/natsnode ./tests/natsnode
 //	go run ./scripts/measure/leaderkill -natsnode /tmp/natsnode -victim stream -runs 40
