@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/kernelgate/kernelgate/eval"
@@ -131,7 +132,7 @@ func (j *Job) UnmarshalJSON(data []byte) error {
 		hashes
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
-		return err
+		return fmt.Errorf("dispatch.Job: %w", err)
 	}
 	*j = Job(w.queued)
 	j.TaskHash, j.CodeHash = w.hashes.TaskHash, w.hashes.CodeHash

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"reflect"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -237,5 +238,32 @@ func TestAWorkerTakesOnlyItsModesJobs(t *testing.T) {
 	}
 	if dispatch.Subject("") != dispatch.Subject(eval.TimingGPU) || dispatch.Durable(eval.TimingCPUInterpreter) == dispatch.Durable(eval.TimingGPU) {
 		t.Fatal("an unknown mode queues for GPUs; the two modes have their own consumers")
+	}
+}
+
+// The harness is handed the queued job's evaluation whole: every field of
+// eval.Job, the hashes made when the job was queued among them, and not a
+// copy of the fields someone remembered to copy.
+func TestTheHarnessGetsTheQueuedEvaluation(t *testing.T) {
+	ev := &recordingEvaluator{jobs: make(chan eval.Job, 1)}
+	b := startRun(t, ev)
+	job := dispatch.Job{ID: "b9-00000", BatchID: "b9", EnqueuedAt: time.Now(), Job: eval.Job{
+		Task: eval.Task{Name: "t", Path: "/tasks/t.py", Source: "src"}, Code: "code", Options: eval.DefaultOptions(),
+		TaskHash: "sha256:made-when-queued", CodeHash: "sha256:this-too",
+	}}
+	data, err := json.Marshal(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PublishJob(t.Context(), dispatch.Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-ev.jobs:
+		if !reflect.DeepEqual(got, job.Job) {
+			t.Errorf("the harness got\n %+v\nqueued\n %+v", got, job.Job)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job was not evaluated")
 	}
 }
