@@ -10,8 +10,9 @@ rules were built from them already (kgharness.readpaths.pin keeps them for what 
 forks later).
 
 Dropping a variable from os.environ does not erase it from /proc/self/environ: that
-file shows the block the zygote was exec'd with, which every fork inherits. wipe_block
-re-sets what the runner keeps (glibc copies it to the heap) and zeroes the block.
+file shows the block the zygote was exec'd with, which every fork inherits. wipe zeroes
+the dropped variables' strings there. Only theirs: a library that kept a pointer from
+getenv into that block (CUDA's, read at first use in a runner) still finds what it kept.
 """
 
 import ctypes
@@ -24,12 +25,12 @@ HARNESS_PREFIX = "KERNELGATE_"
 
 def drop_harness():
     """Remove every KERNELGATE_* variable from this process's environment (after pinning
-    the sandbox policy's), and erase the exec-time block. Returns the names dropped."""
+    the sandbox policy's) and from its exec-time block. Returns the names dropped."""
     readpaths.pin()
     dropped = sorted(k for k in os.environ if k.startswith(HARNESS_PREFIX))
     for k in dropped:
-        del os.environ[k]
-    wipe_block()
+        del os.environ[k]          # unsetenv: glibc's environ no longer points at the block's copy
+    wipe(HARNESS_PREFIX)
     return dropped
 
 
@@ -46,14 +47,17 @@ def _block():
     return (start, end) if 0 < start < end else None
 
 
-def wipe_block():
-    """Zero the exec-time environment block, once every variable kept lives elsewhere:
-    getenv in C (libcuda, Triton's launchers) then finds what os.environ holds, and
-    /proc/self/environ shows nothing. Returns whether it did."""
+def wipe(prefix):
+    """Zero the strings of the exec-time block whose name starts with prefix (the caller
+    has unset them). Returns how many it zeroed."""
     span = _block()
     if span is None:
-        return False
-    for k, v in list(os.environ.items()):
-        os.environ[k] = v          # setenv: a new copy, outside the block
-    ctypes.memset(span[0], 0, span[1] - span[0])
-    return True
+        return 0
+    block = ctypes.string_at(span[0], span[1] - span[0])
+    n, off = 0, 0
+    for entry in block.split(b"\0"):
+        if entry.startswith(prefix.encode()):
+            ctypes.memset(span[0] + off, 0, len(entry))
+            n += 1
+        off += len(entry) + 1
+    return n

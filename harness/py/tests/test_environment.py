@@ -7,7 +7,6 @@ environment full of secrets, with one more secret in a harness setting the zygot
 code hunt for them and raise with what they found.
 """
 
-import ctypes
 import json
 import os
 import re
@@ -18,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from kgharness import readpaths
-from test_sandbox_walls import fork_run
 from zygote_client import ZygoteClient
 
 REPO = Path(__file__).resolve().parents[3]
@@ -132,24 +129,30 @@ def test_no_secret_reaches_task_or_candidate_code(hunted, side):
         assert "HUNT {" in v["task_error"], v["task_error"]
 
 
+DROP = """
+import ctypes, json, os
+from kgharness import readpaths, runenv
+dropped = runenv.drop_harness()
+libc = ctypes.CDLL(None)
+libc.getenv.restype = ctypes.c_char_p
+with open("/proc/self/environ", "rb") as f:
+    block = f.read().decode("latin-1")
+print(json.dumps({"dropped": dropped, "left": [k for k in os.environ if k.startswith("KERNELGATE_")],
+                  "block": block, "path": (libc.getenv(b"PATH") or b"").decode(),
+                  "sealed": readpaths.forbidden_dirs()}))
+"""
+
+
 def test_a_runner_drops_the_harness_settings_and_its_exec_time_block():
-    """In a forked child, as a runner does once its walls are up: no KERNELGATE_* left, the
-    block /proc/self/environ shows is empty, and C's getenv still finds what was kept."""
-    from kgharness import runenv
-    os.environ["KERNELGATE_DATA_DIR"] = "/data-" + CANARY
-    try:
-        def body():
-            dropped = runenv.drop_harness()
-            libc = ctypes.CDLL(None)
-            libc.getenv.restype = ctypes.c_char_p
-            with open("/proc/self/environ", "rb") as f:
-                block = f.read()
-            return {"dropped": dropped, "left": [k for k in os.environ if k.startswith("KERNELGATE_")],
-                    "block": block.strip(b"\0").decode("latin-1"), "path": (libc.getenv(b"PATH") or b"").decode(),
-                    "sealed": readpaths.forbidden_dirs()}
-        got = fork_run(body)
-    finally:
-        del os.environ["KERNELGATE_DATA_DIR"]
-    assert "KERNELGATE_DATA_DIR" in got["dropped"] and got["left"] == [], got
-    assert got["block"] == "" and got["path"] == os.environ["PATH"], got
+    """As a runner does once its walls are up, in a process exec'd with harness settings:
+    no KERNELGATE_* left in its environment nor in the block /proc/self/environ shows (its
+    exec-time one), and what was kept is where it was, for C's getenv too."""
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(PKG.parent),
+           "KERNELGATE_DATA_DIR": "/data-" + CANARY, "KERNELGATE_PRECOMPILE": "on"}
+    p = subprocess.run([sys.executable, "-c", DROP], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    assert got["dropped"] == ["KERNELGATE_DATA_DIR", "KERNELGATE_PRECOMPILE"] and got["left"] == [], got
+    assert CANARY not in got["block"] and "KERNELGATE_" not in got["block"], got
+    assert "PATH=" + os.environ["PATH"] in got["block"] and got["path"] == os.environ["PATH"], got
     assert got["sealed"] == ["/data-" + CANARY], got     # what it forks still builds its rules from it
