@@ -138,3 +138,20 @@ def test_without_root_a_runner_gets_a_pid_namespace_of_its_own(outside, bystande
         assert r["report"]["procfs"] is True and r["report"]["level"] == "full", r["report"]
         assert r["seen"]["pids"] == [1, 2] and r["seen"]["self"] == 1 and r["seen"]["leaked"] == [], r
         assert r["seen"]["cpuinfo"] == "ok: True" and r["seen"]["status"] == "ok: True", r
+
+
+def test_where_the_wall_cannot_go_up_the_report_says_why(evaldir):  # noqa: F811
+    """Without CAP_SYS_ADMIN (and no user namespace of its own) no procfs can be mounted:
+    the runner goes on, its report partial and naming the wall, as the verdict's
+    env.sandbox_detail will."""
+    if os.geteuid() != 0:
+        pytest.skip("drops root's capabilities itself")
+    tmpdir, _ = evaldir
+
+    def body():
+        sandbox.drop_capabilities()
+        report = sandbox.apply(tmpdir, {"timeout_s": 30}, mounts=False, own_proc=True)
+        return report, look()["leaked"]
+    report, _ = fork_run(body)
+    assert report["procfs"] is False and report["level"] == "partial", report
+    assert "own /proc: unshare(CLONE_NEWNS): Operation not permitted" in report["detail"], report
