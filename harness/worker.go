@@ -48,6 +48,7 @@ func (s *Supervisor) startWorker(ctx, runCtx context.Context, w *worker) (*zygot
 	spec := zygoteSpec{
 		python: s.python, pythonPath: s.pyRoot, mode: mode, deviceIndex: w.index,
 		dataDir: s.cfg.DataDir, startTimeout: s.cfg.StartTimeout, lineLimit: s.cfg.LogLineLimit,
+		passEnv: s.cfg.PassEnv,
 	}
 	if w.dev != nil {
 		spec.memoryBudgetMB = memoryBudgetMB(w.dev.MemoryTotal)
