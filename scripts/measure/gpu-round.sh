@@ -23,7 +23,7 @@ suite)
   t0=$(date +%s)
   (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 200 python3 -m pytest -q -n 6 \
       -p no:cacheprovider --tb=short tests/test_hacks.py tests/test_solutions.py tests/test_zygote.py \
-      tests/test_gpulock.py tests/test_precision.py; a=$?; timeout 90 python3 -m pytest -q -p no:cacheprovider --tb=short tests/test_eval_gpu.py; b=$?; exit $(( a || b ))) \
+      tests/test_gpulock.py tests/test_precision.py tests/test_same_storage.py; a=$?; timeout 90 python3 -m pytest -q -p no:cacheprovider --tb=short tests/test_eval_gpu.py; b=$?; exit $(( a || b ))) \
       > "$out/pytest-gpu.log" 2>&1
   echo "pytest rc=$? in $(( $(date +%s) - t0 )) s"; grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -12
   ls -d /tmp/kgz-* 2>/dev/null | wc -l | sed 's/^/kgz dirs left: /'
