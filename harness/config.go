@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -36,6 +37,11 @@ type Config struct {
 	MaxRestartBackoff time.Duration
 	// LogLineLimit truncates re-logged zygote output lines. Default 2048.
 	LogLineLimit int
+	// PassEnv names variables of this process's environment that the zygotes
+	// get beyond the allowlist (zygoteenv.go): for a host whose toolchain needs
+	// one it lacks. Every process of an evaluation sees them, runners included:
+	// never name a secret here.
+	PassEnv []string
 }
 
 // Environment overrides, all in one place. Flags given on the command line
@@ -47,6 +53,7 @@ type Config struct {
 //	KERNELGATE_DATA_DIR       Config.DataDir
 //	KERNELGATE_CACHE_DIR      Config.CacheDir
 //	KERNELGATE_START_TIMEOUT  Config.StartTimeout (Go duration, e.g. "90s")
+//	KERNELGATE_PASS_ENV       Config.PassEnv (comma-separated names)
 const (
 	EnvPython       = "KERNELGATE_PYTHON"
 	EnvDevice       = "KERNELGATE_DEVICE"
@@ -54,6 +61,7 @@ const (
 	EnvDataDir      = "KERNELGATE_DATA_DIR"
 	EnvCacheDir     = "KERNELGATE_CACHE_DIR"
 	EnvStartTimeout = "KERNELGATE_START_TIMEOUT"
+	EnvPassEnv      = "KERNELGATE_PASS_ENV"
 )
 
 // ApplyEnv sets fields from the KERNELGATE_* variables that getenv returns
@@ -77,6 +85,14 @@ func (c *Config) ApplyEnv(getenv func(string) string) error {
 			return fmt.Errorf("harness.Config: %s=%q: not an integer", EnvConcurrency, v)
 		}
 		c.Concurrency = n
+	}
+	if v := getenv(EnvPassEnv); v != "" {
+		c.PassEnv = nil
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				c.PassEnv = append(c.PassEnv, name)
+			}
+		}
 	}
 	if v := getenv(EnvStartTimeout); v != "" {
 		d, err := time.ParseDuration(v)
@@ -127,6 +143,11 @@ func (c Config) Validate() error {
 	}
 	if c.LogLineLimit < 0 {
 		errs = append(errs, fmt.Errorf("log line limit must be >= 0, got %d", c.LogLineLimit))
+	}
+	for _, name := range c.PassEnv {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			errs = append(errs, fmt.Errorf("pass-env: %q is not a variable name", name))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("harness.Config: %w", err)

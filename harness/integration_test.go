@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -60,6 +61,24 @@ class ModelNew(nn.Module):
         return out
 `
 
+// huntSecrets defines kg_hunt(): what of the environment and of every /proc/PID/{cmdline,
+// environ} looks like a secret, short enough for a task error's 200 characters.
+const huntSecrets = `
+
+def kg_hunt():
+    import os, re
+    found = [k + "=" + v for k, v in os.environ.items() if re.search("(?i)canary|key|token|secret", k + v)]
+    for pid in os.listdir("/proc"):
+        for name in ("cmdline", "environ"):
+            try:
+                with open("/proc/%s/%s" % (pid, name), "rb") as f:
+                    text = f.read().decode("latin-1")
+            except OSError:
+                continue
+            found += re.findall("[^\\x00]*canary[^\\x00]*", text)
+    return "HUNT " + " ".join(sorted(set(found)))
+`
+
 func realPython(t *testing.T) string {
 	t.Helper()
 	py, err := ResolvePython(os.Getenv(EnvPython))
@@ -77,6 +96,11 @@ func TestIntegrationRealZygoteCPU(t *testing.T) {
 		t.Skip("starts the real Python zygote")
 	}
 	py := realPython(t)
+	// Secrets in the gateway's environment, under names the harness never reads.
+	canary := fmt.Sprintf("kgcanary-%d", time.Now().UnixNano())
+	for _, k := range []string{"KG_CANARY_SECRET", "OPENAI_API_KEY", "KERNELGATE_SESSION_TOKEN"} {
+		t.Setenv(k, canary)
+	}
 	s := New(Config{Python: py, Device: "cpu", Concurrency: 2, CacheDir: t.TempDir()},
 		slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -114,6 +138,28 @@ func TestIntegrationRealZygoteCPU(t *testing.T) {
 			}
 		})
 	}
+	// Task and candidate code that look for secrets in their environment and in /proc
+	// and raise with what they found: the gateway's never reach them.
+	t.Run("no secret reaches task or candidate code", func(t *testing.T) {
+		hunt := strings.Replace(addTask, "return a + b", "raise RuntimeError(kg_hunt())", 1) + huntSecrets
+		for _, job := range []eval.Job{
+			{Task: task, Code: strings.Replace(fmt.Sprintf(addKernelTemplate, ""), "a, b = a.contiguous()",
+				"raise RuntimeError(kg_hunt())\n        a, b = a.contiguous()", 1) + huntSecrets, Options: opts},
+			{Task: eval.Task{Name: "hunt", Path: "/inline/hunt.py", Source: hunt}, Code: fmt.Sprintf(addKernelTemplate, ""), Options: opts},
+		} {
+			v, err := s.Evaluate(ctx, job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := json.Marshal(v)
+			if !strings.Contains(string(raw), "HUNT") {
+				t.Fatalf("the hunt did not run: status %q feedback %q task_error %q", v.Status, v.Feedback, v.TaskError)
+			}
+			if strings.Contains(string(raw), "kgcanary") {
+				t.Errorf("a secret of the gateway's environment reached the verdict: %s", raw)
+			}
+		}
+	})
 	// A task's own RTOL (verdict schema 1.4): the judge reads it from the source.
 	t.Run("declared tolerance", func(t *testing.T) {
 		declared := eval.Task{Name: "t", Path: "/tasks/t.py", Source: addTask + "\nRTOL = 0.25\n"}

@@ -50,6 +50,7 @@ func (s *Supervisor) startSlot(ctx, runCtx context.Context, sl *slot) (*zygote, 
 	spec := zygoteSpec{
 		python: s.python, pythonPath: s.pyRoot, mode: mode, deviceIndex: sl.index,
 		dataDir: s.cfg.DataDir, startTimeout: s.cfg.StartTimeout, lineLimit: s.cfg.LogLineLimit,
+		passEnv: s.cfg.PassEnv,
 	}
 	if sl.dev != nil {
 		spec.memoryBudgetMB = memoryBudgetMB(sl.dev.MemoryTotal)

@@ -27,6 +27,7 @@ func startFake(t *testing.T, behaviour string, cfg Config, info *gpu.Info) (*Sup
 	t.Setenv(envFakeRole, "zygote")
 	t.Setenv(envFake, behaviour)
 	cfg.Python = exe
+	cfg.PassEnv = append(cfg.PassEnv, envFakeRole, envFake) // beyond the allowlist, by name
 	cfg.CacheDir = t.TempDir()
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 10 * time.Second

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +30,9 @@ type zygoteSpec struct {
 	// memoryBudgetMB is the device memory the zygote's evaluations may reserve
 	// together (admission by memory, docs/protocol.md); 0 admits everything at once.
 	memoryBudgetMB int
+	// passEnv names variables of the parent's environment the zygote gets
+	// beyond the allowlist (zygoteenv.go).
+	passEnv []string
 }
 
 // zygote is one running Python zygote and the jobs it has in flight.
@@ -120,33 +122,6 @@ func startZygote(ctx, runCtx context.Context, spec zygoteSpec, log *slog.Logger)
 		return nil, err
 	}
 	return z, nil
-}
-
-// zygoteEnv is the parent's environment with the protocol's variables set.
-func zygoteEnv(base []string, spec zygoteSpec) []string {
-	set := map[string]string{"PYTHONPATH": spec.pythonPath, "PYTHONUNBUFFERED": "1"}
-	if spec.mode == eval.TimingGPU {
-		set["CUDA_VISIBLE_DEVICES"] = strconv.Itoa(spec.deviceIndex)
-		// NVML numbers GPUs in PCI bus order; make CUDA agree.
-		set["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
-	} else {
-		set["TRITON_INTERPRET"] = "1"
-		set["CUDA_VISIBLE_DEVICES"] = "" // CPU mode means CPU even on a GPU host
-	}
-	if spec.dataDir != "" {
-		set["KERNELGATE_DATA_DIR"] = spec.dataDir
-	}
-	env := make([]string, 0, len(base)+len(set))
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := set[k]; !ok {
-			env = append(env, kv)
-		}
-	}
-	for k, v := range set {
-		env = append(env, k+"="+v)
-	}
-	return env
 }
 
 func (z *zygote) awaitHello(ctx context.Context) error {

@@ -23,7 +23,7 @@ T = types.SimpleNamespace(
     abs=_VF.abs, sub=_VF.sub, le=_VF.le, isfinite=_VF.isfinite, logical_and=_VF.logical_and,
     max=_VF.max, min=_VF.min, sum=_VF.sum, isnan=_VF.isnan, where=_VF.where, argmax=_VF.argmax,
     ne=_VF.ne, gt=_VF.gt, all=_VF.all, logical_not=_VF.logical_not, equal=_VF.equal,
-    full_like=_VF.full_like, stack=_VF.stack, manual_seed=torch.manual_seed,
+    full_like=_VF.full_like, stack=_VF.stack, manual_seed=torch.manual_seed, copy=torch._C.TensorBase.copy_,
     perf_counter=time.perf_counter, monotonic=time.monotonic,
     cuda_sync=getattr(torch._C, "_cuda_synchronize", None),
     isinstance=builtins.isinstance, type=builtins.type, len=builtins.len, float=builtins.float,

@@ -70,7 +70,7 @@ def landlock_rules(tmpdir, extra_rules=(), private=None, zygote_cwd=None):
                   for t in ("/tmp", "/dev/shm") if os.path.isdir(t)]
     # libcuda writes into its own /proc/PID (cudaGetDeviceCount fails with error 304
     # otherwise, seen on the H200 host); own entries only, never /proc/sys.
-    rules.append((f"/proc/{os.getpid()}", READ_ONLY | FS_WRITE_FILE | FS_TRUNCATE,
+    rules.append((f"/proc/{_proc_pid()}", READ_ONLY | FS_WRITE_FILE | FS_TRUNCATE,
                   "libcuda writes to its own /proc entries"))
     sealed = sealed_trees(tmpdir)
     for p, access in extra_rules:
@@ -80,6 +80,16 @@ def landlock_rules(tmpdir, extra_rules=(), private=None, zygote_cwd=None):
         else:
             rules.append((real, access, "extra_rules"))
     return rules, dropped
+
+
+def _proc_pid():
+    """This process's number in the procfs on /proc: not os.getpid() in a PID namespace of
+    its own whose procfs is not mounted (kgharness.procfs)."""
+    try:
+        own = os.readlink("/proc/self")
+    except OSError:
+        own = ""
+    return own if own.isdigit() else str(os.getpid())
 
 
 def compile_only_rules(tmpdir, writable):

@@ -1,5 +1,5 @@
 """The Linux interface the sandbox's walls are built from, shared by the modules that
-build them (mounts, landlock, uidrop, sandbox).
+build them (mounts, procfs, landlock, uidrop, sandbox).
 
 Raw syscalls through ctypes, because the GPU image has no package manager and no
 sandbox tool. One libc handle, opened with use_errno, so that every wall reports the
@@ -17,6 +17,8 @@ libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes
 libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+CLONE_NEWPID = 0x20000000
+PR_GET_CHILD_SUBREAPER = 37
 PR_SET_DUMPABLE, PR_CAPBSET_READ, PR_CAPBSET_DROP = 4, 23, 24
 PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32

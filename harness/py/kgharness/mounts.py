@@ -46,6 +46,13 @@ def private_active():
         return False
 
 
+def follow():
+    """This process moved to a mount namespace of its own, copied from the one
+    private_mounts made (kgharness.procfs): the same /tmp and /dev/shm, still private."""
+    if _private is not None and all(_ident(t) == ident for t, ident in _private["mounts"].items()):
+        _private["ns"] = _mount_ns()
+
+
 def private_mb():
     """The size of the tmpfs private_mounts made (inherited across forks), 0 when none."""
     return _private["mb"] if _private else 0

@@ -57,11 +57,27 @@ TOOL_ENV = ("TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH"
             "TRITON_LIBDEVICE_PATH", "TRITON_LIBCUDA_PATH", "CUDA_HOME", "CUDA_PATH")
 # Extra read-only paths for a host that needs more (os.pathsep-separated); same guards.
 EXTRA_READ_ENV = "KERNELGATE_SANDBOX_READ"
+DATA_DIR_ENV = "KERNELGATE_DATA_DIR"
+# The harness's settings as pin() found them: a runner drops them from its environment
+# once its walls are up (kgharness.runenv), and what it forks later (the precompile
+# child) still builds its rules from them.
+_pinned = None
+
+
+def pin():
+    """Keep this policy's settings as the environment has them now, for this process and
+    what it forks, whatever the environment says later."""
+    global _pinned
+    _pinned = {k: os.environ.get(k, "") for k in (DATA_DIR_ENV, EXTRA_READ_ENV)}
+
+
+def _setting(name):
+    return _pinned[name] if _pinned is not None and name in _pinned else os.environ.get(name, "")
 
 
 def forbidden_dirs():
     """Directories no allowed path may contain or lie inside (the gateway's data)."""
-    raw = os.environ.get("KERNELGATE_DATA_DIR", "")
+    raw = _setting(DATA_DIR_ENV)
     return [os.path.realpath(p) for p in raw.split(os.pathsep) if p]
 
 
@@ -93,7 +109,7 @@ def _ld_conf_dirs(path="/etc/ld.so.conf", depth=0):
 
 
 def _env_list(name, sep=os.pathsep):
-    return [p for p in os.environ.get(name, "").split(sep) if p]
+    return [p for p in _setting(name).split(sep) if p]
 
 
 def _compiler_prefixes():

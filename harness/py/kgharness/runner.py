@@ -18,8 +18,12 @@ One request, one reply (kgharness.channel). Requests:
   load                      import, build the model; the reference says how many held-out
                             sets the task has, its MIN_BYTES and, when asked, task_info
   attach {buf, handle, spec} map an exchange buffer laid out for `spec`
-  call {inputs, buf?}       run once on inputs {"seed": s} or {"held": j}; reply with the
-                            output spec; write the outputs into buf when they fit its spec
+  call {inputs, buf?, keep?, same_storage?}
+                            run once on inputs {"seed": s} or {"held": j}; reply with the
+                            output spec; write the outputs into buf when they fit its spec.
+                            keep: hold these inputs for the next call; same_storage: write
+                            this call's input values into the inputs held (the same tensors
+                            at the same addresses) and run on those
   write {buf}               write the last call's outputs into buf
   go {seed, buf, head_ms?}  one timed iteration on fresh inputs of seed, made inside the
                             request (its own clock, after a head start of head_ms), outputs
@@ -65,6 +69,7 @@ class Runner:
         self.cand_file = None
         self.buffers = {}           # id -> (views, spec)
         self.kept = None            # leaves of the last call, for `write`
+        self.kept_inputs = None     # the last call's inputs, when the judge asked to keep them
         self.flusher = None
         self.reported = 0           # guard findings already sent
         self.sandbox = None         # what held of the walls (kgharness.spawn), for the verdict
@@ -294,10 +299,28 @@ class Runner:
             self.op_detach({"buf": buf}, ())
         return dict(self.loaded or {}, loaded=self.loaded is not None, nonce=str(req.get("nonce"))[:64])
 
-    def inputs_for(self, which):
+    def inputs_for(self, which, into=None):
+        """The inputs of `which`; with `into` (a previous call's), its values in their storage
+        where they pair and fit (I.refill), else fresh ones."""
         if "held" in which:
-            return I.clone(self.held[int(which["held"])])
-        return I.make_inputs(self.get_inputs, int(which["seed"]), self.dev)
+            fresh = I.clone(self.held[int(which["held"])])
+        else:
+            fresh = I.make_inputs(self.get_inputs, int(which["seed"]), self.dev)
+        if into is None:
+            return fresh
+        return I.refill(into, fresh) or fresh
+
+    def room_for(self, inputs):
+        """Whether another set of these inputs fits under this process's share of the GPU (a
+        same_storage call makes the new values beside the old): an honest kernel must not
+        run out of memory for a check of the harness's making."""
+        if not self.gpu or not torch.cuda.is_initialized():
+            return True
+        need = sum(t.numel() * t.element_size() for t in I.flatten(inputs) if T.type(t) is torch.Tensor)
+        reserved = torch.cuda.memory_reserved()
+        cached = reserved - torch.cuda.memory_allocated()
+        cap = self.mem_cap * torch.cuda.get_device_properties(0).total_memory
+        return reserved + max(0, need - cached) <= 0.9 * cap
 
     def op_call(self, req, _fds):
         """One call on the inputs of req (a seed or a held-out set): its outputs' spec, its
@@ -308,8 +331,14 @@ class Runner:
         (scripts/measure/timeslice_probe.py). With four, a heavy task's correctness call took
         166 ms (median, 7 x 16, README Measurements) for ~10 ms of work."""
         t0 = T.perf_counter()
+        into = self.kept_inputs if req.get("same_storage") is True else None
         self.release()
-        inputs = self.inputs_for(req["inputs"])
+        if into is not None and not self.room_for(into):
+            into = None
+        inputs = self.inputs_for(req["inputs"], into)
+        del into
+        if req.get("keep") is True:
+            self.kept_inputs = inputs
         t1 = T.perf_counter()
         # Queued ahead of forward() on the current stream, so it sums the inputs as made.
         # Work forward() puts on another stream could race with it; what it changed then
@@ -384,8 +413,10 @@ class Runner:
         in its own request). Held while the next were made, a call's inputs and outputs
         raised a runner's peak by a set: on an H200 at 5b70198 a 14 GiB-input task's
         reference peaked at 43 GiB and its candidate at 29, and admission sizes every
-        evaluation of a task by its measured peak."""
+        evaluation of a task by its measured peak. Inputs kept for a same_storage call
+        (op_call) go too, unless that call has taken them first."""
         self.kept = None
+        self.kept_inputs = None
 
     def write(self, buf, leaves, spec, sync=True):
         """Copy leaves into the judge's buffer buf; without sync the caller synchronises

@@ -8,6 +8,8 @@ the next ones take away):
   private_mounts     a mount namespace where one size-limited tmpfs backs /tmp and
                      /dev/shm; the evaluation's temp dir is bound through. It dies with
                      the namespace's last process, and what was written there with it.
+  hide_others        own_proc=True (runners): a procfs of its own on /proc that lists no
+                     process but its own and what it forks (kgharness.procfs)
   apply_netns        a network namespace with nothing in it
   apply_rlimits      core, file size, fds, CPU
   apply_landlock     read-only: landlock_rules() (the interpreter and its packages, the
@@ -37,7 +39,7 @@ import os
 import resource
 import sys
 
-from . import pgroup
+from . import pgroup, procfs
 from .landlock import (FS_EVERYTHING, SCOPE_ABSTRACT_UNIX, apply_landlock, describe_rules,
                        landlock_abi, landlock_rules)
 from .linux import CLONE_NEWNET, CLONE_NEWUSER, SYS_CAPSET, errno_msg, libc
@@ -129,20 +131,21 @@ def drop_capabilities():
 
 
 def apply(tmpdir, options=None, *, drop_uid=False, mounts=None, tmpfs_mb=TMPFS_MB,
-          extra_rules=(), uid=NOBODY, gid=NOBODY, keep_group=False):
+          extra_rules=(), uid=NOBODY, gid=NOBODY, keep_group=False, own_proc=False):
     """Sandbox the calling (child) process; returns what held, as a dict:
 
-    netns, landlock, rlimits, caps_dropped, mountns, pgroup (bools); uid (the euid it ends with);
-    uid_note (why a requested drop did not happen); tmpfs_mb; level ("full" when netns,
-    landlock, rlimits and mountns held, and pgroup where asked for); detail (the walls that did not hold);
-    landlock_note.
+    netns, landlock, rlimits, caps_dropped, mountns, pgroup, procfs (bools); uid (the euid it
+    ends with); uid_note (why a requested drop did not happen); tmpfs_mb; level ("full" when
+    netns, landlock, rlimits and mountns held, and pgroup and procfs where asked for); detail
+    (the walls that did not hold); landlock_note.
 
     mounts: None makes private /tmp and /dev/shm unless this process already sees the
     ones its judge made (private_mounts); False makes none (Landlock then denies the
     host's). drop_uid: become uid/gid (65534) when uid_drop_blockers() finds nothing
     and no probe() turned it off; otherwise stay uid 0 without capabilities. keep_group:
     the process and all it forks stay in its process group (kgharness.pgroup; `pgroup`
-    in the report, part of "full"): a runner's, whose group the judge stops. The order
+    in the report, part of "full"): a runner's, whose group the judge stops. own_proc: a
+    /proc listing no other process (kgharness.procfs; `procfs`, part of "full"). The order
     matters: the namespaces, rlimits, chown and setuid need capabilities, so they come
     before the capabilities go. For the same reason a judge calls private_mounts, forks
     its runners and only then applies its own sandbox: its runners, forked after, would
@@ -153,6 +156,7 @@ def apply(tmpdir, options=None, *, drop_uid=False, mounts=None, tmpfs_mb=TMPFS_M
         mnt_msg = "" if mnt_ok else "private /tmp and /dev/shm: not made here"
     else:
         mnt_ok, mnt_msg = private_mounts(tmpdir, tmpfs_mb)
+    proc_ok, proc_msg = procfs.hide_others() if own_proc else (True, "")
     net_ok, net_msg = apply_netns()
     rl_ok, rl_msg = apply_rlimits(options)
     ll_ok, ll_msg = apply_landlock(tmpdir, extra_rules=extra_rules, private=mnt_ok)
@@ -162,11 +166,11 @@ def apply(tmpdir, options=None, *, drop_uid=False, mounts=None, tmpfs_mb=TMPFS_M
     cap_ok, cap_msg = drop_capabilities()
     pg_ok, pg_msg = pgroup.apply_keep_group() if keep_group else (True, "")
     missing = [m for ok, m in ((mnt_ok, mnt_msg + "; Landlock denies both" if mnt_msg else ""),
-                               (net_ok, net_msg), (ll_ok, ll_msg), (rl_ok, rl_msg),
+                               (proc_ok, proc_msg), (net_ok, net_msg), (ll_ok, ll_msg), (rl_ok, rl_msg),
                                (cap_ok, cap_msg), (pg_ok, pg_msg)) if not ok and m]
-    full = net_ok and ll_ok and rl_ok and mnt_ok and pg_ok
+    full = net_ok and ll_ok and rl_ok and mnt_ok and pg_ok and proc_ok
     return {"netns": net_ok, "landlock": ll_ok, "rlimits": rl_ok, "caps_dropped": cap_ok,
-            "pgroup": keep_group and pg_ok,
+            "pgroup": keep_group and pg_ok, "procfs": own_proc and proc_ok,
             "mountns": mnt_ok, "tmpfs_mb": private_mb() if mnt_ok else 0, "uid": os.geteuid(),
             "uid_note": uid_note, "level": "full" if full else "partial",
             "detail": "; ".join(missing), "landlock_note": ll_msg if ll_ok else ""}
@@ -221,7 +225,7 @@ def _probe_child(tmp_base, timeout_s, cuda, **kw):
         res = json.loads(data)
     except ValueError:
         res = {"netns": False, "landlock": False, "rlimits": False, "caps_dropped": False,
-               "mountns": False, "pgroup": False, "tmpfs_mb": 0, "uid": os.geteuid(), "uid_note": "",
+               "mountns": False, "pgroup": False, "procfs": False, "tmpfs_mb": 0, "uid": os.geteuid(), "uid_note": "",
                "level": "partial", "detail": "sandbox probe child did not report",
                "cuda": {"ok": False, "detail": "the probe child did not report"} if cuda else None}
     res.pop("landlock_note", None)

@@ -15,7 +15,7 @@ import signal
 import sys
 import time
 
-from . import channel, runner, sandbox
+from . import channel, procfs, runenv, runner, sandbox
 from .warmup import seed_private
 
 ROLES = ("reference", "candidate")
@@ -139,7 +139,7 @@ def start(role, job, mode, device, tmpdir):
     judge_end, runner_end = channel.pair()
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
+    pid = procfs.fork_runner(mode)
     if pid == 0:
         run_runner(role, job, mode, device, rdir, runner_end)   # never returns
     runner_end.close()
@@ -163,12 +163,14 @@ def run_runner(role, job, mode, device, rdir, sock):
         private_env(rdir)
         seed_private(os.environ["TRITON_CACHE_DIR"])
         end = channel.RunnerEnd(sock)
-        # The strictest walls: the judge's private mounts (shared), its own network
-        # namespace, Landlock on its own directory, an unprivileged uid where the probe
-        # found that works, no capabilities, and everything it forks kept in its process
-        # group (the group the judge stops while the other side is timed).
+        # The strictest walls: the judge's private mounts (shared), a /proc that shows
+        # no other process, its own network namespace, Landlock on its own directory, an
+        # unprivileged uid where the probe found that works, no capabilities, and
+        # everything it forks kept in its process group (the group the judge stops while
+        # the other side is timed); then none of the harness's settings in its environment.
         t0 = time.monotonic()
-        walls = sandbox.apply(rdir, job.get("options") or {}, drop_uid=True, keep_group=True)
+        walls = sandbox.apply(rdir, job.get("options") or {}, drop_uid=True, keep_group=True, own_proc=True)
+        runenv.drop_harness()
         r = runner.Runner(role, job, mode, device, rdir, taint=end.taint)
         r.sandbox_ms = round((time.monotonic() - t0) * 1e3, 3)
         r.sandbox = {k: walls.get(k) for k in ("level", "detail", "uid", "uid_note")}

@@ -8,6 +8,13 @@ subclass, a number where a tensor is due) fails that trial without writing anyth
 After a candidate writes, the judge checksums its buffer, compares, and checksums
 again: outputs that change after "done" are the `forge` flag's business.
 
+One trial (of seeds >= 2, chosen at random past the first) writes its seed's input
+values into the storage the candidate's previous call got (the same tensors, at the same
+data_ptr) instead of fresh tensors: an output cached by address or by shape is stale
+there every time, not only when the allocator happens to reuse an address. When that
+trial fails with the very bytes the previous trial passed with, the candidate returned
+its last answer for new values: the `cache` flag.
+
 Where the judge service shares reference work (kgharness.refstore), an evaluation of a
 task whose work is already there compares its candidate with the shared outputs and
 its reference runner computes nothing here (it is timed in the window); one whose work
@@ -40,6 +47,11 @@ class Trials:
         self.shared = judge.shared   # a refstore entry this evaluation uses, or None
         # Snapshots of the reference's outputs per seed, to publish (None: not publishing).
         self.keep = [] if judge.publisher and self.shared is None and self.Cr is not None else None
+        n = judge.opts["seeds"]
+        # The trial whose inputs are the previous call's tensors with new values, or None.
+        self.same_at = judge.rng.randrange(1, n) if n > 1 and self.Cr is not None else None
+        self.last = None         # (passed, fingerprint of the candidate's outputs) of the last trial
+        self.out_fps = None      # the candidate's outputs' fingerprint at its last comparison
 
     def call_parts(self, rep):
         """Where the runner says a correctness call on a seed's inputs after its first went
@@ -73,11 +85,14 @@ class Trials:
         if self.Cr is not None:
             j.v["trials_total"] = n
         for i in range(n):
-            if self.Cr is not None and i:
+            if self.Cr is not None and i and i != self.same_at:
                 self.extra_calls(i)
             res = self.trial(i, seed + i)
             if res is not None and not res["ok"] and failure is None:
-                failure = (f"trial {i} (seed {seed + i})", res)
+                where = f"trial {i} (seed {seed + i}"
+                if i == self.same_at:
+                    where += ", its values written into the previous call's input tensors"
+                failure = (where + ")", res)
                 if res.get("flag"):
                     complete = False
                     break   # a lazy/proxy output: no point in more trials
@@ -102,6 +117,12 @@ class Trials:
             self.call_parts(rep)
             self.valid_spec(self.Cr, rep.get("spec"))
 
+    def storage(self, i):
+        """The candidate's call fields of trial i for the same-storage trial."""
+        if self.same_at is None:
+            return {}
+        return {"keep": True} if i + 1 == self.same_at else {"same_storage": True} if i == self.same_at else {}
+
     def trial(self, i, s):
         if self.shared is not None:
             return self.shared_trial(i, s)
@@ -111,7 +132,7 @@ class Trials:
         if self.Cr is None:
             rr, rc = j.ask(self.R, "call", **rf), None
         else:
-            cf = {"inputs": {"seed": s}, "buf": None if first else self.cand_buf}
+            cf = {"inputs": {"seed": s}, "buf": None if first else self.cand_buf, **self.storage(i)}
             with self.spend("trial_calls"):
                 rr, rc = j.ask_both("call", rf, cf)
             if i:
@@ -129,13 +150,25 @@ class Trials:
         self.screen(i, rr.get("in_sum"))
         if rc is None:
             return None
-        return self.candidate_result(rc, (self.ref_buf, self.spec), self.cand_buf, first)
+        return self.same_answer(i, self.candidate_result(rc, (self.ref_buf, self.spec), self.cand_buf, first))
+
+    def same_answer(self, i, res):
+        """The `cache` flag: the same-storage trial failed with the bytes the trial before it
+        passed with. An honest kernel's outputs differ for new values, and a constant one
+        could not have passed (the reference screens reject near-constant outputs)."""
+        fp, self.out_fps = self.out_fps, None
+        if i == self.same_at and not res["ok"] and self.last is not None and self.last[0] and \
+                fp is not None and fp == self.last[1]:
+            self.j.flag("cache", "returned its previous call's outputs for new values in the same "
+                        "input tensors (an output cached by address or shape)")
+        self.last = (res["ok"], fp)
+        return res
 
     def shared_trial(self, i, s):
         """Seed i against the shared reference outputs: only the candidate computes."""
         j, sh = self.j, self.shared
         first = self.cand_buf is None
-        cf = {"inputs": {"seed": s}, "buf": None if first else self.cand_buf}
+        cf = {"inputs": {"seed": s}, "buf": None if first else self.cand_buf, **self.storage(i)}
         if first and not j.owed and not j.hosted:
             # The reference runs once too, beside the candidate's first call: its first
             # call's one-time work (allocator, library handles, cuDNN's choices) then
@@ -158,7 +191,7 @@ class Trials:
             self.tol = sh["tol"]
             j.v["tolerance"] = self.tol
         self.last_in_sum = sh["in_sums"][i]
-        return self.candidate_result(rc, (sh["seed_ids"][i], self.spec), self.cand_buf, first)
+        return self.same_answer(i, self.candidate_result(rc, (sh["seed_ids"][i], self.spec), self.cand_buf, first))
 
     def publish(self, held):
         """Offer this evaluation's reference work to later evaluations of the task."""
@@ -215,6 +248,7 @@ class Trials:
             res, changed = got["compare"], got["after"] != got["fps"]
         if changed:
             j.flag("forge", "the candidate's outputs changed after it reported them")
+        self.out_fps = got["after"]
         v = j.v
         v["max_abs_error"] = max(v["max_abs_error"] or 0.0, res["max_abs"])
         v["max_rel_error"] = max(v["max_rel_error"] or 0.0, res["max_rel"])

@@ -37,7 +37,7 @@ class ZygoteError(RuntimeError):
 
 class ZygoteClient:
     def __init__(self, mode="cpu_interpreter", evaluator=None, tmp_base=None, env=None,
-                 hello_timeout=120.0, python=None, extra_args=()):
+                 hello_timeout=120.0, python=None, extra_args=(), base_env=None):
         self.mode = mode
         self.records, self.errors = [], []
         self._results = {}
@@ -46,7 +46,7 @@ class ZygoteClient:
         self._eof = False
         to_z_r, self._to_z = os.pipe()
         self._from_z, from_z_w = os.pipe()
-        full_env = dict(os.environ)
+        full_env = dict(os.environ if base_env is None else base_env)   # base_env: as Go builds it
         full_env["PYTHONPATH"] = str(PY_ROOT) + os.pathsep + full_env.get("PYTHONPATH", "")
         if mode == "cpu_interpreter":
             full_env["TRITON_INTERPRET"] = "1"

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One device call, a PHASE at a time, this tree (bin/kernelgate) against a baseline build
+# (bin/kg-base) where a phase compares them. Builds nothing: carry bin/. Writes under $OUT;
+# prints a short table last.
+#   PHASE=suite    every suite through `tasks check` on the GPU (references, solutions,
+#                  speedups), then the harness's GPU tests: hack fixtures, solutions, the
+#                  zygote, the in-process evaluator
+#   PHASE=l2       level2 bench, evals/s: base, this tree, base again (h200-l2compare.sh)
+#   PHASE=latency  level2 one reward at a time through `serve` (one_at_a_time.py), then a
+#                  20-step search with the scripted LLM, wall time: base, then this tree
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3} PYTHONUNBUFFERED=1
+out=${OUT:-/tmp/kg-out}; mkdir -p "$out"
+python3 scripts/measure/check_binary.py || exit 2
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,memory.used --format=csv,noheader | tee "$out/smi.txt"
+
+case ${PHASE:?set PHASE} in
+suite)
+  t0=$(date +%s)
+  timeout 200 bin/kernelgate tasks check datasets/ > "$out/check.txt" 2> "$out/check.err"
+  echo "tasks check rc=$? in $(( $(date +%s) - t0 )) s"; grep -E "REJECTED" "$out/check.txt" | cut -c1-200; tail -2 "$out/check.txt"
+  t0=$(date +%s)
+  (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 200 python3 -m pytest -q -n 6 \
+      -p no:cacheprovider --tb=short tests/test_hacks.py tests/test_solutions.py tests/test_zygote.py \
+      tests/test_gpulock.py tests/test_precision.py tests/test_same_storage.py; a=$?; timeout 90 python3 -m pytest -q -p no:cacheprovider --tb=short tests/test_eval_gpu.py; b=$?; exit $(( a || b ))) \
+      > "$out/pytest-gpu.log" 2>&1
+  echo "pytest rc=$? in $(( $(date +%s) - t0 )) s"; grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -12
+  ls -d /tmp/kgz-* 2>/dev/null | wc -l | sed 's/^/kgz dirs left: /'
+  ;;
+l2)
+  RUNS="base=bin/kg-base new=bin/kernelgate base2=bin/kg-base" REPEAT=${REPEAT:-5} LIMIT=${LIMIT:-170} \
+    bash scripts/measure/h200-l2compare.sh
+  ;;
+latency)
+  python3 scripts/scripted_llm.py --port 8001 --kernel scripts/data/untuned_leaky_relu.py 2> "$out/llm.log" &
+  llm=$!
+  trap 'kill $llm 2>/dev/null' EXIT
+  port=18080
+  for tag in base new; do
+    kg=bin/kernelgate; [ $tag = base ] && kg=bin/kg-base
+    d=$(mktemp -d)
+    "$kg" serve --addr 127.0.0.1:$port --data "$d" --open > "$out/serve-$tag.log" 2>&1 &
+    sp=$!
+    for _ in $(seq 120); do curl -sf localhost:$port/readyz > /dev/null && break; sleep 0.5; done
+    timeout 200 python3 scripts/measure/one_at_a_time.py --url http://127.0.0.1:$port --suite level2 \
+      --per-task ${PER_TASK:-2} --pause 0.3 --tag "level2 one at a time, $tag" --json "$out/one-$tag.json" \
+      | tee -a "$out/summary.txt"
+    kill $sp; wait $sp 2>/dev/null; rm -rf "$d"
+    t0=$(date +%s%N)
+    timeout 150 "$kg" search --task datasets/level1/1_leaky_relu.py --steps 20 --seed 1 \
+      --llm-url http://127.0.0.1:8001/v1 --model scripted --data "$out/search-$tag" --out "$out/best-$tag.py" \
+      --json --log-level info > "$out/search-$tag.json" 2> "$out/search-$tag.log"
+    rc=$?
+    echo "search 20 steps, $tag: rc=$rc in $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$out/summary.txt"
+    rm -rf "$out/search-$tag"
+  done
+  echo; cat "$out/summary.txt"
+  ;;
+esac
