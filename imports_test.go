@@ -85,43 +85,58 @@ func selectors(t *testing.T, p listedPackage, path string) []string {
 	return names
 }
 
-// The vocabulary of an evaluation lives in eval; harness runs evaluations. A
-// package that imports harness must use something of the running (the
-// supervisor, its config, a zygote's stats), not only names that are eval's
-// (harness re-exports them while importers move: harness/vocab.go).
-func TestNoPackageImportsHarnessForTypesAlone(t *testing.T) {
-	vocab := map[string]bool{}
-	fset := token.NewFileSet()
-	if f, err := parser.ParseFile(fset, filepath.Join("harness", "vocab.go"), nil, 0); err == nil {
-		for _, d := range f.Decls {
-			if g, ok := d.(*ast.GenDecl); ok {
+// The vocabulary of an evaluation lives in eval, under one name: harness,
+// which runs evaluations, re-exports none of it (an alias such as
+// `type Verdict = eval.Verdict`, or a const or var that is only an eval
+// name), so its importers and its own code say eval.Verdict alike.
+func TestHarnessReexportsNothingOfEval(t *testing.T) {
+	checked := 0
+	for _, p := range goList(t) {
+		if p.ImportPath != module+"/harness" {
+			continue
+		}
+		fset := token.NewFileSet()
+		for _, f := range p.GoFiles {
+			file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			for _, d := range file.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok {
+					continue
+				}
 				for _, s := range g.Specs {
 					switch s := s.(type) {
 					case *ast.TypeSpec:
-						vocab[s.Name.Name] = true
+						if s.Assign.IsValid() && isEvalName(s.Type) {
+							t.Errorf("%s: type %s re-exports eval's: import eval", fset.Position(s.Pos()), s.Name.Name)
+						}
 					case *ast.ValueSpec:
-						for _, n := range s.Names {
-							vocab[n.Name] = true
+						for i, v := range s.Values {
+							if isEvalName(v) {
+								t.Errorf("%s: %s re-exports eval's: import eval", fset.Position(s.Pos()), s.Names[i].Name)
+							}
 						}
 					}
 				}
 			}
 		}
 	}
-	checked := 0
-	for _, p := range goList(t) {
-		if !slices.Contains(p.Imports, module+"/harness") || strings.HasPrefix(p.ImportPath, module+"/harness/") {
-			continue
-		}
-		checked++
-		used := selectors(t, p, module+"/harness")
-		if !slices.ContainsFunc(used, func(n string) bool { return !vocab[n] }) {
-			t.Errorf("%s imports harness only for %v: import eval", p.ImportPath, used)
-		}
-	}
 	if checked == 0 {
-		t.Fatal("no package imports harness: the test reads nothing")
+		t.Fatal("no file of package harness: the test reads nothing")
 	}
+}
+
+// isEvalName reports whether e is eval.<Name> and nothing more.
+func isEvalName(e ast.Expr) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == "eval"
 }
 
 // eval is a leaf: everyone may import it, so it imports nothing of the
@@ -139,6 +154,48 @@ func TestEvalIsALeaf(t *testing.T) {
 		return
 	}
 	t.Fatal("no package eval")
+}
+
+// The log's events are a leaf beside eval: every part that publishes one
+// imports event, so event imports nothing of the module but eval.
+func TestEventImportsOnlyEval(t *testing.T) {
+	for _, p := range goList(t) {
+		if p.ImportPath != module+"/event" {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if imp != module+"/eval" && (strings.HasPrefix(imp, module) || strings.Contains(imp, ".")) {
+				t.Errorf("event imports %s", imp)
+			}
+		}
+		return
+	}
+	t.Fatal("no package event")
+}
+
+// Imports that would turn the layers upside down, each with its reason.
+// A package of the left column imports none of the right's, directly or
+// through another package of the module.
+var forbiddenImports = []struct{ from, to, why string }{
+	{"dispatch", "export", "dispatch logs verdicts as events (package event); export reads the log, and the queue must not depend on how it is written"},
+	{"worker", "export", "the worker answers through dispatch, which logs the verdict"},
+	{"event", "export", "events are what export reads, not the other way"},
+}
+
+func TestForbiddenImports(t *testing.T) {
+	for _, rule := range forbiddenImports {
+		deps, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./"+rule.from).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", rule.from, err)
+		}
+		listed := strings.Fields(string(deps))
+		if !slices.Contains(listed, module+"/"+rule.from) {
+			t.Fatalf("go list -deps ./%s does not list %s itself: the test reads nothing", rule.from, rule.from)
+		}
+		if slices.Contains(listed, module+"/"+rule.to) {
+			t.Errorf("%s imports %s (directly or not): %s", rule.from, rule.to, rule.why)
+		}
+	}
 }
 
 // The job queue has one owner, dispatch (the evaluation service): the

@@ -20,8 +20,9 @@ var ErrQueueFull = errors.New("bus: job queue full")
 // exceeded" (or bytes) when the stream is full. nats.go has no constant.
 const jsErrStoreFailed jetstream.ErrorCode = 10077
 
-// Job is one delivery of a queued job.
-type Job struct {
+// Delivery is one delivery of a queued job to a handler: the job itself is
+// Data (package dispatch says what it holds).
+type Delivery struct {
 	ID           string // the Nats-Msg-Id given to PublishJob
 	Subject      string
 	Data         []byte
@@ -101,7 +102,7 @@ func WithFilter(subject string) JobsOption {
 // Jobs returns nil when ctx is cancelled, after the running handlers
 // return; their ctx is cancelled too and a job they fail is handed back at
 // once (runJob) rather than after AckWait.
-func (b *Bus) Jobs(ctx context.Context, durable string, handle func(ctx context.Context, j Job) error, opts ...JobsOption) error {
+func (b *Bus) Jobs(ctx context.Context, durable string, handle func(ctx context.Context, d Delivery) error, opts ...JobsOption) error {
 	cfg := jobsConfig{concurrency: 1}
 	for _, o := range opts {
 		o(&cfg)
@@ -109,7 +110,7 @@ func (b *Bus) Jobs(ctx context.Context, durable string, handle func(ctx context.
 	return b.PrioritizedJobs(ctx, []Queue{{Durable: durable, Filter: cfg.filter}}, cfg.concurrency, handle)
 }
 
-func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, handle func(context.Context, Job) error) {
+func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, handle func(context.Context, Delivery) error) {
 	md, err := m.Metadata()
 	if err != nil {
 		log.Error("job without metadata; terminating it", "subject", m.Subject(), "err", err)
@@ -123,7 +124,7 @@ func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, han
 		}
 		return
 	}
-	j := Job{
+	d := Delivery{
 		ID:           m.Headers().Get(jetstream.MsgIDHeader),
 		Subject:      m.Subject(),
 		Data:         m.Data(),
@@ -132,7 +133,7 @@ func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, han
 		Final:        md.NumDelivered >= uint64(b.opts.MaxDeliver),
 	}
 	herr := runKeptAlive(ctx, b.opts.JobAckWait/2, []jetstream.Msg{m}, func(hctx context.Context) error {
-		return handle(hctx, j)
+		return handle(hctx, d)
 	})
 	var aerr error
 	switch {
@@ -144,25 +145,25 @@ func (b *Bus) runJob(ctx context.Context, log *slog.Logger, m jetstream.Msg, han
 		// left open on the server to take it back (PrioritizedJobs only
 		// fetches what is there).
 		if aerr = m.Nak(); aerr == nil {
-			b.wake(j.Subject)
+			b.wake(d.Subject)
 		}
-	case j.Final:
+	case d.Final:
 		// Its answer could not be stored: dropping the job would leave its
 		// batch running forever.
-		wait := finalRetry(b.opts.NakDelay, j.NumDelivered-uint64(b.opts.MaxDeliver))
-		log.Error("job failed past its last try and its answer is not stored; keeping it", "job", j.ID,
-			"deliveries", j.NumDelivered, "retry_in", wait, "err", herr)
+		wait := finalRetry(b.opts.NakDelay, d.NumDelivered-uint64(b.opts.MaxDeliver))
+		log.Error("job failed past its last try and its answer is not stored; keeping it", "job", d.ID,
+			"deliveries", d.NumDelivered, "retry_in", wait, "err", herr)
 		if aerr = m.NakWithDelay(wait); aerr == nil {
-			b.wakeAfter(wait, j.Subject)
+			b.wakeAfter(wait, d.Subject)
 		}
 	default:
-		log.Warn("job failed; will be redelivered", "job", j.ID, "deliveries", j.NumDelivered, "err", herr)
+		log.Warn("job failed; will be redelivered", "job", d.ID, "deliveries", d.NumDelivered, "err", herr)
 		if aerr = m.NakWithDelay(b.opts.NakDelay); aerr == nil {
-			b.wakeAfter(b.opts.NakDelay, j.Subject)
+			b.wakeAfter(b.opts.NakDelay, d.Subject)
 		}
 	}
 	if aerr != nil {
-		log.Warn("ack failed; job will be redelivered after AckWait", "job", j.ID, "err", aerr)
+		log.Warn("ack failed; job will be redelivered after AckWait", "job", d.ID, "err", aerr)
 	}
 }
 

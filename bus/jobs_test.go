@@ -29,9 +29,9 @@ func wantDepth(t *testing.T, b *Bus, want uint64) {
 func TestJobHandledOnceAndAcked(t *testing.T) {
 	b := startTestBus(t, Options{})
 	var calls atomic.Int32
-	got := make(chan Job, 4)
+	got := make(chan Delivery, 4)
 	runInBackground(t, func(ctx context.Context) error {
-		return b.Jobs(ctx, "workers", func(_ context.Context, j Job) error {
+		return b.Jobs(ctx, "workers", func(_ context.Context, j Delivery) error {
 			calls.Add(1)
 			got <- j
 			return nil
@@ -55,7 +55,7 @@ func TestJobRedeliveredAfterError(t *testing.T) {
 	var mu sync.Mutex
 	var deliveries []uint64
 	runInBackground(t, func(ctx context.Context) error {
-		return b.Jobs(ctx, "workers", func(_ context.Context, j Job) error {
+		return b.Jobs(ctx, "workers", func(_ context.Context, j Delivery) error {
 			mu.Lock()
 			deliveries = append(deliveries, j.NumDelivered)
 			mu.Unlock()
@@ -84,7 +84,7 @@ func TestJobRedeliveredAfterWorkerDies(t *testing.T) {
 	first := make(chan time.Time, 1)
 	release := make(chan struct{})
 	stopFirst := runInBackground(t, func(ctx context.Context) error {
-		return b.Jobs(ctx, "workers", func(context.Context, Job) error {
+		return b.Jobs(ctx, "workers", func(context.Context, Delivery) error {
 			first <- time.Now()
 			<-release // hung: ignores its ctx, never returns in time
 			return errors.New("died")
@@ -103,9 +103,9 @@ func TestJobRedeliveredAfterWorkerDies(t *testing.T) {
 	}
 	stopFirst()
 
-	second := make(chan Job, 1)
+	second := make(chan Delivery, 1)
 	runInBackground(t, func(ctx context.Context) error {
-		return b.Jobs(ctx, "workers", func(_ context.Context, j Job) error {
+		return b.Jobs(ctx, "workers", func(_ context.Context, j Delivery) error {
 			second <- j
 			return nil
 		})
@@ -131,7 +131,7 @@ func TestJobHandedBackOnShutdown(t *testing.T) {
 	b := startTestBus(t, Options{})
 	started := make(chan struct{}, 1)
 	stopFirst := runInBackground(t, func(ctx context.Context) error {
-		return b.Jobs(ctx, "workers", func(ctx context.Context, _ Job) error {
+		return b.Jobs(ctx, "workers", func(ctx context.Context, _ Delivery) error {
 			started <- struct{}{}
 			<-ctx.Done() // the evaluation is killed with the worker
 			return ctx.Err()
@@ -147,9 +147,9 @@ func TestJobHandedBackOnShutdown(t *testing.T) {
 	}
 	stopFirst()
 
-	second := make(chan Job, 1)
+	second := make(chan Delivery, 1)
 	runInBackground(t, func(ctx context.Context) error {
-		return b.Jobs(ctx, "workers", func(_ context.Context, j Job) error {
+		return b.Jobs(ctx, "workers", func(_ context.Context, j Delivery) error {
 			second <- j
 			return nil
 		})
@@ -170,7 +170,7 @@ func TestJobKeptAliveWhileRunning(t *testing.T) {
 	b := startTestBus(t, Options{JobAckWait: time.Second})
 	var calls atomic.Int32
 	runInBackground(t, func(ctx context.Context) error {
-		return b.Jobs(ctx, "workers", func(ctx context.Context, j Job) error {
+		return b.Jobs(ctx, "workers", func(ctx context.Context, j Delivery) error {
 			calls.Add(1)
 			t.Logf("%s delivery %d", time.Now().Format("05.000"), j.NumDelivered)
 			select {
@@ -194,7 +194,7 @@ func TestJobConcurrencyBound(t *testing.T) {
 	b := startTestBus(t, Options{})
 	var inFlight, peak, done atomic.Int32
 	runInBackground(t, func(ctx context.Context) error {
-		return b.Jobs(ctx, "workers", func(context.Context, Job) error {
+		return b.Jobs(ctx, "workers", func(context.Context, Delivery) error {
 			n := inFlight.Add(1)
 			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 			}

@@ -14,7 +14,8 @@ import (
 // what the store already holds), and DefaultExternalStore on an external
 // server (whose disks this process cannot see).
 //
-// What a full stream or bucket does is chosen per store (README, "Retention"):
+// What a full stream or bucket does is chosen per store (docs/operations.md,
+// "Retention"):
 // EVENTS, JOBS and the batches bucket refuse new writes (the gateway answers
 // 507 or 429), because what they hold is not logged or not answered yet; the
 // result cache drops its oldest entries, which costs a rerun, not data.

@@ -31,7 +31,7 @@ type Queue struct {
 // job was queued on one of its subjects (wake.go), and then looks only in
 // the queues that may hold one, so a job starts within milliseconds on a
 // free slot. Idle, it asks the server once per queue every JobRecheck.
-func (b *Bus) PrioritizedJobs(ctx context.Context, queues []Queue, concurrency int, handle func(ctx context.Context, j Job) error) error {
+func (b *Bus) PrioritizedJobs(ctx context.Context, queues []Queue, concurrency int, handle func(ctx context.Context, d Delivery) error) error {
 	if len(queues) == 0 {
 		return fmt.Errorf("bus.PrioritizedJobs: no queue")
 	}
@@ -187,7 +187,7 @@ func (b *Bus) jobsConsumer(ctx context.Context, q Queue) (jetstream.Consumer, er
 			AckWait:   b.opts.JobAckWait,
 			// No server-side limit: a job the server stopped delivering would sit
 			// in the queue unanswered, its batch running forever. MaxDeliver is
-			// counted here instead (Job.Final).
+			// counted here instead (Delivery.Final).
 			MaxDeliver:    -1,
 			FilterSubject: q.Filter,
 		})

@@ -38,7 +38,7 @@ func TestPrioritizedJobsTakeTheFirstQueueFirst(t *testing.T) {
 			release := make(chan struct{})
 			stop := runInBackground(t, func(ctx context.Context) error {
 				return b.PrioritizedJobs(ctx, []Queue{{Durable: "hi", Filter: "jobs.hi"}, {Durable: "lo", Filter: "jobs.bulk"}}, 1,
-					func(_ context.Context, j Job) error {
+					func(_ context.Context, j Delivery) error {
 						mu.Lock()
 						order = append(order, j.ID)
 						mu.Unlock()
@@ -95,7 +95,7 @@ func TestAnIdleLoopStartsAJobOnAnyQueueAtOnce(t *testing.T) {
 		{Durable: "req", Filter: "jobs.req"},
 	}
 	stop := runInBackground(t, func(ctx context.Context) error {
-		return b.PrioritizedJobs(ctx, queues, 2, func(context.Context, Job) error { got <- time.Now(); return nil })
+		return b.PrioritizedJobs(ctx, queues, 2, func(context.Context, Delivery) error { got <- time.Now(); return nil })
 	})
 	defer stop()
 	for i := range 12 {
@@ -118,7 +118,7 @@ func TestAnIdleLoopStartsAJobOnAnyQueueAtOnce(t *testing.T) {
 
 func TestPrioritizedJobsNeedAQueue(t *testing.T) {
 	b := startTestBus(t, Options{})
-	if err := b.PrioritizedJobs(t.Context(), nil, 1, func(context.Context, Job) error { return nil }); err == nil {
+	if err := b.PrioritizedJobs(t.Context(), nil, 1, func(context.Context, Delivery) error { return nil }); err == nil {
 		t.Fatal("no queue accepted")
 	}
 }
@@ -146,7 +146,7 @@ func TestQueuesOfAGroupTakeTurns(t *testing.T) {
 			{Durable: "hi", Filter: "jobs.hi"},
 			{Durable: "lane0", Filter: "jobs.lane0", Group: "bulk"},
 			{Durable: "lane1", Filter: "jobs.lane1", Group: "bulk"},
-		}, 1, func(_ context.Context, j Job) error {
+		}, 1, func(_ context.Context, j Delivery) error {
 			mu.Lock()
 			order = append(order, j.ID)
 			mu.Unlock()
@@ -191,7 +191,7 @@ func TestPrioritizedJobsWaitForAServerThatCannotAnswerYet(t *testing.T) {
 	got := make(chan string, 1)
 	go func() {
 		done <- b.PrioritizedJobs(ctx, []Queue{{Durable: "late", Filter: "jobs.late"}}, 1,
-			func(_ context.Context, j Job) error { got <- j.ID; return nil })
+			func(_ context.Context, j Delivery) error { got <- j.ID; return nil })
 	}()
 	// Longer than a JetStream request waits (5 s): the consumer's creation times
 	// out at least once, as it did when CI's cluster lost a node.

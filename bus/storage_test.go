@@ -127,7 +127,7 @@ func TestJobKeptPastFinal(t *testing.T) {
 	var mu sync.Mutex
 	var finals []bool
 	runInBackground(t, func(ctx context.Context) error {
-		return b.Jobs(ctx, "workers", func(_ context.Context, j Job) error {
+		return b.Jobs(ctx, "workers", func(_ context.Context, j Delivery) error {
 			mu.Lock()
 			defer mu.Unlock()
 			finals = append(finals, j.Final)

@@ -44,7 +44,7 @@ func TestAnIdleLoopAsksEachQueueOncePerRecheck(t *testing.T) {
 	defer sub.Unsubscribe()
 	queues := cpuWorkerQueues()
 	runInBackground(t, func(ctx context.Context) error {
-		return b.PrioritizedJobs(ctx, queues, 2, func(context.Context, Job) error { return nil })
+		return b.PrioritizedJobs(ctx, queues, 2, func(context.Context, Delivery) error { return nil })
 	})
 	time.Sleep(time.Second) // the consumers are made and the first round is done
 	before := asked.Load()
@@ -65,7 +65,7 @@ func TestAJobWithoutAWakeUpStartsWithinJobRecheck(t *testing.T) {
 	b := startTestBus(t, Options{JobRecheck: 500 * time.Millisecond})
 	got := make(chan time.Time, 1)
 	runInBackground(t, func(ctx context.Context) error {
-		return b.PrioritizedJobs(ctx, cpuWorkerQueues(), 1, func(context.Context, Job) error { got <- time.Now(); return nil })
+		return b.PrioritizedJobs(ctx, cpuWorkerQueues(), 1, func(context.Context, Delivery) error { got <- time.Now(); return nil })
 	})
 	time.Sleep(200 * time.Millisecond) // the loop waits
 	t0 := time.Now()
@@ -90,7 +90,7 @@ func TestAFailedJobStartsAgainWhenItsNakDelayEnds(t *testing.T) {
 	b := startTestBus(t, Options{NakDelay: delay, JobRecheck: time.Minute})
 	starts := make(chan time.Time, 2)
 	runInBackground(t, func(ctx context.Context) error {
-		return b.PrioritizedJobs(ctx, cpuWorkerQueues(), 1, func(_ context.Context, j Job) error {
+		return b.PrioritizedJobs(ctx, cpuWorkerQueues(), 1, func(_ context.Context, j Delivery) error {
 			starts <- time.Now()
 			if j.NumDelivered == 1 {
 				return errors.New("transient failure")

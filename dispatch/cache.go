@@ -51,7 +51,8 @@ func release(v string) string {
 }
 
 // WorkKey names the work job asks for: hex sha256 over the task source
-// hash, the code hash and the full options (defaults applied, as queued).
+// hash, the code hash (those the job carries, made when it was) and the
+// full options (defaults applied, as queued).
 // Jobs with the same work key would get the same verdict on the same
 // machine; it is the identity under which identical jobs share one
 // evaluation. The task name, the reward function, the completion text around
@@ -62,9 +63,9 @@ func WorkKey(job Job) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("dispatch.WorkKey: %w", err)
 	}
+	job.Hash() // the ones it carries; made here only for a job made without them
 	h := sha256.New()
-	fmt.Fprintf(h, "kernelgate-work-%s\n%s\n%s\n%s", cacheKeyVersion,
-		eval.HashSource(job.Task.Source), eval.HashSource(job.Code), opts)
+	fmt.Fprintf(h, "kernelgate-work-%s\n%s\n%s\n%s", cacheKeyVersion, job.TaskHash, job.CodeHash, opts)
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 

@@ -12,8 +12,8 @@ import (
 )
 
 func TestCacheKey(t *testing.T) {
-	base := Job{ID: "b1-00000", BatchID: "b1", Task: eval.Task{Name: "t", Path: "/p", Source: "src"},
-		Code: "code", Options: eval.DefaultOptions(), RewardFn: "binary"}
+	base := Job{ID: "b1-00000", BatchID: "b1", Job: eval.Job{Task: eval.Task{Name: "t", Path: "/p", Source: "src"}, Code: "code", Options: eval.DefaultOptions()},
+		RewardFn: "binary"}
 	h200 := Env{HarnessVersion: "0.2.0", Torch: "2.11.0", Triton: "3.6.0", GPU: "NVIDIA H200"}
 	keys := func(t *testing.T, j Job, e Env) (work, cache string) {
 		t.Helper()

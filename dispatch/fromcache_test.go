@@ -21,10 +21,10 @@ func TestFromCache(t *testing.T) {
 	newTorch.Torch = "2.12.0"
 	pool := []Env{h200}
 	srv := &Service{Bus: b, Mode: func() string { return eval.TimingGPU }, Envs: func() []Env { return pool }, Log: testLogger()}
-	job := Job{ID: "b_C-00000", BatchID: "b_C", Task: eval.Task{Name: "mine", Source: "src"},
-		Code: "code", Options: eval.DefaultOptions(), RewardFn: "binary"}
+	job := Job{ID: "b_C-00000", BatchID: "b_C", Job: eval.Job{Task: eval.Task{Name: "mine", Source: "src"}, Code: "code", Options: eval.DefaultOptions()},
+		RewardFn: "binary"}
 	verdict := func(status eval.Status, mode string, env Env) []byte {
-		v := Verdict(mode, Job{Task: eval.Task{Name: "theirs", Source: "src"}, Code: "code"}, status, "", "")
+		v := Verdict(mode, Job{Job: eval.Job{Task: eval.Task{Name: "theirs", Source: "src"}, Code: "code"}}, status, "", "")
 		v.Correct = status == eval.StatusCorrect
 		v.Env = eval.Env{HarnessVersion: env.HarnessVersion, Torch: env.Torch, Triton: env.Triton, GPUName: env.GPU}
 		data, _ := CacheValue(v, "b_src-00003")

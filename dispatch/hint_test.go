@@ -44,7 +44,7 @@ func TestCompileErrorHintForUnfencedCompletions(t *testing.T) {
 func TestShareKeyKeepsCutOffCompletionsApart(t *testing.T) {
 	code := "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        y = x + 1"
 	job := func(completion, finish string) Job {
-		return Job{Task: eval.Task{Source: "src"}, Code: code, Completion: &completion, FinishReason: finish, Options: eval.DefaultOptions()}
+		return Job{Job: eval.Job{Task: eval.Task{Source: "src"}, Code: code, Options: eval.DefaultOptions()}, Completion: &completion, FinishReason: finish}
 	}
 	closed := job("```python\n"+code+"\n```", "")
 	closedElsewhere := job("Here it is: ```python\n"+code+"\n``` Hope this helps!", "stop")

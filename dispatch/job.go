@@ -1,10 +1,12 @@
 package dispatch
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 )
 
 // Subject is where evaluation jobs for workers of a timing mode are queued,
@@ -37,36 +39,38 @@ func modeClass(mode string) string {
 // announced on.
 func ResultsSubject(batchID string) string { return "results." + batchID }
 
-// Job is one queued evaluation (the JSON body of a jobs.eval.<mode> message).
+// Job is one queued evaluation (the JSON body of a jobs.eval.<mode>
+// message): the evaluation the harness runs, eval.Job, and what the queue
+// needs around it. The embedded fields keep the names a job had on the wire
+// before it embedded eval.Job (task, code, options, task_check), so a job
+// queued by the previous version decodes; check, which it did not carry,
+// is omitted when nil. The job's hashes travel as task_hash and code_hash
+// (MarshalJSON), so the worker, the result cache and the verdict use the
+// ones made when the job was.
 type Job struct {
-	ID         string    `json:"id"` // also the bus message id and the event id
-	BatchID    string    `json:"batch_id"`
-	Index      int       `json:"index"` // position in the request
-	Task       eval.Task `json:"task"`
-	Code       string    `json:"code"`
-	Completion *string   `json:"completion,omitempty"` // raw text the code was extracted from
+	ID      string `json:"id"` // also the bus message id and the event id
+	BatchID string `json:"batch_id"`
+	Index   int    `json:"index"` // position in the request
+	eval.Job
+	Completion *string `json:"completion,omitempty"` // raw text the code was extracted from
 	// FinishReason is why the model stopped writing Completion, when the
 	// caller said; "length" marks it cut off (submission.Word).
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Prompt is what the model was asked, when the caller said; logged, not hashed.
-	Prompt     []export.PromptMessage `json:"prompt,omitempty"`
-	Options    eval.Options           `json:"options"`
-	RewardFn   string                 `json:"reward_fn,omitempty"`
-	EnqueuedAt time.Time              `json:"enqueued_at"`
+	Prompt     []event.PromptMessage `json:"prompt,omitempty"`
+	RewardFn   string                `json:"reward_fn,omitempty"`
+	EnqueuedAt time.Time             `json:"enqueued_at"`
 	// Who asked (logged with the verdict): the HTTP request and the API key name.
 	RequestID string `json:"request_id,omitempty"`
 	ClientID  string `json:"client_id,omitempty"`
 	// TaskID is the registry id of Task ("" for an inline reference); it
 	// goes into the evaluation's event.
 	TaskID string `json:"task_id,omitempty"`
-	// TaskCheck asks for a task check (eval.Job.TaskCheck) instead of an
-	// evaluation of Code; its verdict is announced but not logged as an
-	// evaluation (no candidate was evaluated).
-	TaskCheck bool `json:"task_check,omitempty"`
 	// Deadline (zero: none) is when the request stops waiting for this item:
 	// an item not finished by then is answered harness_error with retry
 	// "deadline" (valid false: the trainer drops it) and its evaluation is
-	// stopped, so a group's verdicts arrive together (issue 14).
+	// stopped, so a group's verdicts arrive together: a trainer's step waits
+	// for its slowest item.
 	Deadline time.Time `json:"deadline,omitzero"`
 	// Share lets identical jobs in flight share this job's evaluation
 	// (share.go); false when the request bypassed the cache, which asks
@@ -100,4 +104,38 @@ type Result struct {
 	Source      string  `json:"source,omitempty"`
 	QueueWaitMS float64 `json:"queue_wait_ms"`
 	ExecMS      float64 `json:"exec_ms"`
+}
+
+// queued is Job without its JSON methods, for them to encode the fields.
+type queued Job
+
+// hashes are eval.Job's hashes as a queued job carries them: beside its
+// fields, since the harness protocol, which encodes eval.Job, does not.
+type hashes struct {
+	TaskHash string `json:"task_hash,omitempty"`
+	CodeHash string `json:"code_hash,omitempty"`
+}
+
+// MarshalJSON encodes j with its hashes.
+func (j Job) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		queued
+		hashes
+	}{queued(j), hashes{j.TaskHash, j.CodeHash}})
+}
+
+// UnmarshalJSON decodes a queued job with its hashes; one queued by a
+// version whose jobs carried none gets them made here.
+func (j *Job) UnmarshalJSON(data []byte) error {
+	var w struct {
+		queued
+		hashes
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("dispatch.Job: %w", err)
+	}
+	*j = Job(w.queued)
+	j.TaskHash, j.CodeHash = w.hashes.TaskHash, w.hashes.CodeHash
+	j.Hash()
+	return nil
 }

@@ -22,13 +22,13 @@ import (
 // one.
 func (s *Service) Evaluate(ctx context.Context, hj eval.Job) (eval.Verdict, error) {
 	if hj.Check != nil {
+		// A worker of the version before jobs embedded eval.Job drops them
+		// and would check at the defaults; no caller needs them.
 		return eval.Verdict{}, errors.New("dispatch.Evaluate: a task check's options do not travel in a job")
 	}
 	batch := "q_" + rand.Text()
-	job := Job{
-		ID: EvalID(batch, 0), BatchID: batch, Task: hj.Task, Code: hj.Code, Options: hj.Options,
-		TaskCheck: hj.TaskCheck, EnqueuedAt: time.Now().UTC(), Unlogged: true,
-	}
+	job := Job{ID: EvalID(batch, 0), BatchID: batch, Job: hj, EnqueuedAt: time.Now().UTC(), Unlogged: true}
+	job.Hash() // the ones hj carries, if it does
 	if d, ok := ctx.Deadline(); ok {
 		job.Deadline = d
 	}
@@ -54,7 +54,8 @@ func (s *Service) Evaluate(ctx context.Context, hj eval.Job) (eval.Verdict, erro
 func (s *Service) CheckTask(ctx context.Context, t eval.Task, opts eval.Options) (*Follower, error) {
 	batch := "tc_" + rand.Text()
 	opts.Timing = false
-	job := Job{ID: EvalID(batch, 0), BatchID: batch, Task: t, Options: opts, TaskCheck: true, EnqueuedAt: time.Now().UTC()}
+	job := Job{ID: EvalID(batch, 0), BatchID: batch, Job: eval.Job{Task: t, Options: opts, TaskCheck: true}, EnqueuedAt: time.Now().UTC()}
+	job.Hash()
 	// The follower outlives the request: it is read in the background.
 	return s.queueOne(context.WithoutCancel(ctx), job, false)
 }

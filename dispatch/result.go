@@ -8,7 +8,7 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/reward"
 )
 
@@ -22,7 +22,7 @@ import (
 func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
 	if !job.TaskCheck && !job.Unlogged {
 		rew, wait, exec := r.Reward, r.QueueWaitMS, r.ExecMS
-		ev := export.EvaluationEvent{
+		ev := event.Evaluation{
 			EventID: job.ID, Time: time.Now().UTC(), EvalID: job.ID, BatchID: job.BatchID, TaskID: job.TaskID, TaskSource: job.Task.Source,
 			RequestID: job.RequestID, ClientID: job.ClientID,
 			Code: job.Code, Completion: job.Completion, Prompt: job.Prompt, RewardFn: rewardName(job.RewardFn),
@@ -32,7 +32,7 @@ func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
 		if !r.Cached && !r.Shared { // a cached or shared answer waited in no queue and ran nothing
 			ev.QueueWaitMS, ev.ExecMS = &wait, &exec
 		}
-		if err := export.Publish(ctx, b, ev); err != nil {
+		if err := event.Publish(ctx, b, ev); err != nil {
 			return fmt.Errorf("dispatch.PublishResult: %w", err)
 		}
 	}
@@ -63,16 +63,17 @@ func HarnessError(mode string, job Job, err error) eval.Verdict {
 }
 
 // Verdict is a verdict made outside the harness (no child ran), shaped like
-// a child's: empty lists rather than null, the hashes filled.
+// a child's: empty lists rather than null, the job's hashes filled.
 func Verdict(mode string, job Job, status eval.Status, feedback, signature string) eval.Verdict {
 	if mode == "" {
 		mode = eval.TimingCPUInterpreter
 	}
+	job.Hash() // the ones it carries; made here only for a job made without them
 	return eval.Verdict{
 		SchemaVersion: eval.SchemaVersion, Status: status, TimingMode: mode,
 		HackFlags: []string{}, Warnings: []string{}, StageMS: map[string]float64{},
 		Feedback: feedback, ErrorSignature: signature, TaskName: job.Task.Name,
-		TaskHash: eval.HashSource(job.Task.Source), CodeHash: eval.HashSource(job.Code),
+		TaskHash: job.TaskHash, CodeHash: job.CodeHash,
 	}
 }
 

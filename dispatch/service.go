@@ -8,7 +8,7 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 )
 
 // Service is the submitting end of the job queue, for everyone who wants
@@ -68,7 +68,10 @@ type Batch struct {
 	ID     string
 	Task   eval.Task
 	TaskID string // registry id; "" for an inline reference
-	Items  []Item
+	// TaskHash is eval.HashSource(Task.Source) when the caller has it (the
+	// registry's, the batch record's); "": Submit makes it.
+	TaskHash string
+	Items    []Item
 	// Options, RewardFn and Deadline (zero: none) hold for every item.
 	Options  eval.Options
 	RewardFn string
@@ -88,7 +91,7 @@ type Batch struct {
 type Item struct {
 	Code       string
 	Completion *string
-	Prompt     []export.PromptMessage // what the model was asked; logged, not hashed
+	Prompt     []event.PromptMessage // what the model was asked; logged, not hashed
 	// FinishReason is why the model stopped writing Completion, when the
 	// caller said ("length": the token limit; submission.Word).
 	FinishReason string

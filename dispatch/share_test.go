@@ -19,8 +19,8 @@ func TestShare(t *testing.T) {
 	t.Cleanup(b.Close)
 	ctx := t.Context()
 	job := func(batch, fn string) Job {
-		return Job{ID: batch + "-00000", BatchID: batch, Task: eval.Task{Name: "task " + batch, Source: "src"},
-			Code: "code", Options: eval.DefaultOptions(), RewardFn: fn, Share: true}
+		return Job{ID: batch + "-00000", BatchID: batch, Job: eval.Job{Task: eval.Task{Name: "task " + batch, Source: "src"}, Code: "code", Options: eval.DefaultOptions()},
+			RewardFn: fn, Share: true}
 	}
 	wk, err := WorkKey(job("a", ""))
 	if err != nil {
@@ -132,7 +132,7 @@ func TestShare(t *testing.T) {
 // A shared answer names the job whose evaluation ran, however it got there.
 func TestSharedNamesItsSource(t *testing.T) {
 	owner := Result{Index: 0, ID: "b_A-00000", Verdict: eval.Verdict{Status: eval.StatusCorrect}}
-	job := Job{ID: "b_B-00002", Index: 2, Task: eval.Task{Name: "mine"}, RewardFn: "binary"}
+	job := Job{ID: "b_B-00002", Index: 2, Job: eval.Job{Task: eval.Task{Name: "mine"}}, RewardFn: "binary"}
 	if r := Shared(owner, job); !r.Shared || r.Source != "b_A-00000" || r.ID != job.ID || r.Index != 2 {
 		t.Errorf("shared %+v", r)
 	}

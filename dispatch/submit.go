@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/submission"
 )
 
@@ -45,17 +46,22 @@ func (s *Service) Submit(ctx context.Context, b Batch) error {
 	ctx = context.WithoutCancel(ctx)
 	log := s.log().With("batch", b.ID)
 	now := time.Now().UTC()
+	if b.TaskHash == "" {
+		b.TaskHash = eval.HashSource(b.Task.Source) // one task: hashed once for every item
+	}
 	jobs := make([]Job, 0, len(b.Items))
 	for i, item := range b.Items {
 		job := Job{
-			ID: EvalID(b.ID, i), BatchID: b.ID, Index: i, Task: b.Task, TaskID: b.TaskID,
-			Code: item.Code, Completion: item.Completion, Options: b.Options, RewardFn: b.RewardFn,
+			ID: EvalID(b.ID, i), BatchID: b.ID, Index: i,
+			Job:    eval.Job{Task: b.Task, Code: item.Code, Options: b.Options, TaskHash: b.TaskHash},
+			TaskID: b.TaskID, Completion: item.Completion, RewardFn: b.RewardFn,
 			EnqueuedAt: now, RequestID: b.RequestID, ClientID: b.ClientID, Prompt: item.Prompt, Deadline: b.Deadline,
 			FinishReason: item.FinishReason,
 		}
 		if item.Completion != nil {
 			job.Code, _, _ = submission.Extract(*item.Completion)
 		}
+		job.Hash() // once, here: the job carries them to its keys and its verdict
 		jobs = append(jobs, job)
 	}
 	handled := 0

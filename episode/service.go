@@ -10,7 +10,7 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 )
 
 // A step that cannot be taken.
@@ -30,7 +30,7 @@ type Evaluation struct {
 // Evaluate judges an episode's completion, which answers prompt, by the
 // normal evaluation path (the gateway's reward batches). Its error is the
 // caller's to read back (Step returns it unwrapped).
-type Evaluate func(ctx context.Context, e Episode, completion string, prompt []export.PromptMessage) (Evaluation, error)
+type Evaluate func(ctx context.Context, e Episode, completion string, prompt []event.PromptMessage) (Evaluation, error)
 
 // Service owns the episode workflow: check the episode can take a step,
 // build the conversation the completion answers, evaluate, apply the
@@ -80,16 +80,16 @@ func (s *Service) Step(ctx context.Context, id, completion, clientID string, eva
 // prompt is the conversation the policy answers at e's next turn: the task
 // prompt, then each earlier completion and the feedback on it. Without the
 // history (the store failed) it is the task prompt alone.
-func (s *Service) prompt(ctx context.Context, e Episode) []export.PromptMessage {
-	msgs := []export.PromptMessage{{Role: "user", Content: e.Prompt}}
+func (s *Service) prompt(ctx context.Context, e Episode) []event.PromptMessage {
+	msgs := []event.PromptMessage{{Role: "user", Content: e.Prompt}}
 	hist, err := s.Store.History(ctx, e)
 	if err != nil {
 		s.logger().Warn("episode history unreadable; the step's logged prompt is the task prompt alone", "episode", e.ID, "err", err)
 		return msgs
 	}
 	for _, h := range hist {
-		msgs = append(msgs, export.PromptMessage{Role: "assistant", Content: h.Completion},
-			export.PromptMessage{Role: "user", Content: h.Observation})
+		msgs = append(msgs, event.PromptMessage{Role: "assistant", Content: h.Completion},
+			event.PromptMessage{Role: "user", Content: h.Observation})
 	}
 	return msgs
 }
@@ -97,14 +97,14 @@ func (s *Service) prompt(ctx context.Context, e Episode) []export.PromptMessage 
 // log publishes the step on events.episode_step with the prompt it
 // answered. The step is already recorded, so a failure is logged, not
 // returned.
-func (s *Service) log(ctx context.Context, e Episode, st Step, prompt []export.PromptMessage, clientID string) {
-	ev := export.EpisodeStepEvent{
+func (s *Service) log(ctx context.Context, e Episode, st Step, prompt []event.PromptMessage, clientID string) {
+	ev := event.EpisodeStep{
 		EventID: e.ID + "-" + strconv.Itoa(st.Turn), Time: st.At, EpisodeID: e.ID, Turn: st.Turn, ClientID: clientID,
 		TaskID: cmp.Or(e.TaskID, e.TaskHash), Prompt: prompt, Completion: st.Completion, Observation: st.Observation,
 		Reward: st.Reward, Done: st.Done, DoneReason: st.DoneReason, MaxTurns: e.MaxTurns,
 		EvalID: st.EvalID, Status: string(st.Verdict.Status), Speedup: st.Verdict.Speedup,
 	}
-	if err := export.Publish(ctx, s.Bus, ev); err != nil {
+	if err := event.Publish(ctx, s.Bus, ev); err != nil {
 		s.logger().Error("logging an episode step failed", "episode", e.ID, "turn", st.Turn, "err", err)
 	}
 }

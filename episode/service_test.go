@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -25,9 +25,9 @@ func TestServiceStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var prompts [][]export.PromptMessage
+	var prompts [][]event.PromptMessage
 	verdicts := []eval.Status{eval.StatusIncorrect, eval.StatusCorrect}
-	evaluate := func(_ context.Context, _ Episode, completion string, prompt []export.PromptMessage) (Evaluation, error) {
+	evaluate := func(_ context.Context, _ Episode, completion string, prompt []event.PromptMessage) (Evaluation, error) {
 		prompts = append(prompts, prompt)
 		v := eval.Verdict{Status: verdicts[len(prompts)-1], Feedback: "fb " + completion}
 		return Evaluation{Verdict: v, Reward: float64(len(prompts)), EvalID: "b_x-0000" + string(rune('0'+len(prompts)))}, nil
@@ -55,7 +55,7 @@ func TestServiceStep(t *testing.T) {
 
 	other, _ := store.Start(ctx, newEpisode())
 	boom := errors.New("queue full")
-	if _, _, err := svc.Step(ctx, other.ID, "x", "bob", func(context.Context, Episode, string, []export.PromptMessage) (Evaluation, error) {
+	if _, _, err := svc.Step(ctx, other.ID, "x", "bob", func(context.Context, Episode, string, []event.PromptMessage) (Evaluation, error) {
 		return Evaluation{}, boom
 	}); err != boom {
 		t.Fatalf("the evaluation's error came back as %v", err)

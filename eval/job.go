@@ -1,5 +1,10 @@
 package eval
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
 // Task is a KernelBench-format reference problem.
 type Task struct {
 	Name   string `json:"name"`
@@ -18,6 +23,32 @@ type Job struct {
 	TaskCheck bool `json:"task_check,omitempty"`
 	// Check tunes a task check (nil: the defaults). Since protocol 1.2.
 	Check *CheckOptions `json:"check,omitempty"`
+
+	// TaskHash and CodeHash are HashSource of Task.Source and of Code, made
+	// once where the job is made (Hash) and carried with it to its verdict
+	// and to the keys that name its work. They are Go's alone: the harness
+	// protocol does not send them (a queued job carries them beside its
+	// fields: dispatch.Job).
+	TaskHash string `json:"-"`
+	CodeHash string `json:"-"`
+}
+
+// Hash sets the hashes j does not carry yet. It is where a job's hashes
+// are made: a job that carries them keeps them, so whoever passes a job on
+// passes its hashes with it instead of hashing its source again.
+func (j *Job) Hash() {
+	if j.TaskHash == "" {
+		j.TaskHash = HashSource(j.Task.Source)
+	}
+	if j.CodeHash == "" {
+		j.CodeHash = HashSource(j.Code)
+	}
+}
+
+// HashSource is the task_hash/code_hash form: "sha256:" + hex of the exact text.
+func HashSource(src string) string {
+	sum := sha256.Sum256([]byte(src))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // CheckOptions tune a task check (docs/protocol.md, "Task checks"). Zero fields

@@ -1,10 +1,5 @@
 package eval
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-)
-
 // SchemaVersion is the verdict schema (MAJOR.MINOR). It is logged and
 // exported, so it changes independently of the process protocol.
 //
@@ -183,12 +178,14 @@ type Verdict struct {
 	// request's deadline_s stopped the evaluation.
 	Retry string `json:"retry"`
 	// ReferenceShared (schema 1.3): the evaluation compared its candidate with the
-	// reference outputs, screens and alone-timing an earlier evaluation of the same
-	// task published on this GPU (docs/protocol.md, shared reference work).
+	// reference outputs, the checks that the reference is not degenerate and the
+	// alone-timing an earlier evaluation of the same task published on this GPU
+	// (docs/protocol.md, shared reference work).
 	ReferenceShared bool `json:"reference_shared"`
 	// ReferenceChecked (schema 1.7): the task's reference was seen to work, in
-	// this evaluation (its outputs on every seed passed the screens, or came
-	// from an earlier evaluation's that had) or before it. A failure is put on
+	// this evaluation (its outputs on every seed passed the checks that reject a
+	// degenerate reference, or came from an earlier evaluation's that had) or
+	// before it. A failure is put on
 	// the candidate only when it is true; the supervisor checks the task
 	// otherwise (harness/reference.go).
 	ReferenceChecked bool   `json:"reference_checked"`
@@ -290,10 +287,4 @@ func (v *Verdict) Normalize() {
 	if v.SchemaVersion == "" {
 		v.SchemaVersion = SchemaVersion
 	}
-}
-
-// HashSource is the task_hash/code_hash form: "sha256:" + hex of the exact text.
-func HashSource(src string) string {
-	sum := sha256.Sum256([]byte(src))
-	return "sha256:" + hex.EncodeToString(sum[:])
 }

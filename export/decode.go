@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/event"
 )
 
 // decoded is one event turned into a row of some table, or skipped.
@@ -23,51 +24,52 @@ type decoded struct {
 // received stamps rejected rows and events that carry no time.
 func decode(ev bus.Event, received time.Time, log *slog.Logger) decoded {
 	switch ev.Subject {
-	case SubjectEvaluation:
-		return decodeBody(ev, received, log, EvaluationRow)
-	case SubjectEpisodeStep:
-		return decodeBody(ev, received, log, EpisodeStepRow)
+	case event.SubjectEvaluation:
+		return decodeBody(ev, received, log, evaluationHeader, EvaluationRow)
+	case event.SubjectEpisodeStep:
+		return decodeBody(ev, received, log, episodeStepHeader, EpisodeStepRow)
 	default:
 		log.Warn("unknown event subject; skipped", "subject", ev.Subject, "event", ev.ID, "bytes", len(ev.Data))
 		return decoded{skip: true}
 	}
 }
 
-// body is what every event type carries: its id, its time and the key that
-// names what it is about (eval_id, episode_id), which must not be empty.
-type body interface {
-	header() (id *string, ts *time.Time, key, keyName string)
+// header is what every event carries, as the sink checks it: its id, its
+// time and the key that names what it is about (eval_id, episode_id), which
+// must not be empty.
+type header struct {
+	id           *string
+	ts           *time.Time
+	key, keyName string
 }
 
-func (e *EvaluationEvent) header() (*string, *time.Time, string, string) {
-	return &e.EventID, &e.Time, e.EvalID, "eval_id"
+func evaluationHeader(e *event.Evaluation) header {
+	return header{&e.EventID, &e.Time, e.EvalID, "eval_id"}
 }
 
-func (e *EpisodeStepEvent) header() (*string, *time.Time, string, string) {
-	return &e.EventID, &e.Time, e.EpisodeID, "episode_id"
+func episodeStepHeader(e *event.EpisodeStep) header {
+	return header{&e.EventID, &e.Time, e.EpisodeID, "episode_id"}
 }
 
-// decodeBody is decode for one event type T, turned into its table's row R.
-func decodeBody[T any, R any, P interface {
-	*T
-	body
-}](ev bus.Event, received time.Time, log *slog.Logger, toRow func(T) R) decoded {
+// decodeBody is decode for one event type T, whose header head reads,
+// turned into its table's row R.
+func decodeBody[T, R any](ev bus.Event, received time.Time, log *slog.Logger, head func(*T) header, toRow func(T) R) decoded {
 	var e T
-	err := unmarshal(ev.Data, P(&e))
-	id, ts, key, keyName := P(&e).header()
-	if err == nil && key == "" {
-		err = fmt.Errorf("missing %s", keyName)
+	err := unmarshal(ev.Data, &e)
+	h := head(&e)
+	if err == nil && h.key == "" {
+		err = fmt.Errorf("missing %s", h.keyName)
 	}
 	if err == nil {
-		*id, err = eventID(ev, *id, log)
+		*h.id, err = eventID(ev, *h.id, log)
 	}
 	if err != nil {
 		return reject(ev, received, err)
 	}
-	if ts.IsZero() {
-		*ts = received
+	if h.ts.IsZero() {
+		*h.ts = received
 	}
-	return decoded{id: *id, row: toRow(e)}
+	return decoded{id: *h.id, row: toRow(e)}
 }
 
 func unmarshal(data []byte, v any) error {

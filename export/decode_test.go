@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/event"
 )
 
 // Event bodies are untrusted input (any publisher on events.>): decode must
@@ -16,14 +17,14 @@ import (
 func FuzzDecode(f *testing.F) {
 	ev, _ := json.Marshal(evalEvent("e1", testTime))
 	st, _ := json.Marshal(stepEvent("s1", testTime))
-	f.Add(SubjectEvaluation, "e1", ev)
-	f.Add(SubjectEpisodeStep, "s1", st)
-	f.Add(SubjectEvaluation, "", []byte(`{"eval_id":"x","event_id":"y","ts":"2026-01-02T03:04:05Z"}`))
-	f.Add(SubjectEpisodeStep, "x", []byte(`{"episode_id":"e","turn":1e400}`))
-	f.Add(SubjectEvaluation, "x", []byte(`{"verdict":{"stage_ms":{"a":"b"}}}`))
+	f.Add(event.SubjectEvaluation, "e1", ev)
+	f.Add(event.SubjectEpisodeStep, "s1", st)
+	f.Add(event.SubjectEvaluation, "", []byte(`{"eval_id":"x","event_id":"y","ts":"2026-01-02T03:04:05Z"}`))
+	f.Add(event.SubjectEpisodeStep, "x", []byte(`{"episode_id":"e","turn":1e400}`))
+	f.Add(event.SubjectEvaluation, "x", []byte(`{"verdict":{"stage_ms":{"a":"b"}}}`))
 	log := slog.New(slog.DiscardHandler)
 	f.Fuzz(func(t *testing.T, subject, id string, data []byte) {
-		for _, subj := range []string{subject, SubjectEvaluation, SubjectEpisodeStep} {
+		for _, subj := range []string{subject, event.SubjectEvaluation, event.SubjectEpisodeStep} {
 			d := decode(bus.Event{ID: id, Subject: subj, Data: data}, testTime, log)
 			switch r := d.row.(type) {
 			case nil:

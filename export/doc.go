@@ -19,18 +19,18 @@
 //
 // Tables (SchemaVersion, in each file's key/value metadata):
 //
-//   - evaluations: one row per verdict (events.evaluation, EvaluationEvent),
+//   - evaluations: one row per verdict (events.evaluation, event.Evaluation),
 //     whoever asked: a reward request, an episode, or a search step (then
 //     eval_id is the step's and batch_id the search id).
 //   - episode_steps: one row per episode step (events.episode_step).
 //   - rejected: events that could not be decoded, with their raw bytes.
 //   - skills: one row per skill version (Skill); written by the search's skill
-//     memory (issue 5), read by the skills export.
-//   - search_steps: one row per search step (events.search_step, SearchStepEvent; search.go).
+//     memory, read by the skills export.
+//   - search_steps: one row per search step (events.search_step, event.SearchStep; search.go).
 //   - searches: one row per search and state reached (events.search,
-//     SearchEvent; searches.go): configuration, seed, budget, outcome.
+//     event.Search; searches.go): configuration, seed, budget, outcome.
 //   - llm_calls: one row per LLM call of a search or the skill memory
-//     (events.llm_call, LLMCallEvent; llmcalls.go).
+//     (events.llm_call, event.LLMCall; llmcalls.go).
 //
 // The training-data exports built from these tables and the task suites
 // (verl, sft, dpo, skills, arrow) are in export/dataset.

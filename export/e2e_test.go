@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgate/kernelgate/internal/kgtest"
-
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/event"
+	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
 func startBus(t *testing.T) *bus.Bus {
@@ -85,11 +85,11 @@ func TestRunEndToEnd(t *testing.T) {
 	now := time.Now()
 	for i := range 20 {
 		id := fmt.Sprintf("e%02d", i)
-		publish(t, b, SubjectEvaluation, id, evalEvent(id, now))
+		publish(t, b, event.SubjectEvaluation, id, evalEvent(id, now))
 	}
-	publish(t, b, SubjectEvaluation, "e00", evalEvent("e00", now)) // a retried publish
-	publish(t, b, SubjectEpisodeStep, "s1", stepEvent("s1", now))
-	publish(t, b, SubjectEvaluation, "bad", []byte("not json"))
+	publish(t, b, event.SubjectEvaluation, "e00", evalEvent("e00", now)) // a retried publish
+	publish(t, b, event.SubjectEpisodeStep, "s1", stepEvent("s1", now))
+	publish(t, b, event.SubjectEvaluation, "bad", []byte("not json"))
 	publish(t, b, "events.future_table", "k1", map[string]string{"rule": "x"})
 
 	waitRows[Evaluation](t, root, TableEvaluations, 20)
@@ -106,7 +106,7 @@ func TestRunEndToEnd(t *testing.T) {
 	// nothing is written again.
 	s2 := newTestSink(t, root)
 	stop2 := runBackground(t, func(ctx context.Context) error { return s2.Run(ctx, b) })
-	publish(t, b, SubjectEvaluation, "e20", evalEvent("e20", now))
+	publish(t, b, event.SubjectEvaluation, "e20", evalEvent("e20", now))
 	waitRows[Evaluation](t, root, TableEvaluations, 21)
 	stop2()
 }
@@ -120,7 +120,7 @@ func TestCrashBetweenRenameAndAck(t *testing.T) {
 	now := time.Now()
 	for i := range 5 { // published before the consumer starts: one batch
 		id := fmt.Sprintf("e%d", i)
-		publish(t, b, SubjectEvaluation, id, evalEvent(id, now))
+		publish(t, b, event.SubjectEvaluation, id, evalEvent(id, now))
 	}
 	var calls, redone atomic.Int32
 	var firstBatch atomic.Int32

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelgate/kernelgate/internal/kgtest"
-
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/event"
+	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
 var testTime = time.Date(2026, 11, 29, 23, 59, 58, 123456789, time.UTC)
@@ -38,18 +38,18 @@ func fullVerdict() eval.Verdict {
 	}
 }
 
-func evalEvent(id string, ts time.Time) EvaluationEvent {
+func evalEvent(id string, ts time.Time) event.Evaluation {
 	completion, reward, wait, exec := "```python\ncode\n```", 0.72, 1.5, 3300.0
-	return EvaluationEvent{
+	return event.Evaluation{
 		EventID: id, Time: ts, EvalID: "eval-" + id, BatchID: "b1", RequestID: "r1", ClientID: "key1", TaskID: "19",
 		Code: "code", Completion: &completion, RewardFn: "adaexplore", Reward: &reward,
 		QueueWaitMS: &wait, ExecMS: &exec, Verdict: fullVerdict(),
 	}
 }
 
-func stepEvent(id string, ts time.Time) EpisodeStepEvent {
+func stepEvent(id string, ts time.Time) event.EpisodeStep {
 	sp := 1.2
-	return EpisodeStepEvent{EventID: id, Time: ts, EpisodeID: "ep1", Turn: 2, ClientID: "key1", TaskID: "19",
+	return event.EpisodeStep{EventID: id, Time: ts, EpisodeID: "ep1", Turn: 2, ClientID: "key1", TaskID: "19",
 		Completion: "text", Observation: "feedback", Reward: 0.5, EvalID: "eval-9", Status: "correct", Speedup: &sp}
 }
 

@@ -1,56 +1,36 @@
 package export
 
-import "time"
+import (
+	"time"
+
+	"github.com/kernelgate/kernelgate/event"
+)
 
 // The llm_calls table: every call a search or the skill memory makes to an
 // LLM (propose, revise, tune, extract a rule, deduplicate rules), with its
 // purpose, messages, completion, tokens and latency. A small step makes two
 // calls: both are rows, though its search_steps row shows the last.
-const (
-	SubjectLLMCall = "events.llm_call"
-	TableLLMCalls  = "llm_calls"
-)
-
-// LLMCallEvent is what the search runner publishes on events.llm_call.
-type LLMCallEvent struct {
-	EventID          string          `json:"event_id"`
-	Time             time.Time       `json:"ts"`
-	CallID           string          `json:"call_id"`
-	SearchID         string          `json:"search_id,omitempty"` // "" for the skill memory's calls
-	Purpose          string          `json:"purpose"`
-	Model            string          `json:"model"`
-	Messages         []PromptMessage `json:"messages"`
-	Completion       *string         `json:"completion,omitempty"` // nil when the call failed
-	PromptTokens     int             `json:"prompt_tokens"`
-	CompletionTokens int             `json:"completion_tokens"`
-	LatencyMS        float64         `json:"latency_ms"`
-	FinishReason     string          `json:"finish_reason,omitempty"`
-	Error            string          `json:"error,omitempty"`
-}
-
-func (e *LLMCallEvent) header() (*string, *time.Time, string, string) {
-	return &e.EventID, &e.Time, e.CallID, "call_id"
-}
+const TableLLMCalls = "llm_calls"
 
 // LLMCall is one row of the llm_calls table.
 type LLMCall struct {
-	EventID          string          `parquet:"event_id"`
-	TS               time.Time       `parquet:"ts,timestamp(millisecond)"`
-	CallID           string          `parquet:"call_id"`
-	SearchID         *string         `parquet:"search_id,optional"`
-	Purpose          string          `parquet:"purpose"`
-	Model            string          `parquet:"model"`
-	Messages         []PromptMessage `parquet:"messages,list"`
-	Completion       *string         `parquet:"completion,optional"`
-	PromptTokens     int64           `parquet:"prompt_tokens"`
-	CompletionTokens int64           `parquet:"completion_tokens"`
-	LatencyMS        float64         `parquet:"latency_ms"`
-	FinishReason     *string         `parquet:"finish_reason,optional"`
-	Error            *string         `parquet:"error,optional"`
+	EventID          string                `parquet:"event_id"`
+	TS               time.Time             `parquet:"ts,timestamp(millisecond)"`
+	CallID           string                `parquet:"call_id"`
+	SearchID         *string               `parquet:"search_id,optional"`
+	Purpose          string                `parquet:"purpose"`
+	Model            string                `parquet:"model"`
+	Messages         []event.PromptMessage `parquet:"messages,list"`
+	Completion       *string               `parquet:"completion,optional"`
+	PromptTokens     int64                 `parquet:"prompt_tokens"`
+	CompletionTokens int64                 `parquet:"completion_tokens"`
+	LatencyMS        float64               `parquet:"latency_ms"`
+	FinishReason     *string               `parquet:"finish_reason,optional"`
+	Error            *string               `parquet:"error,optional"`
 }
 
 // LLMCallRow flattens ev into an llm_calls row.
-func LLMCallRow(ev LLMCallEvent) LLMCall {
+func LLMCallRow(ev event.LLMCall) LLMCall {
 	r := LLMCall{
 		EventID: ev.EventID, TS: rowTime(ev.Time), CallID: ev.CallID, Purpose: ev.Purpose, Model: ev.Model,
 		Messages: nonNil(ev.Messages), Completion: ev.Completion,

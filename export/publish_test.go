@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -14,14 +15,14 @@ import (
 // repeated publish of one event is one message.
 func TestPublishRoutesEachEventToItsTable(t *testing.T) {
 	b := startBus(t)
-	events := []Event{
-		EvaluationEvent{EventID: "e1"}, EpisodeStepEvent{EventID: "ep1"}, SearchStepEvent{EventID: "st1"},
-		SearchEvent{EventID: "s1"}, SkillEvent{EventID: "k1"}, LLMCallEvent{EventID: "c1"},
+	events := []event.Event{
+		event.Evaluation{EventID: "e1"}, event.EpisodeStep{EventID: "ep1"}, event.SearchStep{EventID: "st1"},
+		event.Search{EventID: "s1"}, SkillEvent{EventID: "k1"}, event.LLMCall{EventID: "c1"},
 	}
 	want := map[string]string{}
 	for _, ev := range events {
 		for range 2 {
-			if err := Publish(t.Context(), b, ev); err != nil {
+			if err := event.Publish(t.Context(), b, ev); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -34,7 +35,7 @@ func corrupt(t *testing.T, path string) {
 func TestSinkQuarantinesACorruptPart(t *testing.T) {
 	root := t.TempDir()
 	ev := func(id string, n uint64) bus.Event {
-		e := busEvent(t, SubjectEvaluation, id, evalEvent(id, testTime))
+		e := busEvent(t, event.SubjectEvaluation, id, evalEvent(id, testTime))
 		e.NumDelivered = n
 		return e
 	}

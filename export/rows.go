@@ -6,11 +6,16 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/event"
 )
 
 // Evaluation is one row of the evaluations table: the event's ids and
 // inputs and the verdict flattened into typed columns. Optional columns are
-// pointers (null when nil).
+// pointers (null when nil). EvaluationRow is the one mapping that fills it.
+// The columns are declared flat, not as groups embedded from the verdict's
+// shape: parquet-go (v0.32) reads a null optional column of an embedded
+// struct back as a pointer to zero. A test holds every verdict field to
+// its place here (verdictcolumns_test.go).
 type Evaluation struct {
 	EventID    string    `parquet:"event_id"`
 	TS         time.Time `parquet:"ts,timestamp(millisecond)"`
@@ -26,7 +31,7 @@ type Evaluation struct {
 	Completion *string   `parquet:"completion,optional"`
 	// Prompt: the chat messages the completion answered; empty when the
 	// caller did not give them.
-	Prompt []PromptMessage `parquet:"prompt,list"`
+	Prompt []event.PromptMessage `parquet:"prompt,list"`
 	// SourceEvalID: a cached or shared row's evaluation that ran (null otherwise).
 	SourceEvalID *string `parquet:"source_eval_id,optional"`
 	// Options: the harness options of the verdict (null in rows logged without).
@@ -94,22 +99,22 @@ type Evaluation struct {
 
 // EpisodeStep is one row of the episode_steps table.
 type EpisodeStep struct {
-	EventID     string          `parquet:"event_id"`
-	TS          time.Time       `parquet:"ts,timestamp(millisecond)"`
-	EpisodeID   string          `parquet:"episode_id"`
-	Turn        int64           `parquet:"turn"`
-	ClientID    string          `parquet:"client_id"`
-	TaskID      string          `parquet:"task_id"`
-	Prompt      []PromptMessage `parquet:"prompt,list"`
-	Completion  string          `parquet:"completion"`
-	Observation string          `parquet:"observation"`
-	Reward      float64         `parquet:"reward"`
-	Done        bool            `parquet:"done"`
-	DoneReason  *string         `parquet:"done_reason,optional"` // null while the episode runs
-	MaxTurns    int64           `parquet:"max_turns"`
-	EvalID      string          `parquet:"eval_id"`
-	Status      string          `parquet:"status"`
-	Speedup     *float64        `parquet:"speedup,optional"`
+	EventID     string                `parquet:"event_id"`
+	TS          time.Time             `parquet:"ts,timestamp(millisecond)"`
+	EpisodeID   string                `parquet:"episode_id"`
+	Turn        int64                 `parquet:"turn"`
+	ClientID    string                `parquet:"client_id"`
+	TaskID      string                `parquet:"task_id"`
+	Prompt      []event.PromptMessage `parquet:"prompt,list"`
+	Completion  string                `parquet:"completion"`
+	Observation string                `parquet:"observation"`
+	Reward      float64               `parquet:"reward"`
+	Done        bool                  `parquet:"done"`
+	DoneReason  *string               `parquet:"done_reason,optional"` // null while the episode runs
+	MaxTurns    int64                 `parquet:"max_turns"`
+	EvalID      string                `parquet:"eval_id"`
+	Status      string                `parquet:"status"`
+	Speedup     *float64              `parquet:"speedup,optional"`
 }
 
 // Rejected is one row of the rejected table: an event the sink could not
@@ -127,7 +132,7 @@ type Rejected struct {
 func rowTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
 // EvaluationRow flattens ev into an evaluations row.
-func EvaluationRow(ev EvaluationEvent) Evaluation {
+func EvaluationRow(ev event.Evaluation) Evaluation {
 	v := ev.Verdict
 	r := Evaluation{
 		EventID: ev.EventID, TS: rowTime(ev.Time),
@@ -171,7 +176,7 @@ func EvaluationRow(ev EvaluationEvent) Evaluation {
 }
 
 // EpisodeStepRow turns ev into an episode_steps row.
-func EpisodeStepRow(ev EpisodeStepEvent) EpisodeStep {
+func EpisodeStepRow(ev event.EpisodeStep) EpisodeStep {
 	r := EpisodeStep{
 		EventID: ev.EventID, TS: rowTime(ev.Time), EpisodeID: ev.EpisodeID, Turn: int64(ev.Turn),
 		ClientID: ev.ClientID, TaskID: ev.TaskID, Prompt: nonNil(ev.Prompt), Completion: ev.Completion,

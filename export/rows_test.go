@@ -11,6 +11,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/event"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -30,12 +31,12 @@ func roundTrip[T any](t *testing.T, rows []T) []T {
 }
 
 func TestEvaluationRoundTrip(t *testing.T) {
-	minimal := EvaluationEvent{EventID: "e2", Time: testTime, EvalID: "x", Code: "c",
+	minimal := event.Evaluation{EventID: "e2", Time: testTime, EvalID: "x", Code: "c",
 		Verdict: eval.Verdict{SchemaVersion: "1.0", Status: eval.StatusCompileError, TimingMode: eval.TimingCPUInterpreter,
 			Feedback: "SyntaxError", ErrorSignature: "SyntaxError: invalid syntax"}}
 	tests := []struct {
 		name string
-		ev   EvaluationEvent
+		ev   event.Evaluation
 	}{
 		{"full verdict", evalEvent("e1", testTime)},
 		{"nulls and nil lists", minimal},
@@ -74,18 +75,18 @@ func TestEvaluationRowFlattens(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	empty := EvaluationRow(EvaluationEvent{})
+	empty := EvaluationRow(event.Evaluation{})
 	if empty.RuntimeMedianMS != nil || empty.Atol != nil || empty.HackFlags == nil || empty.StageTimes == nil {
 		t.Errorf("empty verdict row: %+v", empty)
 	}
 }
 
 func TestEpisodeStepAndRejectedRoundTrip(t *testing.T) {
-	steps := []EpisodeStep{EpisodeStepRow(stepEvent("s1", testTime)), EpisodeStepRow(EpisodeStepEvent{EventID: "s2", Time: testTime})}
+	steps := []EpisodeStep{EpisodeStepRow(stepEvent("s1", testTime)), EpisodeStepRow(event.EpisodeStep{EventID: "s2", Time: testTime})}
 	if got := roundTrip(t, steps); !reflect.DeepEqual(got, steps) {
 		t.Fatalf("episode steps:\n got %+v\nwant %+v", got, steps)
 	}
-	rej := []Rejected{{EventID: "r1", TS: rowTime(testTime), Subject: SubjectEvaluation, Data: []byte{0xff, '{'}, Error: "bad", NumDelivered: 2}}
+	rej := []Rejected{{EventID: "r1", TS: rowTime(testTime), Subject: event.SubjectEvaluation, Data: []byte{0xff, '{'}, Error: "bad", NumDelivered: 2}}
 	if got := roundTrip(t, rej); !reflect.DeepEqual(got, rej) {
 		t.Fatalf("rejected:\n got %+v\nwant %+v", got, rej)
 	}

@@ -7,62 +7,17 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/event"
 )
 
-// Subjects and table of the search's log (issue 5). The skills table is
+// TableSearchSteps is the search's log of steps. The skills table is
 // defined in skills.go; its event is SkillEvent.
-const (
-	SubjectSearchStep = "events.search_step"
-	SubjectSkill      = "events.skill"
-	TableSearchSteps  = "search_steps"
-)
-
-// PromptMessage is one chat message of a step's prompt.
-type PromptMessage struct {
-	Role    string `json:"role" parquet:"role"`
-	Content string `json:"content" parquet:"content"`
-}
-
-// SearchStepEvent is what the search runner publishes on events.search_step,
-// one per step (failed steps included). EventID is SearchStepID(search, seq),
-// so a step published again after a restart is written once.
-type SearchStepEvent struct {
-	EventID       string          `json:"event_id"`
-	Time          time.Time       `json:"ts"`
-	SearchID      string          `json:"search_id"`
-	Seq           int             `json:"seq"`
-	TaskID        string          `json:"task_id"`
-	Node          int             `json:"node"`
-	Parent        int             `json:"parent"`
-	Action        string          `json:"action"`
-	Policy        string          `json:"policy"`
-	Prompt        []PromptMessage `json:"prompt"`
-	PromptVersion string          `json:"prompt_version"`
-	Completion    string          `json:"completion"`
-	Code          string          `json:"code"`
-	TokensIn      int             `json:"tokens_in"`
-	TokensOut     int             `json:"tokens_out"`
-	LatencyMS     float64         `json:"latency_ms"`
-	EvalMS        float64         `json:"eval_ms"`
-	StepMS        float64         `json:"step_ms"`
-	Model         string          `json:"model"`
-	EvalID        string          `json:"eval_id"`
-	Verdict       *eval.Verdict   `json:"verdict,omitempty"`
-	Reward        float64         `json:"reward"`
-	BestSpeedup   *float64        `json:"best_speedup,omitempty"`
-	BestNode      int             `json:"best_node"`
-	SkillIDs      []string        `json:"skill_ids"`
-	SkillVersions []int           `json:"skill_versions,omitempty"`
-	Duplicate     bool            `json:"duplicate"`
-	Error         string          `json:"error"`
-}
-
-// SearchStepID is a step's event id.
-func SearchStepID(searchID string, seq int) string { return fmt.Sprintf("%s.%d", searchID, seq) }
+const TableSearchSteps = "search_steps"
 
 // SkillEvent is what the skill memory's OnChange publishes on events.skill,
-// one per rule version. EventID is SkillEventID(skill id, version).
+// one per rule version. EventID is SkillEventID(skill id, version). Unlike
+// the other events (package event) its body is the skills row itself, so it
+// lives beside that row.
 type SkillEvent struct {
 	EventID string    `json:"event_id"`
 	Time    time.Time `json:"ts"`
@@ -79,45 +34,45 @@ func SkillEventID(skillID string, version int64) string {
 // verdict's main columns (the full verdict is the evaluations table's job;
 // eval_id joins them when the evaluator logs there).
 type SearchStep struct {
-	EventID         string          `parquet:"event_id"`
-	TS              time.Time       `parquet:"ts,timestamp(millisecond)"`
-	SearchID        string          `parquet:"search_id"`
-	Seq             int64           `parquet:"seq"`
-	TaskID          string          `parquet:"task_id"`
-	Node            *int64          `parquet:"node,optional"` // null: a failed step made no node
-	Parent          int64           `parquet:"parent"`
-	Action          string          `parquet:"action"`
-	Policy          string          `parquet:"policy"`
-	PromptMessages  []PromptMessage `parquet:"prompt_messages,list"`
-	PromptVersion   string          `parquet:"prompt_version"`
-	Completion      string          `parquet:"completion"`
-	Code            string          `parquet:"code"`
-	TokensIn        int64           `parquet:"tokens_in"`
-	TokensOut       int64           `parquet:"tokens_out"`
-	LatencyMS       float64         `parquet:"latency_ms"` // the LLM calls'
-	EvalMS          float64         `parquet:"eval_ms"`    // the harness's
-	StepMS          float64         `parquet:"step_ms"`    // the whole step: less the two above, the search's own time
-	Model           string          `parquet:"model"`
-	EvalID          *string         `parquet:"eval_id,optional"` // null when nothing was evaluated
-	Status          *string         `parquet:"status,optional"`  // null when no verdict
-	Compiled        bool            `parquet:"compiled"`
-	Correct         bool            `parquet:"correct"`
-	Speedup         *float64        `parquet:"speedup,optional"`
-	RuntimeMedianMS *float64        `parquet:"runtime_median_ms,optional"`
-	ErrorSignature  string          `parquet:"error_signature"`
-	Feedback        string          `parquet:"feedback"`
-	HackFlags       []string        `parquet:"hack_flags,list"`
-	Reward          float64         `parquet:"reward"`
-	BestSpeedup     *float64        `parquet:"best_speedup,optional"`
-	BestNode        int64           `parquet:"best_node"`
-	SkillIDs        []string        `parquet:"skill_ids,list"`
-	SkillVersions   []int64         `parquet:"skill_versions,list"` // the version of each of skill_ids the prompt held
-	Duplicate       bool            `parquet:"duplicate"`
-	Error           string          `parquet:"error"`
+	EventID         string                `parquet:"event_id"`
+	TS              time.Time             `parquet:"ts,timestamp(millisecond)"`
+	SearchID        string                `parquet:"search_id"`
+	Seq             int64                 `parquet:"seq"`
+	TaskID          string                `parquet:"task_id"`
+	Node            *int64                `parquet:"node,optional"` // null: a failed step made no node
+	Parent          int64                 `parquet:"parent"`
+	Action          string                `parquet:"action"`
+	Policy          string                `parquet:"policy"`
+	PromptMessages  []event.PromptMessage `parquet:"prompt_messages,list"`
+	PromptVersion   string                `parquet:"prompt_version"`
+	Completion      string                `parquet:"completion"`
+	Code            string                `parquet:"code"`
+	TokensIn        int64                 `parquet:"tokens_in"`
+	TokensOut       int64                 `parquet:"tokens_out"`
+	LatencyMS       float64               `parquet:"latency_ms"` // the LLM calls'
+	EvalMS          float64               `parquet:"eval_ms"`    // the harness's
+	StepMS          float64               `parquet:"step_ms"`    // the whole step: less the two above, the search's own time
+	Model           string                `parquet:"model"`
+	EvalID          *string               `parquet:"eval_id,optional"` // null when nothing was evaluated
+	Status          *string               `parquet:"status,optional"`  // null when no verdict
+	Compiled        bool                  `parquet:"compiled"`
+	Correct         bool                  `parquet:"correct"`
+	Speedup         *float64              `parquet:"speedup,optional"`
+	RuntimeMedianMS *float64              `parquet:"runtime_median_ms,optional"`
+	ErrorSignature  string                `parquet:"error_signature"`
+	Feedback        string                `parquet:"feedback"`
+	HackFlags       []string              `parquet:"hack_flags,list"`
+	Reward          float64               `parquet:"reward"`
+	BestSpeedup     *float64              `parquet:"best_speedup,optional"`
+	BestNode        int64                 `parquet:"best_node"`
+	SkillIDs        []string              `parquet:"skill_ids,list"`
+	SkillVersions   []int64               `parquet:"skill_versions,list"` // the version of each of skill_ids the prompt held
+	Duplicate       bool                  `parquet:"duplicate"`
+	Error           string                `parquet:"error"`
 }
 
 // SearchStepRow flattens ev into a search_steps row.
-func SearchStepRow(ev SearchStepEvent) SearchStep {
+func SearchStepRow(ev event.SearchStep) SearchStep {
 	r := SearchStep{
 		EventID: ev.EventID, TS: rowTime(ev.Time), SearchID: ev.SearchID, Seq: int64(ev.Seq), TaskID: ev.TaskID,
 		Parent: int64(ev.Parent), Action: ev.Action, Policy: ev.Policy,
@@ -129,7 +84,7 @@ func SearchStepRow(ev SearchStepEvent) SearchStep {
 		Duplicate: ev.Duplicate, Error: ev.Error, HackFlags: []string{},
 	}
 	if r.PromptMessages == nil {
-		r.PromptMessages = []PromptMessage{}
+		r.PromptMessages = []event.PromptMessage{}
 	}
 	if ev.Node > 0 {
 		r.Node = ptr(int64(ev.Node))
@@ -170,26 +125,32 @@ func SkillRow(ev SkillEvent) Skill {
 	return r
 }
 
-func (e *SearchStepEvent) header() (*string, *time.Time, string, string) {
-	return &e.EventID, &e.Time, e.SearchID, "search_id"
+func searchStepHeader(e *event.SearchStep) header {
+	return header{&e.EventID, &e.Time, e.SearchID, "search_id"}
 }
 
-func (e *SkillEvent) header() (*string, *time.Time, string, string) {
-	return &e.EventID, &e.Time, e.Skill.SkillID, "skill.SkillID"
+func skillHeader(e *SkillEvent) header {
+	return header{&e.EventID, &e.Time, e.Skill.SkillID, "skill.SkillID"}
 }
+
+func searchHeader(e *event.Search) header {
+	return header{&e.EventID, &e.Time, e.SearchID, "search_id"}
+}
+
+func llmCallHeader(e *event.LLMCall) header { return header{&e.EventID, &e.Time, e.CallID, "call_id"} }
 
 // decodeAny is decode extended with the search's subjects: the sink's
 // single entry point for turning an event into a row.
 func decodeAny(ev bus.Event, received time.Time, log *slog.Logger) decoded {
 	switch ev.Subject {
-	case SubjectSearchStep:
-		return decodeBody(ev, received, log, SearchStepRow)
-	case SubjectSkill:
-		return decodeBody(ev, received, log, SkillRow)
-	case SubjectSearch:
-		return decodeBody(ev, received, log, SearchRow)
-	case SubjectLLMCall:
-		return decodeBody(ev, received, log, LLMCallRow)
+	case event.SubjectSearchStep:
+		return decodeBody(ev, received, log, searchStepHeader, SearchStepRow)
+	case event.SubjectSkill:
+		return decodeBody(ev, received, log, skillHeader, SkillRow)
+	case event.SubjectSearch:
+		return decodeBody(ev, received, log, searchHeader, SearchRow)
+	case event.SubjectLLMCall:
+		return decodeBody(ev, received, log, llmCallHeader, LLMCallRow)
 	}
 	return decode(ev, received, log)
 }

@@ -10,15 +10,16 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/event"
 )
 
-func searchStepEvent(seq int, ts time.Time) SearchStepEvent {
+func searchStepEvent(seq int, ts time.Time) event.SearchStep {
 	v := fullVerdict()
 	best := 1.31
-	return SearchStepEvent{
-		EventID: SearchStepID("s_1", seq), Time: ts, SearchID: "s_1", Seq: seq, TaskID: "ci/1_add_relu",
+	return event.SearchStep{
+		EventID: event.SearchStepID("s_1", seq), Time: ts, SearchID: "s_1", Seq: seq, TaskID: "ci/1_add_relu",
 		Node: seq, Parent: seq - 1, Action: "small", Policy: "adaexplore",
-		Prompt:        []PromptMessage{{Role: "user", Content: "write a kernel"}},
+		Prompt:        []event.PromptMessage{{Role: "user", Content: "write a kernel"}},
 		PromptVersion: "revise.v1+tune.v1", Completion: "```python\ncode\n```", Code: "code",
 		TokensIn: 100, TokensOut: 20, LatencyMS: 12.5, Model: "m", EvalID: "s_1-1",
 		Verdict: &v, Reward: 0.7, BestSpeedup: &best, BestNode: seq, SkillIDs: []string{"sk-1"},
@@ -38,7 +39,7 @@ func TestSearchStepRowRoundTrip(t *testing.T) {
 	if full.Status == nil || *full.Status != "correct" || full.Node == nil || full.EvalID == nil || !full.Correct || *full.Speedup != 1.31 || *full.RuntimeMedianMS != 0.91 || full.TS.Location() != time.UTC {
 		t.Fatalf("verdict columns: %+v", full)
 	}
-	failed := SearchStepRow(SearchStepEvent{EventID: "s_1.2", Time: testTime, SearchID: "s_1", Seq: 2, Action: "large", Error: "large: no code in the answer"})
+	failed := SearchStepRow(event.SearchStep{EventID: "s_1.2", Time: testTime, SearchID: "s_1", Seq: 2, Action: "large", Error: "large: no code in the answer"})
 	if failed.Status != nil || failed.Node != nil || failed.EvalID != nil || failed.Speedup != nil || failed.HackFlags == nil || failed.SkillIDs == nil || failed.PromptMessages == nil {
 		t.Fatalf("failed step: %+v", failed)
 	}
@@ -62,10 +63,10 @@ func TestHandleSearchEvents(t *testing.T) {
 	root := t.TempDir()
 	s := newTestSink(t, root)
 	evs := []bus.Event{
-		busEvent(t, SubjectSearchStep, SearchStepID("s_1", 1), searchStepEvent(1, testTime)),
-		busEvent(t, SubjectSkill, SkillEventID("sk-1", 1), skillEvent(1, testTime)),
-		busEvent(t, SubjectSearchStep, SearchStepID("s_1", 2), searchStepEvent(2, testTime)),
-		busEvent(t, SubjectSearchStep, "bad", map[string]int{"seq": 3}), // no search id: rejected
+		busEvent(t, event.SubjectSearchStep, event.SearchStepID("s_1", 1), searchStepEvent(1, testTime)),
+		busEvent(t, event.SubjectSkill, SkillEventID("sk-1", 1), skillEvent(1, testTime)),
+		busEvent(t, event.SubjectSearchStep, event.SearchStepID("s_1", 2), searchStepEvent(2, testTime)),
+		busEvent(t, event.SubjectSearchStep, "bad", map[string]int{"seq": 3}), // no search id: rejected
 	}
 	if err := s.Handle(t.Context(), evs); err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestHandleSearchEvents(t *testing.T) {
 	if len(sk) != 1 || !reflect.DeepEqual(sk[0], SkillRow(skillEvent(1, testTime))) {
 		t.Fatalf("skills: %+v", sk)
 	}
-	if rej := readTable[Rejected](t, root, TableRejected); len(rej) != 1 || rej[0].Subject != SubjectSearchStep {
+	if rej := readTable[Rejected](t, root, TableRejected); len(rej) != 1 || rej[0].Subject != event.SubjectSearchStep {
 		t.Fatalf("rejected: %+v", rej)
 	}
 }
@@ -117,9 +118,9 @@ func TestSearchesSchemaGolden(t *testing.T) {
 
 func TestSearchRowNullsWhatIsNotKnown(t *testing.T) {
 	node, speedup := 3, 1.5
-	done := SearchRow(SearchEvent{EventID: "s_1.done.4", Time: testTime, SearchID: "s_1", State: "done", Steps: 4,
+	done := SearchRow(event.Search{EventID: "s_1.done.4", Time: testTime, SearchID: "s_1", State: "done", Steps: 4,
 		StepsBudget: 4, BestNode: &node, BestEvalID: "s_1-3", BestSpeedup: &speedup, Options: eval.DefaultOptions()})
-	running := SearchRow(SearchEvent{EventID: "s_1.running.0", Time: testTime, SearchID: "s_1", State: "running"})
+	running := SearchRow(event.Search{EventID: "s_1.running.0", Time: testTime, SearchID: "s_1", State: "running"})
 	if *done.BestNode != 3 || *done.BestEvalID != "s_1-3" || done.Error != nil || done.TokenBudget != nil || done.Options.Seeds == 0 {
 		t.Errorf("done row %+v", done)
 	}
@@ -138,10 +139,10 @@ func TestLLMCallsSchemaGolden(t *testing.T) {
 
 func TestLLMCallRow(t *testing.T) {
 	text := "```python\nx\n```"
-	ok := LLMCallRow(LLMCallEvent{EventID: "c_1", Time: testTime, CallID: "c_1", SearchID: "s_1", Purpose: "large",
-		Model: "m", Messages: []PromptMessage{{Role: "user", Content: "write"}}, Completion: &text, PromptTokens: 10,
+	ok := LLMCallRow(event.LLMCall{EventID: "c_1", Time: testTime, CallID: "c_1", SearchID: "s_1", Purpose: "large",
+		Model: "m", Messages: []event.PromptMessage{{Role: "user", Content: "write"}}, Completion: &text, PromptTokens: 10,
 		CompletionTokens: 5, LatencyMS: 12.5, FinishReason: "stop"})
-	failed := LLMCallRow(LLMCallEvent{EventID: "c_2", Time: testTime, CallID: "c_2", Purpose: "skill.extract", Error: "timeout"})
+	failed := LLMCallRow(event.LLMCall{EventID: "c_2", Time: testTime, CallID: "c_2", Purpose: "skill.extract", Error: "timeout"})
 	if *ok.SearchID != "s_1" || *ok.Completion != text || ok.Error != nil || *ok.FinishReason != "stop" {
 		t.Errorf("ok row %+v", ok)
 	}

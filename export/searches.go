@@ -3,56 +3,14 @@ package export
 import (
 	"time"
 
-	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/event"
 )
 
 // The searches table: one row per search and state change (started, then
 // done, failed or cancelled; a resumed search logs started again), with its
 // configuration, seed and budget and, once it ends, its outcome. The last row
 // of a search_id is where it stands; search_steps hold its steps.
-const (
-	SubjectSearch = "events.search"
-	TableSearches = "searches"
-)
-
-// SearchEvent is what the search runner publishes on events.search.
-type SearchEvent struct {
-	EventID  string    `json:"event_id"` // <search_id>.<state>.<steps>: one row per state reached
-	Time     time.Time `json:"ts"`
-	SearchID string    `json:"search_id"`
-	TaskID   string    `json:"task_id"`
-	State    string    `json:"state"`
-	Error    string    `json:"error,omitempty"`
-	Policy   string    `json:"policy"`
-	Model    string    `json:"model"`
-	Seed     int64     `json:"seed"`
-	// The budget and the search's constants (rollout.Config).
-	StepsBudget    int          `json:"steps_budget"`
-	TokenBudget    int          `json:"token_budget"`
-	C              float64      `json:"c"`
-	ExpandRatio    float64      `json:"expand_ratio"`
-	Alpha          float64      `json:"alpha"`
-	PLarge         float64      `json:"p_large"`
-	SmallStepLimit int          `json:"small_step_limit"`
-	Pool           int          `json:"pool"`
-	ContextRounds  int          `json:"context_rounds"`
-	SkillK         int          `json:"skill_k"`
-	SkillOmitRate  float64      `json:"skill_omit_rate"`
-	Options        eval.Options `json:"options"`
-	// Where it stands.
-	Steps       int       `json:"steps"`
-	TokensIn    int       `json:"tokens_in"`
-	TokensOut   int       `json:"tokens_out"`
-	BestNode    *int      `json:"best_node,omitempty"`
-	BestEvalID  string    `json:"best_eval_id,omitempty"`
-	BestSpeedup *float64  `json:"best_speedup,omitempty"`
-	BestReward  *float64  `json:"best_reward,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-}
-
-func (e *SearchEvent) header() (*string, *time.Time, string, string) {
-	return &e.EventID, &e.Time, e.SearchID, "search_id"
-}
+const TableSearches = "searches"
 
 // Search is one row of the searches table.
 type Search struct {
@@ -88,7 +46,7 @@ type Search struct {
 }
 
 // SearchRow flattens ev into a searches row; what is not known is null.
-func SearchRow(ev SearchEvent) Search {
+func SearchRow(ev event.Search) Search {
 	r := Search{
 		EventID: ev.EventID, TS: rowTime(ev.Time), SearchID: ev.SearchID, TaskID: ev.TaskID, State: ev.State,
 		Policy: ev.Policy, Model: ev.Model, Seed: ev.Seed, StepsBudget: int64(ev.StepsBudget),

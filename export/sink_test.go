@@ -15,6 +15,7 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -46,11 +47,11 @@ func TestHandleMixedBatch(t *testing.T) {
 	s := newTestSink(t, root)
 	nextDay := testTime.Add(2 * time.Second) // crosses midnight UTC
 	evs := []bus.Event{
-		busEvent(t, SubjectEvaluation, "e1", evalEvent("e1", testTime)),
-		busEvent(t, SubjectEpisodeStep, "s1", stepEvent("s1", testTime)),
-		busEvent(t, SubjectEvaluation, "e2", evalEvent("e2", nextDay)),
+		busEvent(t, event.SubjectEvaluation, "e1", evalEvent("e1", testTime)),
+		busEvent(t, event.SubjectEpisodeStep, "s1", stepEvent("s1", testTime)),
+		busEvent(t, event.SubjectEvaluation, "e2", evalEvent("e2", nextDay)),
 		busEvent(t, "events.future_table", "x1", map[string]int{"n": 1}), // unknown: skipped
-		busEvent(t, SubjectEvaluation, "e3", evalEvent("e3", testTime)),
+		busEvent(t, event.SubjectEvaluation, "e3", evalEvent("e3", testTime)),
 	}
 	if err := s.Handle(t.Context(), evs); err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func eventIDs[T any](rows []T) []string {
 func TestHandleDedup(t *testing.T) {
 	root := t.TempDir()
 	s := newTestSink(t, root)
-	e := func(id string) bus.Event { return busEvent(t, SubjectEvaluation, id, evalEvent(id, testTime)) }
+	e := func(id string) bus.Event { return busEvent(t, event.SubjectEvaluation, id, evalEvent(id, testTime)) }
 	if err := s.Handle(t.Context(), []bus.Event{e("a"), e("b")}); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestHandleDedup(t *testing.T) {
 	// twice) and a body whose event_id differs but whose message id is b.
 	redelivered := e("a")
 	redelivered.NumDelivered = 2
-	renamed := busEvent(t, SubjectEvaluation, "b", evalEvent("other", testTime))
+	renamed := busEvent(t, event.SubjectEvaluation, "b", evalEvent("other", testTime))
 	if err := s.Handle(t.Context(), []bus.Event{redelivered, e("c"), e("c"), renamed}); err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +115,11 @@ func TestHandleDedup(t *testing.T) {
 func TestHandleDedupAfterRestart(t *testing.T) {
 	root := t.TempDir()
 	e := func(id string, n uint64) bus.Event {
-		ev := busEvent(t, SubjectEvaluation, id, evalEvent(id, testTime))
+		ev := busEvent(t, event.SubjectEvaluation, id, evalEvent(id, testTime))
 		ev.NumDelivered = n
 		return ev
 	}
-	rej := bus.Event{ID: "bad", Subject: SubjectEvaluation, Data: []byte("{"), NumDelivered: 1}
+	rej := bus.Event{ID: "bad", Subject: event.SubjectEvaluation, Data: []byte("{"), NumDelivered: 1}
 	if err := newTestSink(t, root).Handle(t.Context(), []bus.Event{e("a", 1), e("b", 1), rej}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,17 +157,17 @@ func TestHandleRejects(t *testing.T) {
 		data          string
 		wantErr       string
 	}{
-		{"malformed json", SubjectEvaluation, `{"eval_id":`, "decode"},
-		{"wrong type", SubjectEpisodeStep, `{"episode_id":"e","turn":"two"}`, "decode"},
-		{"not utf-8", SubjectEvaluation, "\xff\xfe", "decode"},
-		{"null body", SubjectEvaluation, `null`, "missing eval_id"},
-		{"no episode id", SubjectEpisodeStep, `{"turn":1}`, "missing episode_id"},
+		{"malformed json", event.SubjectEvaluation, `{"eval_id":`, "decode"},
+		{"wrong type", event.SubjectEpisodeStep, `{"episode_id":"e","turn":"two"}`, "decode"},
+		{"not utf-8", event.SubjectEvaluation, "\xff\xfe", "decode"},
+		{"null body", event.SubjectEvaluation, `null`, "missing eval_id"},
+		{"no episode id", event.SubjectEpisodeStep, `{"turn":1}`, "missing episode_id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			s := newTestSink(t, root, WithClock(func() time.Time { return testTime }))
-			good := busEvent(t, SubjectEvaluation, "good", evalEvent("good", testTime))
+			good := busEvent(t, event.SubjectEvaluation, "good", evalEvent("good", testTime))
 			bad := bus.Event{ID: "bad", Subject: tt.subject, Data: []byte(tt.data), NumDelivered: 3}
 			if err := s.Handle(t.Context(), []bus.Event{bad, good}); err != nil {
 				t.Fatalf("Handle = %v; a bad event must not fail the batch", err)
@@ -196,7 +197,7 @@ func TestHandleWriteError(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newTestSink(t, root)
-	err := s.Handle(t.Context(), []bus.Event{busEvent(t, SubjectEvaluation, "e1", evalEvent("e1", testTime))})
+	err := s.Handle(t.Context(), []bus.Event{busEvent(t, event.SubjectEvaluation, "e1", evalEvent("e1", testTime))})
 	if err == nil || !strings.Contains(err.Error(), "export.") {
 		t.Fatalf("Handle = %v, want a wrapped error", err)
 	}
@@ -251,7 +252,7 @@ func TestPartName(t *testing.T) {
 func TestSinkFlush(t *testing.T) {
 	b := startBus(t)
 	for i := range 5 {
-		if err := Publish(t.Context(), b, EvaluationEvent{EventID: fmt.Sprint("flush-", i), Time: time.Now().UTC(),
+		if err := event.Publish(t.Context(), b, event.Evaluation{EventID: fmt.Sprint("flush-", i), Time: time.Now().UTC(),
 			EvalID: fmt.Sprint("flush-", i), Verdict: eval.Verdict{Status: eval.StatusCorrect}}); err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +272,7 @@ func TestSinkFlush(t *testing.T) {
 	if left, err := s.Flush(t.Context(), b); left != 0 || err != nil {
 		t.Fatalf("running: %d left, %v", left, err)
 	}
-	if err := Publish(t.Context(), b, EvaluationEvent{EventID: "late", EvalID: "late", Time: time.Now().UTC()}); err != nil {
+	if err := event.Publish(t.Context(), b, event.Evaluation{EventID: "late", EvalID: "late", Time: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
 	stop()

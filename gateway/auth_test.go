@@ -138,7 +138,8 @@ func TestKeyChangesApplyWithoutRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The last key is gone, but keys.json is still there: nobody gets in,
-	// not everybody, even with open mode on (issue 16).
+	// not everybody, even with open mode on. Revoking the last key must not
+	// open the gateway to every caller.
 	open := New(Config{Doors: Doors{Open: true}}, Deps{Bus: startBus(t, bus.Options{}), Keys: apikey.NewKeyring(f), Log: kgtest.Logger(t)})
 	for _, h := range []http.Handler{srv.Handler(), open.Handler()} {
 		for _, path := range []string{"/v1/rewards", "/metrics"} {

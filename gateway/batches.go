@@ -61,7 +61,7 @@ type batchResponse struct {
 	// queue wait + run of an item (its finish, counted from the batch's
 	// creation on the workers' clocks) and the longest run. A trainer's step
 	// waits for the first; it can only wait less if the group's items run
-	// side by side (issue 14). Items answered without running count 0.
+	// side by side. Items answered without running count 0.
 	MakespanMS    *float64 `json:"makespan_ms,omitempty"`
 	SlowestExecMS *float64 `json:"slowest_exec_ms,omitempty"`
 

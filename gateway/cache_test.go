@@ -13,16 +13,16 @@ import (
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/reward"
 )
 
 // evaluationEvents collects the events.evaluation events logged on b.
-func evaluationEvents(t *testing.T, b *bus.Bus) func() map[string]export.EvaluationEvent {
+func evaluationEvents(t *testing.T, b *bus.Bus) func() map[string]event.Evaluation {
 	t.Helper()
 	var mu sync.Mutex
-	got := map[string]export.EvaluationEvent{}
+	got := map[string]event.Evaluation{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -30,7 +30,7 @@ func evaluationEvents(t *testing.T, b *bus.Bus) func() map[string]export.Evaluat
 			mu.Lock()
 			defer mu.Unlock()
 			for _, e := range evs {
-				var ee export.EvaluationEvent
+				var ee event.Evaluation
 				if err := json.Unmarshal(e.Data, &ee); err != nil {
 					t.Errorf("event %s: %v", e.ID, err)
 				}
@@ -45,7 +45,7 @@ func evaluationEvents(t *testing.T, b *bus.Bus) func() map[string]export.Evaluat
 			t.Errorf("events: %v", err)
 		}
 	})
-	return func() map[string]export.EvaluationEvent {
+	return func() map[string]event.Evaluation {
 		mu.Lock()
 		defer mu.Unlock()
 		return maps.Clone(got)

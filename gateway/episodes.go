@@ -12,7 +12,7 @@ import (
 	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/episode"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/reward"
 	"github.com/kernelgate/kernelgate/tasks"
 )
@@ -272,7 +272,7 @@ func (s *Server) stepEpisode(c *gin.Context) {
 			return
 		}
 	}
-	evaluate := func(ctx context.Context, e episode.Episode, completion string, prompt []export.PromptMessage) (episode.Evaluation, error) {
+	evaluate := func(ctx context.Context, e episode.Episode, completion string, prompt []event.PromptMessage) (episode.Evaluation, error) {
 		return s.evaluateStep(ctx, e, completion, finish, prompt)
 	}
 	ctx := c.Request.Context()
@@ -292,10 +292,10 @@ func (s *Server) stepEpisode(c *gin.Context) {
 
 // evaluateStep runs an episode's completion through runBatchToEnd (the
 // /v1/rewards path: queue, workers, evaluations log).
-func (s *Server) evaluateStep(ctx context.Context, e episode.Episode, completion, finish string, prompt []export.PromptMessage) (episode.Evaluation, error) {
+func (s *Server) evaluateStep(ctx context.Context, e episode.Episode, completion, finish string, prompt []event.PromptMessage) (episode.Evaluation, error) {
 	resp, aerr := s.runBatchToEnd(ctx, batchSpec{
-		taskID: e.TaskID, task: e.Harness(), items: []string{completion}, fromText: true,
-		rewardFn: e.RewardFn, options: e.Options, wait: s.cfg.DefaultWait, prompts: [][]export.PromptMessage{prompt},
+		taskID: e.TaskID, task: e.Harness(), taskHash: e.TaskHash, items: []string{completion}, fromText: true,
+		rewardFn: e.RewardFn, options: e.Options, wait: s.cfg.DefaultWait, prompts: [][]event.PromptMessage{prompt},
 		finishReasons: []string{finish},
 	})
 	if aerr != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/episode"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -78,17 +78,17 @@ func TestEpisodeTwoSteps(t *testing.T) {
 }
 
 // episodeEvents reads the first n episode_step events logged on b.
-func episodeEvents(t *testing.T, b *bus.Bus, n int) []export.EpisodeStepEvent {
+func episodeEvents(t *testing.T, b *bus.Bus, n int) []event.EpisodeStep {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	got := make(chan export.EpisodeStepEvent, 16)
+	got := make(chan event.EpisodeStep, 16)
 	go b.Events(ctx, "test-steps", 16, 100*time.Millisecond, func(_ context.Context, es []bus.Event) error {
 		for _, e := range es {
-			if e.Subject != export.SubjectEpisodeStep {
+			if e.Subject != event.SubjectEpisodeStep {
 				continue
 			}
-			var ev export.EpisodeStepEvent
+			var ev event.EpisodeStep
 			if err := json.Unmarshal(e.Data, &ev); err != nil {
 				t.Errorf("event %s: %v", e.ID, err)
 			}
@@ -96,7 +96,7 @@ func episodeEvents(t *testing.T, b *bus.Bus, n int) []export.EpisodeStepEvent {
 		}
 		return nil
 	})
-	var out []export.EpisodeStepEvent
+	var out []event.EpisodeStep
 	for len(out) < n {
 		select {
 		case ev := <-got:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/export/dataset"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
@@ -33,7 +34,7 @@ func exportServer(t *testing.T, logged bool) (http.Handler, string) {
 	if logged {
 		task, _ := reg.Get(t.Context(), "ci/1_add_relu")
 		sp := 1.4
-		ev := export.EvaluationEvent{EventID: "e1", Time: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), EvalID: "e1",
+		ev := event.Evaluation{EventID: "e1", Time: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), EvalID: "e1",
 			TaskID: task.ID, TaskSource: task.Source, Code: "class ModelNew: pass",
 			Verdict: eval.Verdict{Status: eval.StatusCorrect, Correct: true, Speedup: &sp, TaskHash: task.TaskHash, CodeHash: "sha256:c"}}
 		raw, _ := json.Marshal(ev)
@@ -41,7 +42,7 @@ func exportServer(t *testing.T, logged bool) (http.Handler, string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := sink.Handle(t.Context(), []bus.Event{{ID: "e1", Subject: export.SubjectEvaluation, Data: raw, NumDelivered: 1}}); err != nil {
+		if err := sink.Handle(t.Context(), []bus.Event{{ID: "e1", Subject: event.SubjectEvaluation, Data: raw, NumDelivered: 1}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -49,7 +49,7 @@ func (f *fakeEvaluator) Evaluate(ctx context.Context, j eval.Job) (eval.Verdict,
 	case strings.Contains(j.Code, "slow"):
 		status = eval.StatusTimeout
 	}
-	v := dispatch.Verdict(eval.TimingCPUInterpreter, dispatch.Job{Task: j.Task, Code: j.Code}, status, "fake verdict", "")
+	v := dispatch.Verdict(eval.TimingCPUInterpreter, dispatch.Job{Job: eval.Job{Task: j.Task, Code: j.Code}}, status, "fake verdict", "")
 	v.Compiled, v.Correct = status != eval.StatusInvalidSubmission, status == eval.StatusCorrect
 	v.Env = fakeEnv
 	return v, nil

@@ -35,7 +35,7 @@ func (f *scriptedEvaluator) Evaluate(_ context.Context, j eval.Job) (eval.Verdic
 	f.mu.Lock()
 	f.jobs = append(f.jobs, j)
 	f.mu.Unlock()
-	wj := dispatch.Job{Task: j.Task, Code: j.Code}
+	wj := dispatch.Job{Job: eval.Job{Task: j.Task, Code: j.Code}}
 	switch {
 	case strings.Contains(j.Code, "FAIL") || (j.TaskCheck && strings.Contains(j.Task.Source, "FAIL")):
 		return eval.Verdict{}, errFake

@@ -32,7 +32,7 @@ var queueWaitBuckets = []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25
 
 // metrics is the gateway's Prometheus registry: its own, not the global
 // default, so that embedding the gateway (tests, other binaries) registers
-// nothing twice. The names are listed in README.md ("Operations").
+// nothing twice. The names are listed in docs/operations.md.
 type metrics struct {
 	reg          *prometheus.Registry
 	httpRequests *prometheus.CounterVec

@@ -13,7 +13,7 @@ import (
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -117,7 +117,7 @@ func TestSinkBacklogMetric(t *testing.T) {
 		t.Fatalf("backlog %g (present %v), want 0 on an empty stream", v, ok)
 	}
 	for i := range 3 {
-		if err := b.PublishEvent(t.Context(), export.SubjectEvaluation, fmt.Sprintf("ev-%d", i), []byte(`{}`)); err != nil {
+		if err := b.PublishEvent(t.Context(), event.SubjectEvaluation, fmt.Sprintf("ev-%d", i), []byte(`{}`)); err != nil {
 			t.Fatal(err)
 		}
 	}

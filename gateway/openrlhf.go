@@ -13,7 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
@@ -160,7 +160,7 @@ func (s *Server) parseOpenRLHF(c *gin.Context, req openRLHFRequest) ([]*labelGro
 		response := req.Query[i]
 		if req.Prompts != nil {
 			response = strings.TrimPrefix(response, req.Prompts[i])
-			g.spec.prompts = append(g.spec.prompts, []export.PromptMessage{{Role: "user", Content: req.Prompts[i]}})
+			g.spec.prompts = append(g.spec.prompts, []event.PromptMessage{{Role: "user", Content: req.Prompts[i]}})
 		}
 		g.spec.items = append(g.spec.items, response)
 		g.indices = append(g.indices, i)

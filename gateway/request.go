@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/reward"
 )
 
@@ -37,8 +37,11 @@ type rewardRequest struct {
 
 // batchSpec is a validated request.
 type batchSpec struct {
-	taskID   string // registry id ("" for an inline reference)
-	task     eval.Task
+	taskID string // registry id ("" for an inline reference)
+	task   eval.Task
+	// taskHash is eval.HashSource(task.Source) where it is known already
+	// (the registry's, an episode's); "": accept makes it, once per batch.
+	taskHash string
 	items    []string // completions, or codes when fromText is false
 	fromText bool
 	rewardFn string
@@ -52,7 +55,7 @@ type batchSpec struct {
 	// path that has no such field (OpenRLHF, episodes).
 	bypass bool
 	// prompts, nil or one per item: logged with each item's evaluation.
-	prompts [][]export.PromptMessage
+	prompts [][]event.PromptMessage
 	// finishReasons, nil or one per completion: why the model stopped
 	// ("" when not known; submission.Word reads "length").
 	finishReasons []string
@@ -204,10 +207,10 @@ var promptRoles = []string{"system", "user", "assistant", "tool", "developer"}
 
 // parsePrompt reads one prompt: a string (one user message) or a list of
 // {role, content} messages.
-func parsePrompt(raw json.RawMessage) ([]export.PromptMessage, error) {
+func parsePrompt(raw json.RawMessage) ([]event.PromptMessage, error) {
 	var text string
 	if err := json.Unmarshal(raw, &text); err == nil {
-		return []export.PromptMessage{{Role: "user", Content: text}}, nil
+		return []event.PromptMessage{{Role: "user", Content: text}}, nil
 	}
 	// Content is a pointer so that a message without one is refused, not
 	// read as empty (openapi.yaml requires it).
@@ -218,7 +221,7 @@ func parsePrompt(raw json.RawMessage) ([]export.PromptMessage, error) {
 	if err := decodeStrict(raw, &in); err != nil || len(in) == 0 {
 		return nil, errors.New("a prompt is a string or a non-empty list of {role, content} messages")
 	}
-	msgs := make([]export.PromptMessage, len(in))
+	msgs := make([]event.PromptMessage, len(in))
 	for i, m := range in {
 		if !slices.Contains(promptRoles, m.Role) {
 			return nil, fmt.Errorf("message role %q: want one of %s", m.Role, strings.Join(promptRoles, ", "))
@@ -226,7 +229,7 @@ func parsePrompt(raw json.RawMessage) ([]export.PromptMessage, error) {
 		if m.Content == nil {
 			return nil, fmt.Errorf("message %d has no content", i)
 		}
-		msgs[i] = export.PromptMessage{Role: m.Role, Content: *m.Content}
+		msgs[i] = event.PromptMessage{Role: m.Role, Content: *m.Content}
 	}
 	return msgs, nil
 }
@@ -240,7 +243,7 @@ func (s batchSpec) finishReasonOf(i int) string {
 }
 
 // promptOf is item i's prompt, nil when the request gave none.
-func (s batchSpec) promptOf(i int) []export.PromptMessage {
+func (s batchSpec) promptOf(i int) []event.PromptMessage {
 	if i < len(s.prompts) {
 		return s.prompts[i]
 	}

@@ -53,14 +53,15 @@ func (s *Server) runBatch(ctx context.Context, id string, spec batchSpec) (*batc
 		return nil, aerr
 	}
 	if spec.taskID != "" && spec.task.Source == "" {
-		var aerr *apiError
-		if spec.task, aerr = s.taskByID(ctx, spec.taskID, "task_id"); aerr != nil {
+		t, aerr := s.taskByID(ctx, spec.taskID, "task_id")
+		if aerr != nil {
 			return nil, aerr
 		}
+		spec.task, spec.taskHash = t.Harness(), t.TaskHash
 	}
 	if spec.taskID == "" {
 		if t, ok := s.registeredSource(ctx, spec.task.Source); ok {
-			spec.taskID, spec.task = t.ID, t.Harness()
+			spec.taskID, spec.task, spec.taskHash = t.ID, t.Harness(), t.TaskHash
 		}
 	}
 	log := s.log.With("batch", id)
@@ -115,17 +116,21 @@ func (s *Server) runBatchToEnd(ctx context.Context, spec batchSpec) (*batchRespo
 
 // accept queues the batch's work and stores its record (dispatch.Submit:
 // the result cache, identical items evaluated once, a batch queued whole or
-// refused).
+// refused). The task's hash is made here when spec does not carry it, and
+// goes with the batch to every job.
 func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRecord, *apiError) {
 	now, who := time.Now().UTC(), identityOf(ctx)
+	if spec.taskHash == "" {
+		spec.taskHash = eval.HashSource(spec.task.Source)
+	}
 	rec := batchRecord{ID: id, Total: len(spec.items), CreatedAt: now, TaskName: spec.task.Name,
-		TaskHash: eval.HashSource(spec.task.Source), RewardFn: spec.rewardFn}
+		TaskHash: spec.taskHash, RewardFn: spec.rewardFn}
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return rec, newError(CodeInternal, "", "encoding the batch record: %v", err)
 	}
 	b := dispatch.Batch{
-		ID: id, Task: spec.task, TaskID: spec.taskID, Items: make([]dispatch.Item, len(spec.items)),
+		ID: id, Task: spec.task, TaskID: spec.taskID, TaskHash: spec.taskHash, Items: make([]dispatch.Item, len(spec.items)),
 		Options: spec.options, RewardFn: spec.rewardFn, Share: !spec.bypass,
 		RequestID: who.requestID, ClientID: who.clientID, Record: data,
 	}

@@ -49,7 +49,7 @@ func TestSearchSchemasMatchGoTypes(t *testing.T) {
 
 // goodStep is a step that made node n with a correct verdict.
 func goodStep(n int) rollout.Step {
-	v := dispatch.Verdict(eval.TimingCPUInterpreter, dispatch.Job{Code: "GOOD"}, eval.StatusCorrect, "", "")
+	v := dispatch.Verdict(eval.TimingCPUInterpreter, dispatch.Job{Job: eval.Job{Code: "GOOD"}}, eval.StatusCorrect, "", "")
 	v.Compiled, v.Correct = true, true
 	return rollout.Step{Node: n, Action: rollout.ActionLarge, Policy: "adaexplore", Code: "GOOD",
 		Prompt: []rollout.Message{{Role: "user", Content: "write\na kernel"}}, Completion: "```python\nGOOD\n```",

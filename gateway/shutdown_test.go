@@ -26,7 +26,7 @@ func heldWorker(t *testing.T, b *bus.Bus) (took <-chan string, release func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- b.Jobs(ctx, dispatch.Durable(eval.TimingGPU), func(ctx context.Context, j bus.Job) error {
+		done <- b.Jobs(ctx, dispatch.Durable(eval.TimingGPU), func(ctx context.Context, j bus.Delivery) error {
 			var job dispatch.Job
 			if err := json.Unmarshal(j.Data, &job); err != nil {
 				return err

@@ -105,12 +105,12 @@ func (s *Server) getTask(c *gin.Context) {
 }
 
 // taskByID resolves a request's task id; field names it in errors.
-func (s *Server) taskByID(ctx context.Context, id, field string) (eval.Task, *apiError) {
+func (s *Server) taskByID(ctx context.Context, id, field string) (tasks.Task, *apiError) {
 	t, err := s.deps.Tasks.Get(ctx, id)
 	if err != nil {
-		return eval.Task{}, s.taskError(err, id, field)
+		return tasks.Task{}, s.taskError(err, id, field)
 	}
-	return t.Harness(), nil
+	return t, nil
 }
 
 // registeredSource is the registered task whose source an inline reference

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // The test binary doubles as a fake zygote: Config.Python points at it, so
@@ -127,15 +129,15 @@ func fakeEval(out *fakeWriter, e *Eval, mode string) {
 	v.TaskName = e.Job.Task.Name
 	v.TimingMode = mode
 	v.Env.Device = "cpu"
-	if mode == TimingGPU {
+	if mode == eval.TimingGPU {
 		v.Env.Device = "cuda:0"
 	}
 	v.Env.GPUName = fmt.Sprintf("fake CVD=%s TI=%s", os.Getenv("CUDA_VISIBLE_DEVICES"), os.Getenv("TRITON_INTERPRET"))
 	switch {
 	case strings.Contains(code, markWrong):
-		v.Status, v.Correct, v.Speedup, v.Feedback = StatusIncorrect, false, nil, "trial 0: max abs error 1.0"
+		v.Status, v.Correct, v.Speedup, v.Feedback = eval.StatusIncorrect, false, nil, "trial 0: max abs error 1.0"
 	case strings.Contains(code, markTaskErr):
-		v.Status, v.Correct, v.Speedup, v.TaskError = StatusHarnessError, false, nil, "SyntaxError in task"
+		v.Status, v.Correct, v.Speedup, v.TaskError = eval.StatusHarnessError, false, nil, "SyntaxError in task"
 	}
 	out.write(res)
 }

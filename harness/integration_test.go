@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // The integration test runs the REAL Python zygote (CPU mode, Triton
@@ -110,20 +112,20 @@ func TestIntegrationRealZygoteCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	task := Task{Name: "1_add", Path: "/inline/1_add.py", Source: addTask}
-	opts := DefaultOptions()
+	task := eval.Task{Name: "1_add", Path: "/inline/1_add.py", Source: addTask}
+	opts := eval.DefaultOptions()
 	opts.Seeds, opts.TimeoutS = 2, 300
 	tests := []struct {
 		name string
 		code string
-		want Status
+		want eval.Status
 	}{
-		{"honest", fmt.Sprintf(addKernelTemplate, ""), StatusCorrect},
-		{"wrong", fmt.Sprintf(addKernelTemplate, "+ 1.0"), StatusIncorrect},
+		{"honest", fmt.Sprintf(addKernelTemplate, ""), eval.StatusCorrect},
+		{"wrong", fmt.Sprintf(addKernelTemplate, "+ 1.0"), eval.StatusIncorrect},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := s.Evaluate(ctx, Job{Task: task, Code: tt.code, Options: opts})
+			v, err := s.Evaluate(ctx, eval.Job{Task: task, Code: tt.code, Options: opts})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +133,7 @@ func TestIntegrationRealZygoteCPU(t *testing.T) {
 				t.Fatalf("status %q, want %q; feedback: %s; task_error: %s; output: %s",
 					v.Status, tt.want, v.Feedback, v.TaskError, v.OutputTail)
 			}
-			if v.TimingMode != TimingCPUInterpreter || v.Speedup != nil || v.CodeHash != HashSource(tt.code) {
+			if v.TimingMode != eval.TimingCPUInterpreter || v.Speedup != nil || v.CodeHash != eval.HashSource(tt.code) {
 				t.Errorf("verdict fields: mode %q speedup %v code_hash %q", v.TimingMode, v.Speedup, v.CodeHash)
 			}
 		})
@@ -140,10 +142,10 @@ func TestIntegrationRealZygoteCPU(t *testing.T) {
 	// and raise with what they found: the gateway's never reach them.
 	t.Run("no secret reaches task or candidate code", func(t *testing.T) {
 		hunt := strings.Replace(addTask, "return a + b", "raise RuntimeError(kg_hunt())", 1) + huntSecrets
-		for _, job := range []Job{
+		for _, job := range []eval.Job{
 			{Task: task, Code: strings.Replace(fmt.Sprintf(addKernelTemplate, ""), "a, b = a.contiguous()",
 				"raise RuntimeError(kg_hunt())\n        a, b = a.contiguous()", 1) + huntSecrets, Options: opts},
-			{Task: Task{Name: "hunt", Path: "/inline/hunt.py", Source: hunt}, Code: fmt.Sprintf(addKernelTemplate, ""), Options: opts},
+			{Task: eval.Task{Name: "hunt", Path: "/inline/hunt.py", Source: hunt}, Code: fmt.Sprintf(addKernelTemplate, ""), Options: opts},
 		} {
 			v, err := s.Evaluate(ctx, job)
 			if err != nil {
@@ -160,35 +162,35 @@ func TestIntegrationRealZygoteCPU(t *testing.T) {
 	})
 	// A task's own RTOL (verdict schema 1.4): the judge reads it from the source.
 	t.Run("declared tolerance", func(t *testing.T) {
-		declared := Task{Name: "t", Path: "/tasks/t.py", Source: addTask + "\nRTOL = 0.25\n"}
-		v, err := s.Evaluate(ctx, Job{Task: declared, Code: fmt.Sprintf(addKernelTemplate, ""), Options: opts})
+		declared := eval.Task{Name: "t", Path: "/tasks/t.py", Source: addTask + "\nRTOL = 0.25\n"}
+		v, err := s.Evaluate(ctx, eval.Job{Task: declared, Code: fmt.Sprintf(addKernelTemplate, ""), Options: opts})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v.Status != StatusCorrect || v.Tolerance == nil || v.Tolerance.Source != "task" || v.Tolerance.Rtol != 0.25 {
+		if v.Status != eval.StatusCorrect || v.Tolerance == nil || v.Tolerance.Source != "task" || v.Tolerance.Rtol != 0.25 {
 			t.Fatalf("status %q tolerance %+v, want correct with the task's rtol 0.25; feedback: %s", v.Status, v.Tolerance, v.Feedback)
 		}
 	})
 	// Task checks (protocol 1.1): the reference alone, with the code ignored.
 	checks := []struct {
 		name, source string
-		want         Status
+		want         eval.Status
 		taskError    string
 	}{
-		{"valid task", addTask, StatusCorrect, ""},
-		{"constant output", strings.Replace(addTask, "return a + b", "return torch.ones_like(a)", 1), StatusHarnessError, "degenerate reference"},
-		{"reference raises", strings.Replace(addTask, "return a + b", "raise ValueError('bad shape')", 1), StatusHarnessError, "ValueError: bad shape"},
+		{"valid task", addTask, eval.StatusCorrect, ""},
+		{"constant output", strings.Replace(addTask, "return a + b", "return torch.ones_like(a)", 1), eval.StatusHarnessError, "degenerate reference"},
+		{"reference raises", strings.Replace(addTask, "return a + b", "raise ValueError('bad shape')", 1), eval.StatusHarnessError, "ValueError: bad shape"},
 	}
 	for _, tt := range checks {
 		t.Run("task check/"+tt.name, func(t *testing.T) {
-			v, err := s.Evaluate(ctx, Job{Task: Task{Name: "t", Path: "/tasks/t.py", Source: tt.source}, Options: opts, TaskCheck: true})
+			v, err := s.Evaluate(ctx, eval.Job{Task: eval.Task{Name: "t", Path: "/tasks/t.py", Source: tt.source}, Options: opts, TaskCheck: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if v.Status != tt.want || v.Compiled || !strings.Contains(v.TaskError, tt.taskError) || (tt.taskError == "") != (v.TaskError == "") {
 				t.Fatalf("status %q compiled %v task_error %q, want %q with %q; feedback: %s", v.Status, v.Compiled, v.TaskError, tt.want, tt.taskError, v.Feedback)
 			}
-			if v.TaskHash != HashSource(tt.source) {
+			if v.TaskHash != eval.HashSource(tt.source) {
 				t.Errorf("task_hash %q", v.TaskHash)
 			}
 		})

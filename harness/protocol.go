@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // ProtocolMajor is the major version of the process protocol (docs/protocol.md).
@@ -82,8 +84,8 @@ type Started struct {
 // Result carries the one verdict of an accepted eval.
 type Result struct {
 	Header
-	ID      string  `json:"id"`
-	Verdict Verdict `json:"verdict"`
+	ID      string       `json:"id"`
+	Verdict eval.Verdict `json:"verdict"`
 }
 
 // ErrorRecord says a record Go sent could not be understood.
@@ -96,8 +98,8 @@ type ErrorRecord struct {
 // Eval asks the zygote to evaluate Job in a fresh child.
 type Eval struct {
 	Header
-	ID  string `json:"id"`
-	Job Job    `json:"job"`
+	ID  string   `json:"id"`
+	Job eval.Job `json:"job"`
 }
 
 // Shutdown asks the zygote to kill its children and exit.
@@ -113,7 +115,7 @@ func (*Eval) recordType() string        { return TypeEval }
 func (*Shutdown) recordType() string    { return TypeShutdown }
 
 // NewEval builds an eval record for the current protocol.
-func NewEval(id string, job Job) *Eval {
+func NewEval(id string, job eval.Job) *Eval {
 	return &Eval{Header: Header{V: ProtocolMajor, Type: TypeEval}, ID: id, Job: job}
 }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // TestGoldenRoundTrip holds the Go types to the shared fixtures: every
@@ -53,8 +55,8 @@ func TestGoldenRoundTrip(t *testing.T) {
 func TestGoldenEvalUsesDefaults(t *testing.T) {
 	var e Eval
 	mustGolden("eval.json", &e)
-	if e.Job.Options != DefaultOptions() {
-		t.Errorf("golden options %+v differ from DefaultOptions %+v", e.Job.Options, DefaultOptions())
+	if e.Job.Options != eval.DefaultOptions() {
+		t.Errorf("golden options %+v differ from DefaultOptions %+v", e.Job.Options, eval.DefaultOptions())
 	}
 }
 
@@ -63,14 +65,14 @@ func TestGoldenEvalUsesDefaults(t *testing.T) {
 func TestGoldenTaskCheck(t *testing.T) {
 	var e Eval
 	mustGolden("eval.task_check.json", &e)
-	if !e.Job.TaskCheck || e.Job.Code != "" || e.Job.Options != DefaultOptions() {
+	if !e.Job.TaskCheck || e.Job.Code != "" || e.Job.Options != eval.DefaultOptions() {
 		t.Errorf("golden task check %+v", e.Job)
 	}
-	want := CheckOptions{Depth: "auto", AutoGFLOP: 2, AutoMB: 256, MaxMB: 4096}
+	want := eval.CheckOptions{Depth: "auto", AutoGFLOP: 2, AutoMB: 256, MaxMB: 4096}
 	if e.Job.Check == nil || *e.Job.Check != want {
 		t.Errorf("golden check options %+v, want %+v", e.Job.Check, want)
 	}
-	plain, err := EncodeRecord(NewEval("job-1", Job{Options: DefaultOptions()}))
+	plain, err := EncodeRecord(NewEval("job-1", eval.Job{Options: eval.DefaultOptions()}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func TestDecodeResultNormalizes(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := r.(*Result).Verdict
-	if v.HackFlags == nil || v.Warnings == nil || v.StageMS == nil || v.SchemaVersion != SchemaVersion {
+	if v.HackFlags == nil || v.Warnings == nil || v.StageMS == nil || v.SchemaVersion != eval.SchemaVersion {
 		t.Errorf("not normalized: %+v", v)
 	}
 }
@@ -142,7 +144,7 @@ func FuzzDecodeRecord(f *testing.F) {
 }
 
 func TestHashSource(t *testing.T) {
-	if got := HashSource(""); got != "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
+	if got := eval.HashSource(""); got != "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
 		t.Errorf("HashSource(\"\") = %s", got)
 	}
 }
@@ -150,8 +152,8 @@ func TestHashSource(t *testing.T) {
 func TestStatuses(t *testing.T) {
 	// testdata/vocabulary.json is the Python side's list too (test_protocol.py).
 	var vocab struct {
-		Statuses  []Status `json:"statuses"`
-		HackFlags []string `json:"hack_flags"`
+		Statuses  []eval.Status `json:"statuses"`
+		HackFlags []string      `json:"hack_flags"`
 	}
 	raw, err := os.ReadFile("testdata/vocabulary.json")
 	if err != nil {
@@ -160,21 +162,21 @@ func TestStatuses(t *testing.T) {
 	if err := json.Unmarshal(raw, &vocab); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(vocab.Statuses, Statuses) || !slices.Equal(vocab.HackFlags, HackFlags) {
-		t.Errorf("statuses %v, flags %v; want %v, %v", Statuses, HackFlags, vocab.Statuses, vocab.HackFlags)
+	if !slices.Equal(vocab.Statuses, eval.Statuses) || !slices.Equal(vocab.HackFlags, eval.HackFlags) {
+		t.Errorf("statuses %v, flags %v; want %v, %v", eval.Statuses, eval.HackFlags, vocab.Statuses, vocab.HackFlags)
 	}
-	if !StatusRewardHack.Valid() || Status("passed").Valid() {
+	if !eval.StatusRewardHack.Valid() || eval.Status("passed").Valid() {
 		t.Error("Status.Valid wrong")
 	}
 }
 
 func TestNameTaskFailure(t *testing.T) {
-	v := harnessVerdict(StatusTimeout, TimingCPUInterpreter, "no result within 2m30s (timeout_s plus grace)\nmore", "Timeout")
+	v := harnessVerdict(eval.StatusTimeout, eval.TimingCPUInterpreter, "no result within 2m30s (timeout_s plus grace)\nmore", "Timeout")
 	nameTaskFailure(&v)
 	if want := "the reference failed the task check (timeout): no result within 2m30s (timeout_s plus grace)"; v.TaskError != want {
 		t.Errorf("task_error %q, want %q", v.TaskError, want)
 	}
-	ok := harnessVerdict(StatusCorrect, TimingCPUInterpreter, "", "")
+	ok := harnessVerdict(eval.StatusCorrect, eval.TimingCPUInterpreter, "", "")
 	nameTaskFailure(&ok)
 	if ok.TaskError != "" {
 		t.Errorf("a valid task got task_error %q", ok.TaskError)

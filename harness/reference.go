@@ -166,7 +166,9 @@ func taskFailed(job eval.Job, check *eval.Verdict, mode string) eval.Verdict {
 func refCheckJob(job eval.Job) eval.Job {
 	o := job.Options
 	o.Timing, o.CPUTiming = false, false
-	return eval.Job{Task: job.Task, Options: o, TaskCheck: true, Check: &eval.CheckOptions{Depth: "auto"}}
+	check := eval.Job{Task: job.Task, Options: o, TaskCheck: true, Check: &eval.CheckOptions{Depth: "auto"}, TaskHash: job.TaskHash}
+	check.Hash() // its code's: it has none
+	return check
 }
 
 // blankCode reports whether code holds no submission at all: the harness

@@ -111,7 +111,7 @@ func TestIntegrationBrokenReferenceDecidesEveryItem(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	opts := DefaultOptions()
+	opts := eval.DefaultOptions()
 	opts.Seeds, opts.TimeoutS = 2, 120
 	honest := fmt.Sprintf(addKernelTemplate, "")
 	candidates := []struct{ name, code string }{
@@ -131,19 +131,19 @@ func TestIntegrationBrokenReferenceDecidesEveryItem(t *testing.T) {
 		if source == addTask {
 			t.Fatalf("%s: the replacement did not apply", ref.name)
 		}
-		task := Task{Name: "broken_" + ref.name, Path: "/inline/broken.py", Source: source}
+		task := eval.Task{Name: "broken_" + ref.name, Path: "/inline/broken.py", Source: source}
 		before := s.refs.checkCount()
 		for _, c := range candidates {
 			t.Run(ref.name+"/"+c.name, func(t *testing.T) {
-				v, err := s.Evaluate(ctx, Job{Task: task, Code: c.code, Options: opts})
+				v, err := s.Evaluate(ctx, eval.Job{Task: task, Code: c.code, Options: opts})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if v.Status != StatusHarnessError || !strings.Contains(v.TaskError, ref.want) {
+				if v.Status != eval.StatusHarnessError || !strings.Contains(v.TaskError, ref.want) {
 					t.Fatalf("status %q task_error %q, want harness_error naming %q; feedback: %s",
 						v.Status, v.TaskError, ref.want, v.Feedback)
 				}
-				if v.TaskHash != HashSource(source) || v.CodeHash != HashSource(c.code) {
+				if v.TaskHash != eval.HashSource(source) || v.CodeHash != eval.HashSource(c.code) {
 					t.Errorf("hashes %q %q", v.TaskHash, v.CodeHash)
 				}
 			})
@@ -154,14 +154,14 @@ func TestIntegrationBrokenReferenceDecidesEveryItem(t *testing.T) {
 	}
 	// A working reference: the candidate's failures stay its own, and empty
 	// code is answered without an evaluation once the reference is known.
-	task := Task{Name: "1_add", Path: "/inline/1_add.py", Source: addTask}
+	task := eval.Task{Name: "1_add", Path: "/inline/1_add.py", Source: addTask}
 	for _, c := range candidates[:4] {
 		t.Run("working/"+c.name, func(t *testing.T) {
-			v, err := s.Evaluate(ctx, Job{Task: task, Code: c.code, Options: opts})
+			v, err := s.Evaluate(ctx, eval.Job{Task: task, Code: c.code, Options: opts})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v.Status == StatusHarnessError || v.TaskError != "" || !v.ReferenceChecked {
+			if v.Status == eval.StatusHarnessError || v.TaskError != "" || !v.ReferenceChecked {
 				t.Fatalf("status %q task_error %q checked %v; feedback: %s", v.Status, v.TaskError, v.ReferenceChecked, v.Feedback)
 			}
 		})

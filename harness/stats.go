@@ -17,17 +17,17 @@ type ZygoteStats struct {
 func (s *Supervisor) Stats() []ZygoteStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]ZygoteStats, 0, len(s.workers))
-	for _, w := range s.workers {
+	out := make([]ZygoteStats, 0, len(s.slots))
+	for _, sl := range s.slots {
 		st := ZygoteStats{
-			Label: w.label, Up: w.z != nil, InFlight: w.inflight, Concurrency: w.conc,
-			JobsDone: w.jobsDone, Restarts: w.restarts, StartFailures: w.startFailures,
+			Label: sl.label, Up: sl.z != nil, InFlight: sl.inflight, Concurrency: sl.conc,
+			JobsDone: sl.jobsDone, Restarts: sl.restarts, StartFailures: sl.startFailures,
 		}
-		if w.z != nil {
-			st.PID = w.z.cmd.Process.Pid
+		if sl.z != nil {
+			st.PID = sl.z.cmd.Process.Pid
 		}
-		if w.lastErr != nil {
-			st.LastError = w.lastErr.Error()
+		if sl.lastErr != nil {
+			st.LastError = sl.lastErr.Error()
 		}
 		out = append(out, st)
 	}
@@ -38,9 +38,9 @@ func (s *Supervisor) Stats() []ZygoteStats {
 func (s *Supervisor) Hello() (Hello, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, w := range s.workers {
-		if w.hello.Type != "" {
-			return w.hello, true
+	for _, sl := range s.slots {
+		if sl.hello.Type != "" {
+			return sl.hello, true
 		}
 	}
 	return Hello{}, false

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/gpu"
 )
 
@@ -37,8 +38,8 @@ type Supervisor struct {
 	cancel context.CancelFunc // ends the zygotes' lives, after Close's shutdown
 
 	mu      sync.Mutex
-	workers []*worker
-	changed chan struct{} // closed and replaced whenever a worker's state changes
+	slots   []*slot
+	changed chan struct{} // closed and replaced whenever a slot's state changes
 	started bool
 	closed  bool
 }
@@ -78,41 +79,41 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	if s.pyRoot, err = ExtractPy(s.cfg.CacheDir); err != nil {
 		return err
 	}
-	if err := s.planWorkers(); err != nil {
+	if err := s.planSlots(); err != nil {
 		return err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	errs := make([]error, len(s.workers))
+	errs := make([]error, len(s.slots))
 	var wg sync.WaitGroup
-	for i, w := range s.workers {
+	for i, sl := range s.slots {
 		wg.Go(func() {
-			z, err := s.startWorker(ctx, runCtx, w)
-			s.setZygote(w, z, err)
+			z, err := s.startSlot(ctx, runCtx, sl)
+			s.setZygote(sl, z, err)
 			errs[i] = err
 		})
 	}
 	wg.Wait()
 	up := 0
-	for i, w := range s.workers {
+	for i, sl := range s.slots {
 		if errs[i] == nil {
 			up++
 		} else {
-			s.log.Warn("zygote failed to start", "zygote", w.label, "err", errs[i])
+			s.log.Warn("zygote failed to start", "zygote", sl.label, "err", errs[i])
 		}
 	}
 	if up == 0 {
 		s.Close()
 		return fmt.Errorf("harness.Start: no zygote started: %w", errors.Join(errs...))
 	}
-	for _, w := range s.workers {
-		s.wg.Go(func() { s.supervise(runCtx, w) })
+	for _, sl := range s.slots {
+		s.wg.Go(func() { s.supervise(runCtx, sl) })
 	}
 	return nil
 }
 
-// planWorkers decides the mode and one worker per zygote from cfg.Device.
-func (s *Supervisor) planWorkers() error {
+// planSlots decides the mode and one slot per zygote from cfg.Device.
+func (s *Supervisor) planSlots() error {
 	if s.cfg.Device != "cpu" {
 		info, err := s.discover()
 		if err != nil {
@@ -133,16 +134,16 @@ func (s *Supervisor) planWorkers() error {
 		}
 	}
 	if len(devs) == 0 {
-		s.mode = TimingCPUInterpreter
+		s.mode = eval.TimingCPUInterpreter
 		conc := s.cfg.Concurrency
 		if conc == 0 {
 			conc = runtime.NumCPU()
 		}
-		s.workers = []*worker{{label: "cpu", conc: conc}}
+		s.slots = []*slot{{label: "cpu", conc: conc}}
 		s.log.Info("CPU mode (Triton interpreter)", "reason", s.info.Reason, "concurrency", conc)
 		return nil
 	}
-	s.mode = TimingGPU
+	s.mode = eval.TimingGPU
 	conc := s.cfg.Concurrency
 	if conc == 0 {
 		// A child spends most of its life compiling on one CPU core (Triton: ~2 s on
@@ -151,7 +152,7 @@ func (s *Supervisor) planWorkers() error {
 		conc = min(max(runtime.NumCPU()/len(devs), 2), 16)
 	}
 	for _, d := range devs {
-		s.workers = append(s.workers, &worker{label: "gpu" + strconv.Itoa(d.Index), index: d.Index, dev: &d, conc: conc})
+		s.slots = append(s.slots, &slot{label: "gpu" + strconv.Itoa(d.Index), index: d.Index, dev: &d, conc: conc})
 	}
 	return nil
 }
@@ -161,15 +162,17 @@ func (s *Supervisor) planWorkers() error {
 // means no evaluation could be attempted (bad options, ctx done, closed, no
 // zygote). A zero Options means DefaultOptions. A failure is the
 // candidate's only once its task's reference has been seen to work
-// (reference.go).
-func (s *Supervisor) Evaluate(ctx context.Context, job Job) (Verdict, error) {
-	if job.Options == (Options{}) {
-		job.Options = DefaultOptions()
+// (reference.go). The verdict's hashes are the ones job carries, made
+// here only for a job that comes without them.
+func (s *Supervisor) Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error) {
+	if job.Options == (eval.Options{}) {
+		job.Options = eval.DefaultOptions()
 	}
 	if err := job.Options.Validate(); err != nil {
-		return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
+		return eval.Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 	}
-	h := HashSource(job.Task.Source)
+	job.Hash()
+	h := job.TaskHash
 	if !job.TaskCheck {
 		if broken, ok := s.refs.lookup(h); ok && broken != nil {
 			return s.made(taskFailed(job, broken, s.mode), job), nil
@@ -203,18 +206,17 @@ func (s *Supervisor) Evaluate(ctx context.Context, job Job) (Verdict, error) {
 }
 
 // checker runs the task check that vouches for job's reference.
-func (s *Supervisor) checker(job Job) func(context.Context) (Verdict, error) {
-	return func(ctx context.Context) (Verdict, error) {
+func (s *Supervisor) checker(job eval.Job) func(context.Context) (eval.Verdict, error) {
+	return func(ctx context.Context) (eval.Verdict, error) {
 		return s.run(ctx, refCheckJob(job))
 	}
 }
 
 // made completes a verdict the supervisor made itself, as fill does a
 // zygote's.
-func (s *Supervisor) made(v Verdict, job Job) Verdict {
+func (s *Supervisor) made(v eval.Verdict, job eval.Job) eval.Verdict {
 	v.Normalize()
-	v.TaskHash = HashSource(job.Task.Source)
-	v.CodeHash = HashSource(job.Code)
+	v.TaskHash, v.CodeHash = job.TaskHash, job.CodeHash
 	if v.TaskName == "" {
 		v.TaskName = job.Task.Name
 	}
@@ -223,23 +225,23 @@ func (s *Supervisor) made(v Verdict, job Job) Verdict {
 
 // run is one evaluation on the least-loaded zygote, retried while its
 // verdict asks to be (Verdict.Retry).
-func (s *Supervisor) run(ctx context.Context, job Job) (Verdict, error) {
+func (s *Supervisor) run(ctx context.Context, job eval.Job) (eval.Verdict, error) {
 	id := "job-" + strconv.FormatUint(s.nextID.Add(1), 10)
 	retries := 0
 	for attempt := 1; ; attempt++ {
-		w, z, err := s.acquire(ctx)
+		sl, z, err := s.acquire(ctx)
 		if err != nil {
-			return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
+			return eval.Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 		}
-		before := w.readClock()
-		v, err := z.eval(ctx, id, job, s.backstop(job.Options, w.conc))
-		after := w.readClock()
-		s.release(w)
+		before := sl.readClock()
+		v, err := z.eval(ctx, id, job, s.backstop(job.Options, sl.conc))
+		after := sl.readClock()
+		s.release(sl)
 		if errors.Is(err, errNotSent) && attempt < 3 {
 			continue // the zygote died before it got the job: try another
 		}
 		if err != nil {
-			return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
+			return eval.Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 		}
 		if v.Retry != "" && retries < maxRetries {
 			// Out of device memory because of other work on the GPU: not this
@@ -247,11 +249,11 @@ func (s *Supervisor) run(ctx context.Context, job Job) (Verdict, error) {
 			retries++
 			s.log.Info("retrying an evaluation", "job", id, "reason", v.Retry, "retry", retries)
 			if err := sleepCtx(ctx, time.Duration(retries)*250*time.Millisecond); err != nil {
-				return Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
+				return eval.Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 			}
 			continue
 		}
-		s.fill(&v, w, z, job, before, after)
+		s.fill(&v, sl, z, job, before, after)
 		if retries > 0 {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("retried %d time(s): out of GPU memory while other work held it", retries))
 		}
@@ -279,20 +281,19 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // not count: waiting for device memory (admission) and stopped while the other
 // evaluations are timed, each of which the zygote bounds by its own timeout. It
 // catches a zygote that stopped answering, not slow evaluations.
-func (s *Supervisor) backstop(o Options, conc int) time.Duration {
+func (s *Supervisor) backstop(o eval.Options, conc int) time.Duration {
 	d := time.Duration(o.TimeoutS)*time.Second + s.cfg.KillGrace
-	if s.mode == TimingGPU {
+	if s.mode == eval.TimingGPU {
 		d *= time.Duration(max(conc, 1))
 	}
 	return d
 }
 
-// fill sets what Go owns in the verdict: hashes, NVML facts, and what a
-// Go-made verdict lacks.
-func (s *Supervisor) fill(v *Verdict, w *worker, z *zygote, job Job, before, after *int) {
+// fill sets what Go owns in the verdict: the hashes job carries, NVML
+// facts, and what a Go-made verdict lacks.
+func (s *Supervisor) fill(v *eval.Verdict, sl *slot, z *zygote, job eval.Job, before, after *int) {
 	v.Normalize()
-	v.TaskHash = HashSource(job.Task.Source)
-	v.CodeHash = HashSource(job.Code)
+	v.TaskHash, v.CodeHash = job.TaskHash, job.CodeHash
 	if v.TaskName == "" {
 		v.TaskName = job.Task.Name
 	}
@@ -308,9 +309,9 @@ func (s *Supervisor) fill(v *Verdict, w *worker, z *zygote, job Job, before, aft
 	setIfEmpty(&e.HarnessVersion, h.HarnessVersion)
 	setIfEmpty(&e.Sandbox, h.Sandbox.Level)
 	setIfEmpty(&e.SandboxDetail, h.Sandbox.Detail)
-	if w.dev != nil {
-		setIfEmpty(&e.GPUName, w.dev.Name)
-		e.GPUUUID = w.dev.UUID
+	if sl.dev != nil {
+		setIfEmpty(&e.GPUName, sl.dev.Name)
+		e.GPUUUID = sl.dev.UUID
 		e.Driver = s.info.Driver
 		e.SMClockMHzBefore, e.SMClockMHzAfter = before, after
 	}
@@ -332,9 +333,9 @@ func (s *Supervisor) Close() {
 	}
 	s.closed = true
 	var zs []*zygote
-	for _, w := range s.workers {
-		if w.z != nil {
-			zs = append(zs, w.z)
+	for _, sl := range s.slots {
+		if sl.z != nil {
+			zs = append(zs, sl.z)
 		}
 	}
 	s.notifyLocked()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/gpu"
 )
 
@@ -53,8 +54,8 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func testJob(code string) Job {
-	return Job{Task: Task{Name: "1_add", Path: "/tasks/1_add.py", Source: "import torch\n"}, Code: code}
+func testJob(code string) eval.Job {
+	return eval.Job{Task: eval.Task{Name: "1_add", Path: "/tasks/1_add.py", Source: "import torch\n"}, Code: code}
 }
 
 // checkFor polls cond until it holds or d passes (no bare sleeps in tests).
@@ -76,12 +77,12 @@ func TestEvaluateStatuses(t *testing.T) {
 	}
 	tests := []struct {
 		name, code string
-		want       Status
+		want       eval.Status
 		taskError  bool
 	}{
-		{"correct", "import triton\n", StatusCorrect, false},
-		{"incorrect", "import triton\n" + markWrong, StatusIncorrect, false},
-		{"task error", markTaskErr, StatusHarnessError, true},
+		{"correct", "import triton\n", eval.StatusCorrect, false},
+		{"incorrect", "import triton\n" + markWrong, eval.StatusIncorrect, false},
+		{"task error", markTaskErr, eval.StatusHarnessError, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,7 +94,7 @@ func TestEvaluateStatuses(t *testing.T) {
 			if v.Status != tt.want || (v.TaskError != "") != tt.taskError {
 				t.Fatalf("status %q task_error %q, want %q", v.Status, v.TaskError, tt.want)
 			}
-			if v.CodeHash != HashSource(job.Code) || v.TaskHash != HashSource(job.Task.Source) {
+			if v.CodeHash != eval.HashSource(job.Code) || v.TaskHash != eval.HashSource(job.Task.Source) {
 				t.Errorf("hashes not filled: %q %q", v.CodeHash, v.TaskHash)
 			}
 			if v.Env.GPUName != "fake CVD= TI=1" {
@@ -107,8 +108,41 @@ func TestEvaluateStatuses(t *testing.T) {
 	if got := s.Stats()[0].JobsDone; got != int64(len(tests)) {
 		t.Errorf("jobs done %d, want %d", got, len(tests))
 	}
-	if h, ok := s.Hello(); !ok || h.Mode != TimingCPUInterpreter {
+	if h, ok := s.Hello(); !ok || h.Mode != eval.TimingCPUInterpreter {
 		t.Errorf("hello %+v %v", h, ok)
+	}
+}
+
+// A job that carries its hashes (made where it was made: dispatch.Submit)
+// gets them in its verdict, from a zygote (fill) or made by the supervisor
+// (made): they are not made again from the sources.
+func TestEvaluateKeepsTheJobsHashes(t *testing.T) {
+	s, err := startFake(t, "ok", Config{Device: "cpu"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, code string
+		failed     bool // the verdict is the task's failure
+	}{
+		{"from the zygote", "import triton\n", false},
+		{"the task's failure", markTaskErr, true},
+		{"made without a run: the task is known to fail", "import triton\n", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			job := testJob(tt.code)
+			job.TaskHash, job.CodeHash = "sha256:carried-task", "sha256:carried-code "+tt.name
+			v, err := s.Evaluate(context.Background(), job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (v.TaskError != "") != tt.failed {
+				t.Fatalf("task_error %q: not the path the case names", v.TaskError)
+			}
+			if v.TaskHash != job.TaskHash || v.CodeHash != job.CodeHash {
+				t.Errorf("verdict hashes %q %q, want the job's %q %q", v.TaskHash, v.CodeHash, job.TaskHash, job.CodeHash)
+			}
+		})
 	}
 }
 
@@ -121,7 +155,7 @@ func TestZygoteDeathFailsJobAndRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Status != StatusHarnessError || !strings.Contains(v.Feedback, "zygote") {
+	if v.Status != eval.StatusHarnessError || !strings.Contains(v.Feedback, "zygote") {
 		t.Fatalf("got %q %q, want harness_error about the zygote", v.Status, v.Feedback)
 	}
 	checkFor(t, 10*time.Second, "restart", func() bool {
@@ -129,7 +163,7 @@ func TestZygoteDeathFailsJobAndRestarts(t *testing.T) {
 		return st.Up && st.Restarts == 1
 	})
 	v, err = s.Evaluate(context.Background(), testJob("ok"))
-	if err != nil || v.Status != StatusCorrect {
+	if err != nil || v.Status != eval.StatusCorrect {
 		t.Fatalf("after restart: %v %v", v.Status, err)
 	}
 }
@@ -140,13 +174,13 @@ func TestBackstopKillsHungChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := testJob(markHang)
-	job.Options = DefaultOptions()
+	job.Options = eval.DefaultOptions()
 	job.Options.TimeoutS = 1
 	v, err := s.Evaluate(context.Background(), job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Status != StatusTimeout {
+	if v.Status != eval.StatusTimeout {
 		t.Fatalf("status %q, want timeout", v.Status)
 	}
 	pid := hungChildPID(t, s)
@@ -159,7 +193,7 @@ func TestBackstopKillsHungChild(t *testing.T) {
 func hungChildPID(t *testing.T, s *Supervisor) int {
 	t.Helper()
 	s.mu.Lock()
-	z := s.workers[0].z
+	z := s.slots[0].z
 	s.mu.Unlock()
 	var pid int
 	for _, line := range strings.Split(z.stderr.Tail(lineLogTail), "\n") {
@@ -227,10 +261,10 @@ func TestGPUModeFillsNVMLAndSpreadsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Mode() != TimingGPU || len(s.Stats()) != 2 {
+	if s.Mode() != eval.TimingGPU || len(s.Stats()) != 2 {
 		t.Fatalf("mode %q, %d zygotes", s.Mode(), len(s.Stats()))
 	}
-	results := make(chan Verdict, 4)
+	results := make(chan eval.Verdict, 4)
 	for range 4 {
 		go func() {
 			v, err := s.Evaluate(context.Background(), testJob(markSlow))

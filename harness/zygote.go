@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // zygoteSpec is what one zygote process needs to start.
@@ -55,7 +57,7 @@ type zygote struct {
 
 type pendingJob struct {
 	pid    atomic.Int64
-	result chan Verdict // buffered: exactly one verdict is ever sent
+	result chan eval.Verdict // buffered: exactly one verdict is ever sent
 }
 
 type helloResult struct {
@@ -208,7 +210,7 @@ func (z *zygote) route(line []byte) {
 		}
 	case *ErrorRecord:
 		z.log.Warn("zygote rejected a record", "job", r.ID, "message", r.Message)
-		v := harnessVerdict(StatusHarnessError, z.spec.mode, "harness protocol error: "+r.Message, "ProtocolError: zygote rejected the job")
+		v := harnessVerdict(eval.StatusHarnessError, z.spec.mode, "harness protocol error: "+r.Message, "ProtocolError: zygote rejected the job")
 		if r.ID != "" {
 			z.deliver(r.ID, v)
 		}
@@ -218,7 +220,7 @@ func (z *zygote) route(line []byte) {
 }
 
 // deliver hands v to the job's waiter, at most once.
-func (z *zygote) deliver(id string, v Verdict) bool {
+func (z *zygote) deliver(id string, v eval.Verdict) bool {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	p := z.pending[id]
@@ -247,7 +249,7 @@ func (z *zygote) waitLoop(readerDone <-chan struct{}) {
 	z.mu.Unlock()
 	for id, p := range pending {
 		killGroup(int(p.pid.Load()))
-		p.result <- harnessVerdict(StatusHarnessError, z.spec.mode,
+		p.result <- harnessVerdict(eval.StatusHarnessError, z.spec.mode,
 			"the evaluator process (zygote) died while this job ran: "+reason, "HarnessError: zygote died")
 		z.log.Warn("job failed: zygote died", "job", id)
 	}

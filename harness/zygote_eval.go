@@ -6,23 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // eval runs one job on the zygote and waits for its verdict. backstop is
 // the last-resort deadline: past it the child's process group is killed and
 // a timeout verdict returned, whatever the zygote is doing.
-func (z *zygote) eval(ctx context.Context, id string, job Job, backstop time.Duration) (Verdict, error) {
-	p := &pendingJob{result: make(chan Verdict, 1)}
+func (z *zygote) eval(ctx context.Context, id string, job eval.Job, backstop time.Duration) (eval.Verdict, error) {
+	p := &pendingJob{result: make(chan eval.Verdict, 1)}
 	z.mu.Lock()
 	if z.dead {
 		z.mu.Unlock()
-		return Verdict{}, errNotSent
+		return eval.Verdict{}, errNotSent
 	}
 	z.pending[id] = p
 	z.mu.Unlock()
 	if err := z.send(NewEval(id, job)); err != nil {
 		if _, ok := z.abandon(id, p); ok {
-			return Verdict{}, fmt.Errorf("%w: %v", errNotSent, err)
+			return eval.Verdict{}, fmt.Errorf("%w: %v", errNotSent, err)
 		}
 		// The zygote died between our write and now; its verdict stands.
 		return <-p.result, nil
@@ -34,13 +36,13 @@ func (z *zygote) eval(ctx context.Context, id string, job Job, backstop time.Dur
 		return v, nil
 	case <-ctx.Done():
 		z.abandon(id, p)
-		return Verdict{}, ctx.Err()
+		return eval.Verdict{}, ctx.Err()
 	case <-timer.C:
 		if v, ok := z.abandon(id, p); !ok {
 			return v, nil // the result won the race
 		}
 		z.log.Warn("no result by the backstop; killed the child", "job", id, "backstop", backstop)
-		return harnessVerdict(StatusTimeout, z.spec.mode,
+		return harnessVerdict(eval.StatusTimeout, z.spec.mode,
 			fmt.Sprintf("no result within %s (timeout_s plus grace); the supervisor killed the evaluation", backstop.Round(time.Second)),
 			"Timeout: supervisor backstop"), nil
 	}
@@ -48,7 +50,7 @@ func (z *zygote) eval(ctx context.Context, id string, job Job, backstop time.Dur
 
 // abandon stops waiting for job id and kills its child. It reports false,
 // with the verdict, when a verdict had already been delivered.
-func (z *zygote) abandon(id string, p *pendingJob) (Verdict, bool) {
+func (z *zygote) abandon(id string, p *pendingJob) (eval.Verdict, bool) {
 	z.mu.Lock()
 	_, ok := z.pending[id]
 	if ok {
@@ -59,7 +61,7 @@ func (z *zygote) abandon(id string, p *pendingJob) (Verdict, bool) {
 		return <-p.result, false
 	}
 	killGroup(int(p.pid.Load()))
-	return Verdict{}, true
+	return eval.Verdict{}, true
 }
 
 var errLineTooLong = errors.New("line too long")

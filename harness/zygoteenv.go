@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // The zygote's environment is built from an allowlist, never inherited whole:
@@ -49,7 +51,7 @@ var zygoteAllowlist = []string{
 // which win over anything base says.
 func zygoteEnv(base []string, spec zygoteSpec) []string {
 	set := map[string]string{"PYTHONPATH": spec.pythonPath, "PYTHONUNBUFFERED": "1"}
-	if spec.mode == TimingGPU {
+	if spec.mode == eval.TimingGPU {
 		set["CUDA_VISIBLE_DEVICES"] = strconv.Itoa(spec.deviceIndex)
 		// NVML numbers GPUs in PCI bus order; make CUDA agree.
 		set["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/kernelgate/kernelgate/eval"
 )
 
 // A parent environment as a gateway host has it: keys and tokens under every kind
@@ -28,17 +30,17 @@ func TestZygoteEnvHoldsOnlyTheAllowlistAndTheHarnesssValues(t *testing.T) {
 		spec zygoteSpec
 		want []string
 	}{
-		{"cpu", zygoteSpec{mode: TimingCPUInterpreter, pythonPath: "/cache/py", dataDir: "/data"}, []string{
+		{"cpu", zygoteSpec{mode: eval.TimingCPUInterpreter, pythonPath: "/cache/py", dataDir: "/data"}, []string{
 			"CC=/opt/gcc/bin/gcc", "CUDA_VISIBLE_DEVICES=", "HOME=/root", "KERNELGATE_DATA_DIR=/data",
 			"KERNELGATE_PRECOMPILE=on", "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
 			"LD_LIBRARY_PATH=/usr/local/nvidia/lib64", "PATH=/usr/bin:/bin", "PYTHONPATH=/cache/py",
 			"PYTHONUNBUFFERED=1", "TRITON_INTERPRET=1"}},
-		{"gpu, no data dir", zygoteSpec{mode: TimingGPU, deviceIndex: 1, pythonPath: "/cache/py"}, []string{
+		{"gpu, no data dir", zygoteSpec{mode: eval.TimingGPU, deviceIndex: 1, pythonPath: "/cache/py"}, []string{
 			"CC=/opt/gcc/bin/gcc", "CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=1", "HOME=/root",
 			"KERNELGATE_PRECOMPILE=on", "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
 			"LD_LIBRARY_PATH=/usr/local/nvidia/lib64", "PATH=/usr/bin:/bin", "PYTHONPATH=/cache/py",
 			"PYTHONUNBUFFERED=1"}},
-		{"passed by name", zygoteSpec{mode: TimingCPUInterpreter, pythonPath: "/p", passEnv: []string{"HF_TOKEN", "UNSET"}}, []string{
+		{"passed by name", zygoteSpec{mode: eval.TimingCPUInterpreter, pythonPath: "/p", passEnv: []string{"HF_TOKEN", "UNSET"}}, []string{
 			"CC=/opt/gcc/bin/gcc", "CUDA_VISIBLE_DEVICES=", "HF_TOKEN=hf-canary", "HOME=/root",
 			"KERNELGATE_PRECOMPILE=on", "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
 			"LD_LIBRARY_PATH=/usr/local/nvidia/lib64", "PATH=/usr/bin:/bin", "PYTHONPATH=/p",
@@ -75,7 +77,7 @@ func TestZygoteAllowlistGolden(t *testing.T) {
 			golden.Allowlist, zygoteAllowlist)
 	}
 	var set []string
-	for _, spec := range []zygoteSpec{{mode: TimingCPUInterpreter, dataDir: "/d"}, {mode: TimingGPU}} {
+	for _, spec := range []zygoteSpec{{mode: eval.TimingCPUInterpreter, dataDir: "/d"}, {mode: eval.TimingGPU}} {
 		for _, kv := range zygoteEnv(nil, spec) {
 			if k, _, _ := strings.Cut(kv, "="); !slices.Contains(set, k) {
 				set = append(set, k)

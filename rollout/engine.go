@@ -145,6 +145,7 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 		Code:    p.code,
 		Options: s.cfg.Options,
 	}
+	job.Hash() // carried to the evaluator and, through it, to the verdict
 	t0 := time.Now()
 	v, err := s.deps.Eval.Evaluate(ctx, job)
 	st.EvalMS = ms(time.Since(t0))
@@ -157,7 +158,7 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 		return
 	}
 	if v.CodeHash == "" {
-		v.CodeHash = eval.HashSource(p.code) // the duplicate check needs it
+		v.CodeHash = job.CodeHash // the duplicate check needs it
 	}
 	if p.source != "" {
 		// Worded as the gateway words a completion's verdict: a cut-off

@@ -44,8 +44,8 @@ func TestDeadline(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sub.Unsubscribe()
-			job := dispatch.Job{ID: "b1-00000", BatchID: "b1", Task: eval.Task{Name: "t", Source: "src"}, Code: "code",
-				Options: eval.DefaultOptions(), RewardFn: "binary", EnqueuedAt: time.Now(), Deadline: time.Now().Add(tt.deadline)}
+			job := dispatch.Job{ID: "b1-00000", BatchID: "b1", Job: eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: "code", Options: eval.DefaultOptions()},
+				RewardFn: "binary", EnqueuedAt: time.Now(), Deadline: time.Now().Add(tt.deadline)}
 			data, _ := json.Marshal(job)
 			t0 := time.Now()
 			if err := b.PublishJob(t.Context(), dispatch.Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
@@ -68,7 +68,7 @@ func TestDeadline(t *testing.T) {
 // Items with a deadline share only with items of the same deadline; the
 // cache key ignores it (a cached verdict answers any request).
 func TestShareKeyHoldsTheDeadline(t *testing.T) {
-	j := dispatch.Job{Task: eval.Task{Source: "src"}, Code: "code", Options: eval.DefaultOptions()}
+	j := dispatch.Job{Job: eval.Job{Task: eval.Task{Source: "src"}, Code: "code", Options: eval.DefaultOptions()}}
 	d := j
 	d.Deadline = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	wk, _ := dispatch.WorkKey(j)

@@ -26,7 +26,7 @@ func (o *orderEvaluator) Evaluate(_ context.Context, j eval.Job) (eval.Verdict, 
 	o.mu.Lock()
 	o.order = append(o.order, j.Code)
 	o.mu.Unlock()
-	return dispatch.Verdict(eval.TimingCPUInterpreter, dispatch.Job{Task: j.Task, Code: j.Code}, eval.StatusCorrect, "", ""), nil
+	return dispatch.Verdict(eval.TimingCPUInterpreter, dispatch.Job{Job: eval.Job{Task: j.Task, Code: j.Code}}, eval.StatusCorrect, "", ""), nil
 }
 func (o *orderEvaluator) Stats() []harness.ZygoteStats {
 	return []harness.ZygoteStats{{Label: "cpu", Up: true, Concurrency: 1}}

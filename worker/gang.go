@@ -9,7 +9,7 @@ import (
 // gangHold bounds how long a batch's lead job waits for a second free slot:
 // the longest a slot stays idle for one group. On an H200 (7 groups of 16
 // heavy evaluations, 16 slots) the second slot freed 2.9–4.8 s after the
-// first (README, Measurements).
+// first (docs/measurements/2026-12-04-groups-start-together.md).
 var gangHold = 10 * time.Second
 
 // gang keeps a group's start together. A trainer's groups queued one after

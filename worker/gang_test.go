@@ -38,7 +38,7 @@ func (s *spanEvaluator) Evaluate(ctx context.Context, j eval.Job) (eval.Verdict,
 	s.mu.Lock()
 	s.end[j.Code] = time.Since(s.t0)
 	s.mu.Unlock()
-	return dispatch.Verdict(eval.TimingCPUInterpreter, dispatch.Job{Task: j.Task, Code: j.Code}, eval.StatusCorrect, "", ""), nil
+	return dispatch.Verdict(eval.TimingCPUInterpreter, dispatch.Job{Job: eval.Job{Task: j.Task, Code: j.Code}}, eval.StatusCorrect, "", ""), nil
 }
 func (s *spanEvaluator) Stats() []harness.ZygoteStats {
 	return []harness.ZygoteStats{{Label: "cpu", Up: true, Concurrency: 2}}

@@ -123,8 +123,8 @@ func (r *Roster) current() ([]Announcement, error) {
 			// being elected) keeps what was announced, as long as an
 			// announcement lives. Forgetting it made the timing mode unknown
 			// for a moment, and the jobs queued meanwhile went to
-			// jobs.eval.gpu, which CPU workers never pull: the stall of
-			// issue 15's leader-kill test.
+			// jobs.eval.gpu, which CPU workers never pull: they stalled
+			// (scripts/measure/leaderkill).
 		default:
 			r.list, r.err = nil, err
 		}

@@ -126,7 +126,8 @@ func waitFor(t *testing.T, cond func() bool) {
 // A read of the workers bucket that fails (its leader lost, a new one being
 // elected) does not make a gateway forget its workers, as long as an
 // announcement lives: their timing mode stays known, so jobs still go where
-// those workers pull (issue 15's leader-kill stall queued them for gpu).
+// those workers pull (forgotten, the mode was unknown and jobs queued for
+// gpu, which CPU workers never took: scripts/measure/leaderkill).
 func TestTheRosterKeepsItsWorkersThroughAFailedRead(t *testing.T) {
 	b, err := bus.Open(t.Context(), bus.Options{DataDir: t.TempDir()}, testLogger())
 	if err != nil {

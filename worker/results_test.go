@@ -21,7 +21,7 @@ type scriptedEvaluator struct {
 
 func (s *scriptedEvaluator) Evaluate(_ context.Context, j eval.Job) (eval.Verdict, error) {
 	s.calls.Add(1)
-	return dispatch.Verdict(eval.TimingCPUInterpreter, dispatch.Job{Task: j.Task, Code: j.Code}, s.status, "scripted", ""), nil
+	return dispatch.Verdict(eval.TimingCPUInterpreter, dispatch.Job{Job: eval.Job{Task: j.Task, Code: j.Code}}, s.status, "scripted", ""), nil
 }
 
 func (s *scriptedEvaluator) Stats() []harness.ZygoteStats {
@@ -61,8 +61,8 @@ func TestResultStoredBeforeNotify(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sub.Unsubscribe()
-			job := dispatch.Job{ID: "b1-00002", BatchID: "b1", Index: 2, Task: eval.Task{Name: "t", Source: "src"},
-				Code: "code", Options: eval.DefaultOptions(), RewardFn: "binary", EnqueuedAt: time.Now()}
+			job := dispatch.Job{ID: "b1-00002", BatchID: "b1", Index: 2, Job: eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: "code", Options: eval.DefaultOptions()},
+				RewardFn: "binary", EnqueuedAt: time.Now()}
 			data, _ := json.Marshal(job)
 			if err := b.PublishJob(ctx, dispatch.Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
 				t.Fatal(err)
@@ -108,7 +108,7 @@ func TestPublishResultFirstWins(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	job := dispatch.Job{ID: "b1-00000", BatchID: "b1", Task: eval.Task{Source: "src"}, Code: "c"}
+	job := dispatch.Job{ID: "b1-00000", BatchID: "b1", Job: eval.Job{Task: eval.Task{Source: "src"}, Code: "c"}}
 	for _, rew := range []float64{1, 0} {
 		r := dispatch.Result{ID: job.ID, Reward: rew, Verdict: dispatch.Verdict("", job, eval.StatusCorrect, "", "")}
 		if err := dispatch.PublishResult(ctx, b, job, r); err != nil {

@@ -40,7 +40,7 @@ func (p routedPool) Stats() []harness.ZygoteStats {
 }
 func (p routedPool) Mode() string { return eval.TimingGPU }
 func (p routedPool) Evaluate(_ context.Context, j eval.Job) (eval.Verdict, error) {
-	return dispatch.Verdict(eval.TimingGPU, dispatch.Job{Task: j.Task, Code: j.Code}, eval.StatusCorrect, p.model, ""), nil
+	return dispatch.Verdict(eval.TimingGPU, dispatch.Job{Job: eval.Job{Task: j.Task, Code: j.Code}}, eval.StatusCorrect, p.model, ""), nil
 }
 
 func TestWorkersTakeOnlyTheJobsTheyCanRun(t *testing.T) {
@@ -68,8 +68,8 @@ func TestWorkersTakeOnlyTheJobsTheyCanRun(t *testing.T) {
 	}
 	defer sub.Unsubscribe()
 	publish := func(i int, r eval.Requires) {
-		job := dispatch.Job{ID: fmt.Sprintf("b1-%05d", i), BatchID: "b1", Index: i, Task: eval.Task{Name: "t", Source: "src"},
-			Code: fmt.Sprint("code ", i), Options: requiring(r), EnqueuedAt: time.Now()}
+		job := dispatch.Job{ID: fmt.Sprintf("b1-%05d", i), BatchID: "b1", Index: i, Job: eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: fmt.Sprint("code ", i), Options: requiring(r)},
+			EnqueuedAt: time.Now()}
 		data, _ := json.Marshal(job)
 		if err := b.PublishJob(t.Context(), dispatch.JobSubject(eval.TimingGPU, job.Options, false, 0), job.ID, data); err != nil {
 			t.Fatal(err)

@@ -58,8 +58,8 @@ func TestAResultThatCouldNotBeSentIsNotEvaluatedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	job := dispatch.Job{ID: "b1-00000", BatchID: "b1", Task: eval.Task{Name: "t", Source: "src"}, Code: "code",
-		Options: eval.DefaultOptions(), EnqueuedAt: time.Now()}
+	job := dispatch.Job{ID: "b1-00000", BatchID: "b1", Job: eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: "code", Options: eval.DefaultOptions()},
+		EnqueuedAt: time.Now()}
 	data, _ := json.Marshal(job)
 	if err := b.PublishJob(t.Context(), dispatch.Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
 		t.Fatal(err)

@@ -49,21 +49,23 @@ func Run(ctx context.Context, b *bus.Bus, ev Evaluator, log *slog.Logger) error 
 		log = slog.New(slog.DiscardHandler)
 	}
 	slots, mode := Slots(ev), ev.Mode()
-	w := &runner{bus: b, ev: ev, log: log.With("component", "worker"), now: time.Now, gang: newGang(slots)}
+	h := &handler{bus: b, ev: ev, log: log.With("component", "worker"), now: time.Now, gang: newGang(slots)}
 	var envs []dispatch.Env
 	if p, ok := ev.(dispatch.Pool); ok {
 		envs = dispatch.PoolEnvs(p) // its zygotes are up: serve and worker start them first
 	}
 	queues := dispatch.Queues(mode, envs)
-	w.log.Info("pulling jobs", "subject", dispatch.Subject(mode), "interactive", dispatch.InteractiveSubject(mode),
+	h.log.Info("pulling jobs", "subject", dispatch.Subject(mode), "interactive", dispatch.InteractiveSubject(mode),
 		"queues", len(queues), "concurrency", slots)
-	if err := b.PrioritizedJobs(ctx, queues, slots, w.handle); err != nil {
+	if err := b.PrioritizedJobs(ctx, queues, slots, h.handle); err != nil {
 		return fmt.Errorf("worker.Run: %w", err)
 	}
 	return nil
 }
 
-type runner struct {
+// handler is the worker's end of the queue: it handles each delivery of a
+// job (handle), from the evaluation to the answer.
+type handler struct {
 	bus    *bus.Bus
 	ev     Evaluator
 	log    *slog.Logger
@@ -77,23 +79,23 @@ type runner struct {
 // for redelivery; on the last delivery a failed evaluation becomes a
 // harness_error verdict, so the waiting client and the log (and the jobs
 // sharing it) still hear of it.
-func (w *runner) handle(ctx context.Context, j bus.Job) error {
+func (h *handler) handle(ctx context.Context, d bus.Delivery) error {
 	var job dispatch.Job
-	if err := json.Unmarshal(j.Data, &job); err != nil || job.ID == "" || job.BatchID == "" {
+	if err := json.Unmarshal(d.Data, &job); err != nil || job.ID == "" || job.BatchID == "" {
 		// Redelivery cannot fix a malformed job, and there is no batch to answer.
-		w.log.Error("malformed job; dropping it", "job", j.ID, "err", err)
+		h.log.Error("malformed job; dropping it", "job", d.ID, "err", err)
 		return nil
 	}
-	log := w.log.With("job", job.ID, "batch", job.BatchID, "delivery", j.NumDelivered)
-	w.gang.enter(job.BatchID)
-	defer w.gang.leave(job.BatchID)
-	wk, owns := w.claim(ctx, log, job, j.Queued)
+	log := h.log.With("job", job.ID, "batch", job.BatchID, "delivery", d.NumDelivered)
+	h.gang.enter(job.BatchID)
+	defer h.gang.leave(job.BatchID)
+	wk, owns := h.claim(ctx, log, job, d.Queued)
 	if !owns {
 		return nil // answered with, or waiting for, an identical evaluation's verdict
 	}
-	if r, ok := w.unsent.take(job.ID); ok {
+	if r, ok := h.unsent.take(job.ID); ok {
 		log.Debug("sending a result made before again")
-		return w.send(ctx, log, job, wk, r)
+		return h.send(ctx, log, job, wk, r)
 	}
 	evalCtx, ran := ctx, false
 	if !job.Deadline.IsZero() {
@@ -102,17 +104,17 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 		defer cancel()
 	}
 	if job.Lead {
-		if held := w.gang.hold(evalCtx, job.BatchID); held > time.Millisecond {
+		if held := h.gang.hold(evalCtx, job.BatchID); held > time.Millisecond {
 			log.Debug("held the batch's lead job for a second free slot", "held_ms", ms(held))
 		}
 	}
-	start := w.now()
+	start := h.now()
 	fn, ferr := reward.Lookup(job.RewardFn)
 	var v eval.Verdict
 	err := ferr
 	if err == nil && evalCtx.Err() == nil {
 		log.Debug("evaluating")
-		v, err = w.ev.Evaluate(evalCtx, eval.Job{Task: job.Task, Code: job.Code, Options: job.Options, TaskCheck: job.TaskCheck})
+		v, err = h.ev.Evaluate(evalCtx, job.Job)
 		ran = true
 	}
 	// Late: the deadline, not a shutdown, stopped it (or kept it from running);
@@ -120,21 +122,21 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 	late := ferr == nil && ctx.Err() == nil && evalCtx.Err() != nil && (!ran || err != nil)
 	switch {
 	case late:
-		v, err = dispatch.DeadlineVerdict(w.ev.Mode(), job), nil
+		v, err = dispatch.DeadlineVerdict(h.ev.Mode(), job), nil
 	case err == nil:
-		w.cache(ctx, log, job, v)
-	case ctx.Err() != nil || (!j.Final && ferr == nil):
+		h.cache(ctx, log, job, v)
+	case ctx.Err() != nil || (!d.Final && ferr == nil):
 		return fmt.Errorf("worker.handle %s: %w", job.ID, err)
 	default:
 		log.Error("evaluation failed on its last delivery; answering harness_error", "err", err)
-		v = dispatch.HarnessError(w.ev.Mode(), job, err)
+		v = dispatch.HarnessError(h.ev.Mode(), job, err)
 		if fn == nil {
 			fn = func(eval.Verdict) reward.Result {
 				return reward.Result{Note: "unknown reward function: exclude this sample"}
 			}
 		}
 	}
-	exec := w.now().Sub(start)
+	exec := h.now().Sub(start)
 	v = dispatch.Hinted(job, v)
 	res := fn(v)
 	wait, run := ms(start.Sub(job.EnqueuedAt)), ms(exec)
@@ -143,20 +145,20 @@ func (w *runner) handle(ctx context.Context, j bus.Job) error {
 		Index: job.Index, ID: job.ID, Reward: res.Reward, Valid: res.Valid, Note: res.Note, Verdict: v,
 		QueueWaitMS: wait, ExecMS: run,
 	}
-	return w.send(ctx, log, job, wk, r)
+	return h.send(ctx, log, job, wk, r)
 }
 
 // send logs, stores and announces r, then answers the jobs that share its
 // evaluation. A result it could not store is kept for the job's redelivery.
-func (w *runner) send(ctx context.Context, log *slog.Logger, job dispatch.Job, wk string, r dispatch.Result) error {
-	if err := dispatch.PublishResult(ctx, w.bus, job, r); err != nil {
-		w.unsent.put(job.ID, r)
+func (h *handler) send(ctx context.Context, log *slog.Logger, job dispatch.Job, wk string, r dispatch.Result) error {
+	if err := dispatch.PublishResult(ctx, h.bus, job, r); err != nil {
+		h.unsent.put(job.ID, r)
 		return fmt.Errorf("worker.handle %s: %w", job.ID, err)
 	}
 	if wk != "" {
 		// A failure here hands the job back; its redelivery finds its result
 		// stored and answers the waiters without running again.
-		if err := dispatch.Drain(ctx, w.bus, wk, r); err != nil {
+		if err := dispatch.Drain(ctx, h.bus, wk, r); err != nil {
 			return fmt.Errorf("worker.handle %s: %w", job.ID, err)
 		}
 	}
@@ -168,7 +170,7 @@ func (w *runner) send(ctx context.Context, log *slog.Logger, job dispatch.Job, w
 // (share.go); wk is its work key when it may share ("" when not). Sharing
 // that fails costs an evaluation: the job runs, and still answers whoever
 // waits for it.
-func (w *runner) claim(ctx context.Context, log *slog.Logger, job dispatch.Job, queued time.Time) (wk string, run bool) {
+func (h *handler) claim(ctx context.Context, log *slog.Logger, job dispatch.Job, queued time.Time) (wk string, run bool) {
 	if !job.Share || job.TaskCheck {
 		return "", true
 	}
@@ -176,7 +178,7 @@ func (w *runner) claim(ctx context.Context, log *slog.Logger, job dispatch.Job, 
 	if err != nil {
 		return "", true
 	}
-	run, err = dispatch.Claim(ctx, w.bus, wk, job, queued)
+	run, err = dispatch.Claim(ctx, h.bus, wk, job, queued)
 	if err != nil && ctx.Err() == nil {
 		log.Warn("sharing an identical evaluation failed; evaluating", "err", err)
 	}
@@ -186,7 +188,7 @@ func (w *runner) claim(ctx context.Context, log *slog.Logger, job dispatch.Job, 
 // cache stores a deterministic verdict in the result cache, before the
 // result is announced, so a client that repeats the request on hearing of it
 // is answered from the cache. A failed store costs a rerun, not the job.
-func (w *runner) cache(ctx context.Context, log *slog.Logger, job dispatch.Job, v eval.Verdict) {
+func (h *handler) cache(ctx context.Context, log *slog.Logger, job dispatch.Job, v eval.Verdict) {
 	if job.TaskCheck || !dispatch.Cacheable(v) { // a task check has no code: its verdict is no answer to one
 		return
 	}
@@ -194,7 +196,7 @@ func (w *runner) cache(ctx context.Context, log *slog.Logger, job dispatch.Job, 
 	if err == nil {
 		var data []byte
 		if data, err = dispatch.CacheValue(v, job.ID); err == nil {
-			err = w.bus.CachePut(ctx, key, data)
+			err = h.bus.CachePut(ctx, key, data)
 		}
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"reflect"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/harness"
 )
 
@@ -90,8 +91,8 @@ func TestFinalDeliveryAnswersHarnessError(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sub.Unsubscribe()
-			job := dispatch.Job{ID: "b1-0003", BatchID: "b1", Index: 3, Task: eval.Task{Name: "t", Source: "src"},
-				Code: "code", Options: eval.DefaultOptions(), RewardFn: tt.rewardFn, EnqueuedAt: time.Now()}
+			job := dispatch.Job{ID: "b1-0003", BatchID: "b1", Index: 3, Job: eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: "code", Options: eval.DefaultOptions()},
+				RewardFn: tt.rewardFn, EnqueuedAt: time.Now()}
 			data, _ := json.Marshal(job)
 			if err := b.PublishJob(t.Context(), dispatch.Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
 				t.Fatal(err)
@@ -121,11 +122,11 @@ func TestFinalDeliveryAnswersHarnessError(t *testing.T) {
 			})
 			select {
 			case e := <-evs:
-				var ee export.EvaluationEvent
+				var ee event.Evaluation
 				if err := json.Unmarshal(e.Data, &ee); err != nil {
 					t.Fatal(err)
 				}
-				if e.Subject != export.SubjectEvaluation || e.ID != job.ID || ee.BatchID != "b1" || ee.Verdict.Status != eval.StatusHarnessError {
+				if e.Subject != event.SubjectEvaluation || e.ID != job.ID || ee.BatchID != "b1" || ee.Verdict.Status != eval.StatusHarnessError {
 					t.Errorf("event %s %s %+v", e.Subject, e.ID, ee)
 				}
 			case <-ctx.Done():
@@ -171,8 +172,8 @@ func TestTaskCheckIsAnnouncedNotLogged(t *testing.T) {
 	}
 	defer sub.Unsubscribe()
 	for i, job := range []dispatch.Job{
-		{ID: "b2-00000", BatchID: "b2", Index: 0, Task: eval.Task{Name: "t", Source: "src"}, TaskCheck: true},
-		{ID: "b2-00001", BatchID: "b2", Index: 1, Task: eval.Task{Name: "t", Source: "src"}, Code: "code", TaskID: "ci/t"},
+		{ID: "b2-00000", BatchID: "b2", Index: 0, Job: eval.Job{Task: eval.Task{Name: "t", Source: "src"}, TaskCheck: true}},
+		{ID: "b2-00001", BatchID: "b2", Index: 1, Job: eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: "code"}, TaskID: "ci/t"},
 	} {
 		job.Options, job.EnqueuedAt = eval.DefaultOptions(), time.Now()
 		data, _ := json.Marshal(job)
@@ -199,7 +200,7 @@ func TestTaskCheckIsAnnouncedNotLogged(t *testing.T) {
 	})
 	select {
 	case e := <-first:
-		var ee export.EvaluationEvent
+		var ee event.Evaluation
 		if err := json.Unmarshal(e.Data, &ee); err != nil {
 			t.Fatal(err)
 		}
@@ -217,8 +218,8 @@ func TestAWorkerTakesOnlyItsModesJobs(t *testing.T) {
 	ev := &recordingEvaluator{jobs: make(chan eval.Job, 2)}
 	b := startRun(t, ev)
 	for _, mode := range []string{eval.TimingGPU, eval.TimingCPUInterpreter} {
-		job := dispatch.Job{ID: "b3-" + mode, BatchID: "b3", Task: eval.Task{Name: "t", Source: "src"}, Code: mode,
-			Options: eval.DefaultOptions(), EnqueuedAt: time.Now()}
+		job := dispatch.Job{ID: "b3-" + mode, BatchID: "b3", Job: eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: mode, Options: eval.DefaultOptions()},
+			EnqueuedAt: time.Now()}
 		data, _ := json.Marshal(job)
 		if err := b.PublishJob(t.Context(), dispatch.Subject(mode), job.ID, data); err != nil {
 			t.Fatal(err)
@@ -237,5 +238,32 @@ func TestAWorkerTakesOnlyItsModesJobs(t *testing.T) {
 	}
 	if dispatch.Subject("") != dispatch.Subject(eval.TimingGPU) || dispatch.Durable(eval.TimingCPUInterpreter) == dispatch.Durable(eval.TimingGPU) {
 		t.Fatal("an unknown mode queues for GPUs; the two modes have their own consumers")
+	}
+}
+
+// The harness is handed the queued job's evaluation whole: every field of
+// eval.Job, the hashes made when the job was queued among them, and not a
+// copy of the fields someone remembered to copy.
+func TestTheHarnessGetsTheQueuedEvaluation(t *testing.T) {
+	ev := &recordingEvaluator{jobs: make(chan eval.Job, 1)}
+	b := startRun(t, ev)
+	job := dispatch.Job{ID: "b9-00000", BatchID: "b9", EnqueuedAt: time.Now(), Job: eval.Job{
+		Task: eval.Task{Name: "t", Path: "/tasks/t.py", Source: "src"}, Code: "code", Options: eval.DefaultOptions(),
+		TaskHash: "sha256:made-when-queued", CodeHash: "sha256:this-too",
+	}}
+	data, err := json.Marshal(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PublishJob(t.Context(), dispatch.Subject(eval.TimingCPUInterpreter), job.ID, data); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-ev.jobs:
+		if !reflect.DeepEqual(got, job.Job) {
+			t.Errorf("the harness got\n %+v\nqueued\n %+v", got, job.Job)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job was not evaluated")
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 )
 
 func TestArrowReadsBack(t *testing.T) {
@@ -77,9 +77,9 @@ func TestArrowReadsBack(t *testing.T) {
 func TestArrowHasTheSearchTables(t *testing.T) {
 	dir := sampleLog(t)
 	logEvents(t, dir, "w2",
-		logged{export.SubjectSearchStep, "s_1.1", export.SearchStepEvent{EventID: "s_1.1", Time: t0, SearchID: "s_1", Seq: 1, TaskID: "ci/a", Action: "large", Error: "no code"}},
-		logged{export.SubjectSearch, "s_1.running.0", export.SearchEvent{EventID: "s_1.running.0", Time: t0, SearchID: "s_1", TaskID: "ci/a", State: "running"}},
-		logged{export.SubjectSearch, "s_1.done.1", export.SearchEvent{EventID: "s_1.done.1", Time: t0.Add(time.Minute), SearchID: "s_1", TaskID: "ci/a", State: "done", Steps: 1}},
+		logged{event.SubjectSearchStep, "s_1.1", event.SearchStep{EventID: "s_1.1", Time: t0, SearchID: "s_1", Seq: 1, TaskID: "ci/a", Action: "large", Error: "no code"}},
+		logged{event.SubjectSearch, "s_1.running.0", event.Search{EventID: "s_1.running.0", Time: t0, SearchID: "s_1", TaskID: "ci/a", State: "running"}},
+		logged{event.SubjectSearch, "s_1.done.1", event.Search{EventID: "s_1.done.1", Time: t0.Add(time.Minute), SearchID: "s_1", TaskID: "ci/a", State: "done", Steps: 1}},
 	)
 	_, m := runExport(t, dir, Request{Format: "arrow"})
 	if m.Files["search_steps.arrow"] != 1 || m.Files["searches.arrow"] != 2 {

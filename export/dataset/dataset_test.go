@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/tasks"
 )
@@ -112,9 +113,9 @@ func TestDPO(t *testing.T) {
 // text where a completion was logged.
 func TestDPOUsesLoggedPromptsAndCompletions(t *testing.T) {
 	dir := t.TempDir()
-	turn2 := []export.PromptMessage{{Role: "user", Content: tasks.Prompt(srcA)}, {Role: "assistant", Content: "first try"},
+	turn2 := []event.PromptMessage{{Role: "user", Content: tasks.Prompt(srcA)}, {Role: "assistant", Content: "first try"},
 		{Role: "user", Content: "mismatch"}}
-	same := []export.PromptMessage{{Role: "user", Content: tasks.Prompt(srcA)}} // the task's own prompt, logged
+	same := []event.PromptMessage{{Role: "user", Content: tasks.Prompt(srcA)}} // the task's own prompt, logged
 	writeLog(t, dir,
 		ev{id: "g1", task: "ci/a", code: "fast", status: ok, speedup: 2, min: 1, completion: "Here:\n```python\nfast\n```", prompt: same},
 		ev{id: "b1", task: "ci/a", code: "wrong", status: bad, min: 2, completion: "I think this works\n```python\nwrong\n```"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/tasks"
@@ -36,11 +37,11 @@ type ev struct {
 	cached         bool
 	noSource       bool // logged before task_source existed
 	completion     string
-	prompt         []export.PromptMessage
+	prompt         []event.PromptMessage
 	batch          string
 }
 
-func (e ev) event() export.EvaluationEvent {
+func (e ev) event() event.Evaluation {
 	src := srcA
 	if e.task == "level2/b" {
 		src = srcB
@@ -50,7 +51,7 @@ func (e ev) event() export.EvaluationEvent {
 	if e.speedup != 0 {
 		v.Speedup = ptr(e.speedup)
 	}
-	ee := export.EvaluationEvent{EventID: e.id, Time: t0.Add(time.Duration(e.min) * time.Minute), EvalID: e.id,
+	ee := event.Evaluation{EventID: e.id, Time: t0.Add(time.Duration(e.min) * time.Minute), EvalID: e.id,
 		TaskID: e.task, TaskSource: src, Code: e.code, Cached: e.cached, Verdict: v}
 	if e.noSource {
 		ee.TaskSource = ""
@@ -67,7 +68,7 @@ func writeLog(t *testing.T, dataDir string, evs ...ev) {
 	t.Helper()
 	var out []logged
 	for _, e := range evs {
-		out = append(out, logged{export.SubjectEvaluation, e.id, e.event()})
+		out = append(out, logged{event.SubjectEvaluation, e.id, e.event()})
 	}
 	logEvents(t, dataDir, "w1", out...)
 }

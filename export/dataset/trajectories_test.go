@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 )
 
 // mixedLog logs a reward batch (sampleLog), a two-turn episode and a search
@@ -13,7 +13,7 @@ func mixedLog(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	writeLog(t, dir,
-		ev{id: "b_1-00000", task: "ci/a", code: "x", status: ok, speedup: 1.2, min: 1, completion: "```python\nx\n```", prompt: []export.PromptMessage{{Role: "user", Content: "p"}}, batch: "b_1"},
+		ev{id: "b_1-00000", task: "ci/a", code: "x", status: ok, speedup: 1.2, min: 1, completion: "```python\nx\n```", prompt: []event.PromptMessage{{Role: "user", Content: "p"}}, batch: "b_1"},
 		ev{id: "ep_1-1", task: "ci/a", code: "bad", status: bad, min: 2},
 		ev{id: "ep_1-2", task: "ci/a", code: "good", status: ok, speedup: 1.1, min: 3},
 		ev{id: "s_1-1", task: "ci/a", code: "n1", status: ok, speedup: 1.0, min: 4},
@@ -21,11 +21,11 @@ func mixedLog(t *testing.T) string {
 	)
 	two := 2.0
 	logEvents(t, dir, "w2",
-		logged{export.SubjectEpisodeStep, "ep_1-t1", export.EpisodeStepEvent{EventID: "ep_1-t1", Time: t0, EpisodeID: "ep_1", Turn: 1, TaskID: "ci/a", EvalID: "ep_1-1", Status: "incorrect"}},
-		logged{export.SubjectEpisodeStep, "ep_1-t2", export.EpisodeStepEvent{EventID: "ep_1-t2", Time: t0, EpisodeID: "ep_1", Turn: 2, TaskID: "ci/a", EvalID: "ep_1-2", Status: "correct", Done: true, DoneReason: "solved"}},
-		logged{export.SubjectSearchStep, "s_1.1", export.SearchStepEvent{EventID: "s_1.1", Time: t0, SearchID: "s_1", Seq: 1, TaskID: "ci/a", Action: "large", Node: 1, Parent: 0, EvalID: "s_1-1"}},
-		logged{export.SubjectSearchStep, "s_1.2", export.SearchStepEvent{EventID: "s_1.2", Time: t0, SearchID: "s_1", Seq: 2, TaskID: "ci/a", Action: "small", Error: "no code"}},
-		logged{export.SubjectSearchStep, "s_1.3", export.SearchStepEvent{EventID: "s_1.3", Time: t0, SearchID: "s_1", Seq: 3, TaskID: "ci/a", Action: "small", Node: 2, Parent: 1, EvalID: "s_1-2", BestSpeedup: &two}},
+		logged{event.SubjectEpisodeStep, "ep_1-t1", event.EpisodeStep{EventID: "ep_1-t1", Time: t0, EpisodeID: "ep_1", Turn: 1, TaskID: "ci/a", EvalID: "ep_1-1", Status: "incorrect"}},
+		logged{event.SubjectEpisodeStep, "ep_1-t2", event.EpisodeStep{EventID: "ep_1-t2", Time: t0, EpisodeID: "ep_1", Turn: 2, TaskID: "ci/a", EvalID: "ep_1-2", Status: "correct", Done: true, DoneReason: "solved"}},
+		logged{event.SubjectSearchStep, "s_1.1", event.SearchStep{EventID: "s_1.1", Time: t0, SearchID: "s_1", Seq: 1, TaskID: "ci/a", Action: "large", Node: 1, Parent: 0, EvalID: "s_1-1"}},
+		logged{event.SubjectSearchStep, "s_1.2", event.SearchStep{EventID: "s_1.2", Time: t0, SearchID: "s_1", Seq: 2, TaskID: "ci/a", Action: "small", Error: "no code"}},
+		logged{event.SubjectSearchStep, "s_1.3", event.SearchStep{EventID: "s_1.3", Time: t0, SearchID: "s_1", Seq: 3, TaskID: "ci/a", Action: "small", Node: 2, Parent: 1, EvalID: "s_1-2", BestSpeedup: &two}},
 	)
 	return dir
 }

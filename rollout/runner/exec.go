@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/rollout"
 	"github.com/kernelgate/kernelgate/rollout/llm"
 )
@@ -82,8 +82,8 @@ func (m *Manager) onStep(ctx context.Context, r *run, cfg rollout.Config, s roll
 func (m *Manager) publishStep(ctx context.Context, cfg rollout.Config, ev Event) {
 	s := ev.Step
 	m.publishEvaluation(ctx, cfg, s)
-	out := export.SearchStepEvent{
-		EventID: export.SearchStepID(s.SearchID, ev.Seq), Time: s.Time, SearchID: s.SearchID, Seq: ev.Seq,
+	out := event.SearchStep{
+		EventID: event.SearchStepID(s.SearchID, ev.Seq), Time: s.Time, SearchID: s.SearchID, Seq: ev.Seq,
 		TaskID: cfg.TaskID, Node: s.Node, Parent: s.Parent, Action: s.Action, Policy: s.Policy,
 		PromptVersion: s.PromptVersion, Completion: s.Completion, Code: s.Code,
 		TokensIn: s.TokensIn, TokensOut: s.TokensOut, LatencyMS: s.LatencyMS, EvalMS: s.EvalMS, StepMS: s.StepMS, Model: s.Model,
@@ -91,9 +91,9 @@ func (m *Manager) publishStep(ctx context.Context, cfg rollout.Config, ev Event)
 		BestNode: s.BestNode, SkillIDs: s.SkillIDs, SkillVersions: s.SkillVersions, Duplicate: s.Duplicate, Error: s.Error,
 	}
 	for _, msg := range s.Prompt {
-		out.Prompt = append(out.Prompt, export.PromptMessage{Role: msg.Role, Content: msg.Content})
+		out.Prompt = append(out.Prompt, event.PromptMessage{Role: msg.Role, Content: msg.Content})
 	}
-	if err := export.Publish(ctx, m.deps.Bus, out); err != nil {
+	if err := event.Publish(ctx, m.deps.Bus, out); err != nil {
 		m.log.Error("search step not logged", "search_id", s.SearchID, "seq", ev.Seq, "err", err)
 	}
 }
@@ -105,7 +105,7 @@ func (m *Manager) publishEvaluation(ctx context.Context, cfg rollout.Config, s r
 		return
 	}
 	reward, exec, opts := s.Reward, s.EvalMS, cfg.Options
-	out := export.EvaluationEvent{
+	out := event.Evaluation{
 		EventID: s.EvalID, Time: s.Time, EvalID: s.EvalID, BatchID: s.SearchID,
 		TaskID: cfg.TaskID, TaskSource: cfg.TaskSource, Code: s.Code, RewardFn: "adaexplore",
 		Reward: &reward, ExecMS: &exec, Options: &opts, Verdict: *s.Verdict,
@@ -115,9 +115,9 @@ func (m *Manager) publishEvaluation(ctx context.Context, cfg rollout.Config, s r
 		out.Completion = &completion
 	}
 	for _, msg := range s.Prompt {
-		out.Prompt = append(out.Prompt, export.PromptMessage{Role: msg.Role, Content: msg.Content})
+		out.Prompt = append(out.Prompt, event.PromptMessage{Role: msg.Role, Content: msg.Content})
 	}
-	if err := export.Publish(ctx, m.deps.Bus, out); err != nil {
+	if err := event.Publish(ctx, m.deps.Bus, out); err != nil {
 		m.log.Error("search evaluation not logged", "search_id", s.SearchID, "eval_id", s.EvalID, "err", err)
 	}
 }
@@ -127,7 +127,7 @@ func (m *Manager) publishEvaluation(ctx context.Context, cfg rollout.Config, s r
 // state and step count, so a repeat (a restart) is one row.
 func (m *Manager) publishSearch(ctx context.Context, r *run) {
 	st, cfg := r.status(), r.cfg
-	out := export.SearchEvent{
+	out := event.Search{
 		EventID: fmt.Sprintf("%s.%s.%d", st.SearchID, st.State, st.Steps), Time: time.Now().UTC(),
 		SearchID: st.SearchID, TaskID: st.TaskID, State: st.State, Error: st.Error, Policy: cfg.Policy,
 		Model: r.model, Seed: cfg.Seed, StepsBudget: cfg.Steps, TokenBudget: cfg.TokenBudget, C: cfg.C,
@@ -143,7 +143,7 @@ func (m *Manager) publishSearch(ctx context.Context, r *run) {
 			out.BestSpeedup = b.Verdict.Speedup
 		}
 	}
-	if err := export.Publish(ctx, m.deps.Bus, out); err != nil {
+	if err := event.Publish(ctx, m.deps.Bus, out); err != nil {
 		m.log.Error("search state not logged", "search_id", st.SearchID, "state", st.State, "err", err)
 	}
 }

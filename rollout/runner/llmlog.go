@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
-	"github.com/kernelgate/kernelgate/export"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/rollout"
 )
 
@@ -32,13 +32,13 @@ func (l *loggedLLM) Complete(ctx context.Context, req rollout.Request) (rollout.
 	t0 := time.Now()
 	c, err := l.inner.Complete(ctx, req)
 	id := "c_" + rand.Text()
-	ev := export.LLMCallEvent{
+	ev := event.LLMCall{
 		EventID: id, Time: t0.UTC(), CallID: id, SearchID: l.searchID, Purpose: req.Purpose, Model: c.Model,
 		PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, FinishReason: c.FinishReason,
 		LatencyMS: float64(time.Since(t0).Microseconds()) / 1000,
 	}
 	for _, m := range req.Messages {
-		ev.Messages = append(ev.Messages, export.PromptMessage{Role: m.Role, Content: m.Content})
+		ev.Messages = append(ev.Messages, event.PromptMessage{Role: m.Role, Content: m.Content})
 	}
 	if err != nil {
 		ev.Error = err.Error()
@@ -48,7 +48,7 @@ func (l *loggedLLM) Complete(ctx context.Context, req rollout.Request) (rollout.
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
-	if merr := export.Publish(wctx, l.bus, ev); merr != nil {
+	if merr := event.Publish(wctx, l.bus, ev); merr != nil {
 		l.log.Error("LLM call not logged", "search_id", l.searchID, "purpose", req.Purpose, "err", merr)
 	}
 	return c, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/rollout/skills"
 )
@@ -25,7 +26,7 @@ func SkillEvents(b *bus.Bus, log *slog.Logger) func(skills.Rule, string) {
 			Reason: reason, Skill: row}
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		defer cancel()
-		if err := export.Publish(ctx, b, ev); err != nil {
+		if err := event.Publish(ctx, b, ev); err != nil {
 			log.Error("skill version not logged", "skill", row.SkillID, "version", row.Version, "err", err)
 		}
 	}

@@ -4,8 +4,8 @@
 // (dispatch.Queues), three jobs are delivered, the leader is killed with
 // SIGKILL, three more jobs are queued, and the run stalls when they are not
 // all delivered within -wait. On a stall it prints JOBS's and the consumers'
-// state, then again after as long again. Issue 15's open fault: the e2e test
-// kills a node that leads neither.
+// state, then again after as long again. The e2e test kills a node that
+// leads neither, so it cannot show this fault: the leader must go.
 //
 //	go build -o /tmp/natsnode ./tests/natsnode
 //	go run ./scripts/measure/leaderkill -natsnode /tmp/natsnode -victim stream -runs 40
@@ -158,7 +158,7 @@ func once() (stalled bool) {
 		defer wb.Close()
 		go func() {
 			_ = wb.PrioritizedJobs(ctx, dispatch.Queues(eval.TimingCPUInterpreter, []dispatch.Env{{Torch: "2.11.0", Triton: "3.6.0", HarnessVersion: "0.2.0"}}), 1,
-				func(ctx context.Context, j bus.Job) error {
+				func(ctx context.Context, j bus.Delivery) error {
 					time.Sleep(50 * time.Millisecond)
 					mu.Lock()
 					got[j.ID] = true

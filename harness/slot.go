@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness/gpu"
 )
 
-// worker is one zygote slot: a GPU (or the CPU) and the zygote currently
-// serving it. Fields after conc are guarded by Supervisor.mu.
-type worker struct {
+// slot is where one zygote runs: a GPU (or the CPU) and the zygote currently
+// serving it, which runs up to conc evaluations at once. Fields after conc
+// are guarded by Supervisor.mu.
+type slot struct {
 	label string
 	index int
 	dev   *gpu.Device // nil in CPU mode
@@ -25,58 +27,58 @@ type worker struct {
 	lastErr       error
 }
 
-// brokenAfter is how many consecutive failed starts make a worker count as
+// brokenAfter is how many consecutive failed starts make a slot count as
 // broken, so that Evaluate fails instead of waiting for it forever.
 const brokenAfter = 3
 
-func (w *worker) readClock() *int {
-	if w.dev == nil || w.dev.SMClock == nil {
+func (sl *slot) readClock() *int {
+	if sl.dev == nil || sl.dev.SMClock == nil {
 		return nil
 	}
-	mhz, err := w.dev.SMClock()
+	mhz, err := sl.dev.SMClock()
 	if err != nil {
 		return nil
 	}
 	return &mhz
 }
 
-func (s *Supervisor) startWorker(ctx, runCtx context.Context, w *worker) (*zygote, error) {
-	mode := TimingCPUInterpreter
-	if w.dev != nil {
-		mode = TimingGPU
+func (s *Supervisor) startSlot(ctx, runCtx context.Context, sl *slot) (*zygote, error) {
+	mode := eval.TimingCPUInterpreter
+	if sl.dev != nil {
+		mode = eval.TimingGPU
 	}
 	spec := zygoteSpec{
-		python: s.python, pythonPath: s.pyRoot, mode: mode, deviceIndex: w.index,
+		python: s.python, pythonPath: s.pyRoot, mode: mode, deviceIndex: sl.index,
 		dataDir: s.cfg.DataDir, startTimeout: s.cfg.StartTimeout, lineLimit: s.cfg.LogLineLimit,
 		passEnv: s.cfg.PassEnv,
 	}
-	if w.dev != nil {
-		spec.memoryBudgetMB = memoryBudgetMB(w.dev.MemoryTotal)
+	if sl.dev != nil {
+		spec.memoryBudgetMB = memoryBudgetMB(sl.dev.MemoryTotal)
 	}
-	return startZygote(ctx, runCtx, spec, s.log.With("zygote", w.label))
+	return startZygote(ctx, runCtx, spec, s.log.With("zygote", sl.label))
 }
 
-func (s *Supervisor) setZygote(w *worker, z *zygote, err error) {
+func (s *Supervisor) setZygote(sl *slot, z *zygote, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w.z = z
+	sl.z = z
 	if err != nil {
-		w.startFailures++
-		w.lastErr = err
+		sl.startFailures++
+		sl.lastErr = err
 	} else if z != nil {
-		w.startFailures = 0
-		w.hello = z.hello
+		sl.startFailures = 0
+		sl.hello = z.hello
 	}
 	s.notifyLocked()
 }
 
-// supervise restarts w's zygote whenever it dies, with exponential backoff
+// supervise restarts sl's zygote whenever it dies, with exponential backoff
 // (reset after a zygote that lived a while), until Close.
-func (s *Supervisor) supervise(runCtx context.Context, w *worker) {
+func (s *Supervisor) supervise(runCtx context.Context, sl *slot) {
 	backoff := s.cfg.RestartBackoff
 	for {
 		s.mu.Lock()
-		z := w.z
+		z := sl.z
 		s.mu.Unlock()
 		if z != nil {
 			select {
@@ -88,17 +90,17 @@ func (s *Supervisor) supervise(runCtx context.Context, w *worker) {
 				backoff = s.cfg.RestartBackoff
 			}
 			s.mu.Lock()
-			w.z = nil
+			sl.z = nil
 			closed := s.closed
 			if !closed {
-				w.restarts++
+				sl.restarts++
 			}
 			s.notifyLocked()
 			s.mu.Unlock()
 			if closed {
 				return
 			}
-			s.log.Warn("zygote died; restarting", "zygote", w.label, "backoff", backoff)
+			s.log.Warn("zygote died; restarting", "zygote", sl.label, "backoff", backoff)
 		}
 		select {
 		case <-time.After(backoff):
@@ -106,9 +108,9 @@ func (s *Supervisor) supervise(runCtx context.Context, w *worker) {
 			return
 		}
 		backoff = min(2*backoff, s.cfg.MaxRestartBackoff)
-		nz, err := s.startWorker(runCtx, runCtx, w)
+		nz, err := s.startSlot(runCtx, runCtx, sl)
 		if err != nil {
-			s.log.Warn("zygote restart failed", "zygote", w.label, "err", err)
+			s.log.Warn("zygote restart failed", "zygote", sl.label, "err", err)
 		}
 		s.mu.Lock()
 		closed := s.closed
@@ -117,33 +119,33 @@ func (s *Supervisor) supervise(runCtx context.Context, w *worker) {
 			nz.shutdown(5 * time.Second)
 			return
 		}
-		s.setZygote(w, nz, err)
+		s.setZygote(sl, nz, err)
 	}
 }
 
 // acquire waits for the least-loaded running zygote with a free slot.
-func (s *Supervisor) acquire(ctx context.Context) (*worker, *zygote, error) {
+func (s *Supervisor) acquire(ctx context.Context) (*slot, *zygote, error) {
 	for {
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			return nil, nil, ErrClosed
 		}
-		if !s.started || len(s.workers) == 0 {
+		if !s.started || len(s.slots) == 0 {
 			s.mu.Unlock()
 			return nil, nil, ErrNotStarted
 		}
-		var best *worker
+		var best *slot
 		broken := 0
-		for _, w := range s.workers {
-			if w.z == nil {
-				if w.startFailures >= brokenAfter {
+		for _, sl := range s.slots {
+			if sl.z == nil {
+				if sl.startFailures >= brokenAfter {
 					broken++
 				}
 				continue
 			}
-			if w.inflight < w.conc && (best == nil || w.inflight < best.inflight) {
-				best = w
+			if sl.inflight < sl.conc && (best == nil || sl.inflight < best.inflight) {
+				best = sl
 			}
 		}
 		if best != nil {
@@ -152,8 +154,8 @@ func (s *Supervisor) acquire(ctx context.Context) (*worker, *zygote, error) {
 			s.mu.Unlock()
 			return best, z, nil
 		}
-		if broken == len(s.workers) {
-			err := s.workers[0].lastErr
+		if broken == len(s.slots) {
+			err := s.slots[0].lastErr
 			s.mu.Unlock()
 			return nil, nil, fmt.Errorf("no zygote is running: %w", err)
 		}
@@ -167,10 +169,10 @@ func (s *Supervisor) acquire(ctx context.Context) (*worker, *zygote, error) {
 	}
 }
 
-func (s *Supervisor) release(w *worker) {
+func (s *Supervisor) release(sl *slot) {
 	s.mu.Lock()
-	w.inflight--
-	w.jobsDone++
+	sl.inflight--
+	sl.jobsDone++
 	s.notifyLocked()
 	s.mu.Unlock()
 }

@@ -1,4 +1,4 @@
-package export
+package event
 
 import (
 	"time"
@@ -6,51 +6,10 @@ import (
 	"github.com/kernelgate/kernelgate/eval"
 )
 
-// SchemaVersion is the version (MAJOR.MINOR) of the tables written here.
-// It is stored in every file's key/value metadata under MetaSchemaVersion.
-// Within a major version columns are only added.
-//
-// Changelog: 1.0 (2026-11-29) first version; 1.1 (2026-11-30) evaluations gains
-// task_source (exports rebuild prompts from it), and the skills table is defined;
-// 1.2 (2026-11-30) the search_steps table, and skills rows carry event_id;
-// 1.3 (2026-12-01) evaluations' stage_ms (a MAP, which Hugging Face datasets
-// cannot load) becomes stage_times, a list of (stage, ms) structs;
-// evaluations and episode_steps gain prompt (the chat messages the completion
-// answered), episode_steps done_reason (null while running) and max_turns;
-// evaluations gain source_eval_id (the run a cached or shared answer came
-// from) and options (the harness options, a struct); search_steps' node,
-// eval_id and status are null, not 0 and "", for a step that made no node;
-// the searches table (configuration, seed, budget, state, outcome) and the
-// llm_calls table (every LLM call, its purpose, messages and cost); skills
-// rows gain reason, pattern, aliases and the on/off counts (and keep up to 32
-// example eval ids, not 5); search_steps gain skill_versions;
-// 1.4 (2026-12-01) evaluations gain reference_shared.
-const SchemaVersion = "1.4"
-
-// Key/value metadata keys of every file the sink writes.
-const (
-	MetaSchemaVersion = "kernelgate.schema_version"
-	MetaTable         = "kernelgate.table"
-	MetaWriter        = "kernelgate.writer_id"
-)
-
-// Event subjects the sink understands (on the EVENTS stream).
-const (
-	SubjectEvaluation  = "events.evaluation"
-	SubjectEpisodeStep = "events.episode_step"
-)
-
-// Table names (the table=<name> partition).
-const (
-	TableEvaluations  = "evaluations"
-	TableEpisodeSteps = "episode_steps"
-	TableRejected     = "rejected"
-	TableSkills       = "skills" // skills.go: written by the skill library, not the sink
-)
-
-// EvaluationEvent is what the gateway publishes on events.evaluation, one
-// per verdict (cached answers included). EventID is also the bus message id.
-type EvaluationEvent struct {
+// Evaluation is what dispatch.PublishResult logs on events.evaluation, one
+// per verdict (cached and shared answers included), and what a search logs
+// for each step it evaluated. EventID is also the bus message id.
+type Evaluation struct {
 	EventID    string    `json:"event_id"`
 	Time       time.Time `json:"ts"`
 	EvalID     string    `json:"eval_id"`
@@ -78,9 +37,9 @@ type EvaluationEvent struct {
 	Verdict     eval.Verdict `json:"verdict"`
 }
 
-// EpisodeStepEvent is what the gateway publishes on events.episode_step,
+// EpisodeStep is what the gateway publishes on events.episode_step,
 // one per POST /v1/episodes/{id}/step.
-type EpisodeStepEvent struct {
+type EpisodeStep struct {
 	EventID   string    `json:"event_id"`
 	Time      time.Time `json:"ts"`
 	EpisodeID string    `json:"episode_id"`
