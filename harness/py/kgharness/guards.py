@@ -269,7 +269,7 @@ class Guard:
 
     class _Window:
         def __init__(self, guard, count, check):
-            self.g, self.count, self.check = guard, count, check
+            self.guard, self.count, self.check = guard, count, check
 
         def __enter__(self):
             S.active = True
@@ -280,7 +280,7 @@ class Guard:
             S.active = False
             S.counting = False
             if self.check:
-                self.g.check()
+                self.guard.check()
             return False
 
     def window(self, count=True, check=True):

@@ -40,13 +40,13 @@ def test_a_correctness_calls_parts_are_the_runners_word_inside_the_judges_clock(
 def test_a_correctness_calls_parts_are_summed_when_they_are_numbers_and_ignored_otherwise():
     from kgharness.judge.trials import Trials
     t = Trials.__new__(Trials)
-    t.judge = type("J", (), {"v": {"stage_ms": {}}})()
+    t.judge = type("J", (), {"verdict": {"stage_ms": {}}})()
     t.call_parts({"parts_ms": {"inputs": 0.5, "in_sum": 1.0, "run": 2.0, "after": 0.25, "other": 9.0}})
     t.call_parts({"parts_ms": {"inputs": True, "run": -1.0, "after": float("nan")}})
     t.call_parts({"parts_ms": "lies"})
     t.call_parts("lies")
-    assert t.judge.v["stage_ms"] == {"trial_call_n": 2, "trial_call_inputs": 0.5, "trial_call_in_sum": 1.0,
-                                     "trial_call_run": 2.0, "trial_call_after": 0.25}, t.judge.v["stage_ms"]
+    assert t.judge.verdict["stage_ms"] == {"trial_call_n": 2, "trial_call_inputs": 0.5, "trial_call_in_sum": 1.0,
+                                     "trial_call_run": 2.0, "trial_call_after": 0.25}, t.judge.verdict["stage_ms"]
 
 
 def test_a_runners_parts_are_summed_when_they_are_numbers_and_ignored_otherwise():
@@ -292,13 +292,13 @@ def test_a_window_asks_for_the_before_figure_its_shared_entry_lacked():
 
     def window(shared, share_on, published):
         w = Window.__new__(Window)
-        w.judge = types.SimpleNamespace(sharing=types.SimpleNamespace(entry=shared, on=share_on, key="k"),
-                                        v={"stage_ms": {}})
+        w.judge = types.SimpleNamespace(sharing=types.SimpleNamespace(entry=shared, enabled=share_on, key="k"),
+                                        verdict={"stage_ms": {}})
         w.ops = types.SimpleNamespace(before=lambda key: asked.append(key) or {"before": published})
         return w
     fig = {"median_ms": 2.5}
     w = window(None, True, fig)
-    assert w.shared_before() == fig and w.judge.v["stage_ms"]["window_before_shared"] == 1.0 and asked == ["k"]
+    assert w.shared_before() == fig and w.judge.verdict["stage_ms"]["window_before_shared"] == 1.0 and asked == ["k"]
     assert window({"before": None}, True, fig).shared_before() == fig and asked == ["k", "k"]
     assert window({"before": {"median_ms": 1.0}}, True, fig).shared_before() == {"median_ms": 1.0}
     assert asked == ["k", "k"]                                  # its own entry had one: not asked
@@ -419,19 +419,19 @@ def test_a_candidate_under_the_floor_has_the_bandwidth_measured_again_before_it_
         return next(figures)
 
     w = Window.__new__(Window)
-    w.gpu, w.bw = True, 3.587e9                     # the low first figure
-    w.judge = types.SimpleNamespace(min_bytes=15_032_385_536, v={"stage_ms": {}})
+    w.gpu, w.bandwidth = True, 3.587e9                     # the low first figure
+    w.judge = types.SimpleNamespace(min_bytes=15_032_385_536, verdict={"stage_ms": {}})
     w.trials, w.ops = types.SimpleNamespace(spec=spec), types.SimpleNamespace(bandwidth=bandwidth)
     honest = [_pair(4.8, 3.30)] * 5                 # 15 GB in 3.30 ms: 4.55 TB/s
     assert w.floor_ms() > 3.30
     w.recheck_bandwidth(honest)
-    assert asked == [True] and w.bw == 4.4e9 and w.floor_ms() < 3.30
-    assert w.judge.v["stage_ms"]["window_bandwidth_again"] == 1.0
+    assert asked == [True] and w.bandwidth == 4.4e9 and w.floor_ms() < 3.30
+    assert w.judge.verdict["stage_ms"]["window_bandwidth_again"] == 1.0
     # A kernel under any honest floor is measured against twice more, then left to conclude.
     figures, asked[:] = iter([4.4e9, 4.5e9]), []
-    w.bw = 3.587e9
+    w.bandwidth = 3.587e9
     w.recheck_bandwidth([_pair(4.8, 1.0)] * 5)
-    assert asked == [True, True] and w.bw == 4.5e9 and w.floor_ms() > 1.0
+    assert asked == [True, True] and w.bandwidth == 4.5e9 and w.floor_ms() > 1.0
     # The service keeps the most any measurement gave.
     measured = iter([4.0e9, 3.5e9, 4.2e9])
     orig, bufferops.timing.bandwidth_bytes_per_ms = bufferops.timing.bandwidth_bytes_per_ms, \

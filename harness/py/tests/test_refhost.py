@@ -214,10 +214,10 @@ def test_a_judge_that_inherited_a_host_not_ready_names_its_reference_share():
         j.gpu, j.stage_name = True, None
         j.sharing = types.SimpleNamespace(host_role=role, hosted=False)
         j.memory = DeviceMemory(j)
-        j.v = {"stage_ms": {}}
+        j.verdict = {"stage_ms": {}}
         j.ctx = Ctx(host, owed=host and not role)
         j.memory.admit(check=False, info=info, share=share)
-        got[name] = (j.ctx.asked, j.memory.owed, j.v["stage_ms"].get("reference_owed"))
+        got[name] = (j.ctx.asked, j.memory.owed, j.verdict["stage_ms"].get("reference_owed"))
     assert got["not ready"] == ([("first", 0.0, ref)], True, 1)
     assert got["not ready, shared"] == ([("first", ref, ref)], True, 1)
     assert got["creates it"] == ([("whole",)], False, None)

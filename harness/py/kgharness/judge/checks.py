@@ -6,7 +6,7 @@ from . import screen
 
 def conclude(judge, failure):
     """The status after the trials: correct, or incorrect with the first failure's why."""
-    v = judge.v
+    v = judge.verdict
     if failure is None:
         v["status"] = "correct"
     else:
@@ -39,7 +39,7 @@ def triton_policy(judge):
 def final_checks(judge):
     """Coverage on a GPU (the share of its time in the submission's own kernels) and the
     candidate's detectors' last word."""
-    v = judge.v
+    v = judge.verdict
     if judge.gpu and v["status"] == "correct":
         rep = judge.talk.ask(judge.candidate, "coverage", seed=judge.rng.randrange(1 << 30))
         cov = rep.get("coverage")
@@ -62,4 +62,4 @@ def note_sandbox(judge, walls):
         uid = walls.get("uid")
         if isinstance(uid, int):
             detail = "; ".join(x for x in (detail, f"uid {uid}", str(walls.get("uid_note") or "")[:200]) if x)
-        judge.v["env"]["sandbox"], judge.v["env"]["sandbox_detail"] = walls["level"], detail
+        judge.verdict["env"]["sandbox"], judge.verdict["env"]["sandbox_detail"] = walls["level"], detail

@@ -58,7 +58,7 @@ class DeviceMemory:
         elif later or host_mb:
             _, self.alone, self.owed = j.ctx.reserve_first(want, later, host_mb)
             if self.owed:
-                j.v["stage_ms"]["reference_owed"] = 1
+                j.verdict["stage_ms"]["reference_owed"] = 1
         else:
             _, self.alone = j.ctx.reserve(want)
         for r, seq in asked:
@@ -69,7 +69,7 @@ class DeviceMemory:
         if self.owed:
             t0 = time.monotonic()
             self.judge.ctx.reserve_more()
-            self.judge.v["stage_ms"]["reference_later_wait"] = round((time.monotonic() - t0) * 1e3, 3)
+            self.judge.verdict["stage_ms"]["reference_later_wait"] = round((time.monotonic() - t0) * 1e3, 3)
             self.owed = False
 
     def footprint(self):

@@ -40,7 +40,7 @@ class Judge:
         self.job, self.ctx = job or {}, ctx
         self.gpu = ctx.mode == "gpu"
         self.dev = ctx.device if self.gpu else "cpu"
-        self.v = new_verdict(ctx.mode, ctx.device)
+        self.verdict = new_verdict(ctx.mode, ctx.device)
         self.opts = options.parse(self.job.get("options"))
         self.task_check = bool(self.job.get("task_check"))
         self.task_tol = {}                  # the task's own ATOL / RTOL (kgharness.runner.loader)
@@ -59,8 +59,8 @@ class Judge:
     def stage(self, name):
         now = time.monotonic()
         if self.stage_name:
-            self.v["stage_ms"][self.stage_name] = round((now - self.stage_since) * 1e3 +
-                                                        self.v["stage_ms"].get(self.stage_name, 0.0), 3)
+            self.verdict["stage_ms"][self.stage_name] = round((now - self.stage_since) * 1e3 +
+                                                        self.verdict["stage_ms"].get(self.stage_name, 0.0), 3)
         self.stage_name, self.stage_since = name, now
         if name:
             self.ctx.stage(name)
@@ -68,15 +68,15 @@ class Judge:
     def flag(self, name, detail):
         if name not in FLAGS:
             return
-        add_flag(self.v, name)
+        add_flag(self.verdict, name)
         if (name, detail) not in self.details:
             self.details.append((name, detail))
 
     def fail(self, status, fb, signature=""):
-        self.v["status"] = status
-        self.v["feedback"] = fb
+        self.verdict["status"] = status
+        self.verdict["feedback"] = fb
         if signature:
-            self.v["error_signature"] = signature
+            self.verdict["error_signature"] = signature
         raise Fail()
 
     def task_fail(self, reason):
@@ -85,15 +85,15 @@ class Judge:
         label = task.get("path") or task.get("name") or "<task>"
         if not reason.startswith(label):
             reason = f"{label}: {reason}"
-        self.v["task_error"] = reason[:500]
-        self.fail("harness_error", f"task error: {self.v['task_error']}")
+        self.verdict["task_error"] = reason[:500]
+        self.fail("harness_error", f"task error: {self.verdict['task_error']}")
 
     def forge(self, detail):
         self.flag("forge", detail)
         self.fail("reward_hack", f"the candidate's process broke the judge's protocol: {detail}")
 
     def retry(self, reason, why):
-        self.v["retry"] = reason
+        self.verdict["retry"] = reason
         self.fail("harness_error", f"{why}; the evaluation is to be retried")
 
     # ---- the flow -------------------------------------------------------------------
@@ -105,24 +105,24 @@ class Judge:
         except Fail:
             pass
         except BaseException as e:  # noqa: BLE001 - the contract is "never raise"
-            self.v["status"] = "harness_error"
-            self.v["feedback"] = f"internal harness error: {type(e).__name__}: {e}"[:800]
+            self.verdict["status"] = "harness_error"
+            self.verdict["feedback"] = f"internal harness error: {type(e).__name__}: {e}"[:800]
             if self.gpu and (getattr(e, "oom", False) or feedback.is_device_oom(e) or
                              "CUDA driver error 2" in str(e)):
-                self.v["retry"] = "gpu_oom"   # the judge's own buffers did not fit: try again
+                self.verdict["retry"] = "gpu_oom"   # the judge's own buffers did not fit: try again
         try:
             self.close()
-            self.v["stage_ms"]["total"] = round((time.monotonic() - t0) * 1e3, 3)
-            finalize(self.v)
+            self.verdict["stage_ms"]["total"] = round((time.monotonic() - t0) * 1e3, 3)
+            finalize(self.verdict)
             if self.task_check:
-                name_task_failure(self.v)
+                name_task_failure(self.verdict)
         except BaseException as e:  # noqa: BLE001
-            self.v.update(status="harness_error", correct=False, speedup=None,
+            self.verdict.update(status="harness_error", correct=False, speedup=None,
                           feedback=f"internal harness error while finalizing: {type(e).__name__}: {e}"[:800])
-        return self.v
+        return self.verdict
 
     def go(self):
-        v, job, sharing = self.v, self.job, self.sharing
+        v, job, sharing = self.verdict, self.job, self.sharing
         task = job.get("task") or {}
         v["task_name"] = task.get("name") or ""
         v["env"].update(torch=torch.__version__, triton=_triton_version(),
@@ -181,7 +181,7 @@ class Judge:
         if sharing.entry is not None and sharing.entry.get("held_count") != self.held and not sharing.hosted:
             sharing.entry = None    # not the work this task's reference does now: its own
             v["reference_shared"] = False
-            sharing.on = False      # nor its published reference-alone figure
+            sharing.enabled = False      # nor its published reference-alone figure
             self.memory.bring_reference_memory()
         self.stage("correctness")
         t = trials.Trials(self)
@@ -209,8 +209,8 @@ class Judge:
         self.ops = self.ctx.buffer_ops()
         self.info = self.ops.info() if self.gpu else {}
         if self.gpu:
-            self.v["env"]["gpu_name"] = str(self.info.get("gpu_name") or "")[:120]
-            self.v["stage_ms"]["judge_device"] = round((time.monotonic() - t0) * 1e3, 3)
+            self.verdict["env"]["gpu_name"] = str(self.info.get("gpu_name") or "")[:120]
+            self.verdict["stage_ms"]["judge_device"] = round((time.monotonic() - t0) * 1e3, 3)
 
     def precompile(self):
         """The candidate's kernels compiled before admission (kgharness.runner.precompile): the
@@ -230,14 +230,14 @@ class Judge:
         got = rep.get("precompile") if isinstance(rep.get("precompile"), dict) else {}
         for k in ("kernels", "launchers", "launchers_found"):
             if isinstance(got.get(k), int):
-                self.v["stage_ms"][f"precompile_{k}"] = got[k]
+                self.verdict["stage_ms"][f"precompile_{k}"] = got[k]
         if isinstance(got.get("signatures"), list):
             # Names only: the zygote checks them and builds their launchers itself
             # (kgharness.runner.launchers), for the runners that start after this one.
             self.ctx.launchers(got["signatures"])
 
     def timed(self):
-        v, o = self.v, self.opts
+        v, o = self.verdict, self.opts
         want = o["timing"] and (self.gpu or o["cpu_timing"])
         return bool(want) and v["status"] == "correct" and not v["hack_flags"]
 
@@ -245,9 +245,9 @@ class Judge:
         self.stage(None)
         mem = self.memory.footprint()
         if mem is not None:
-            self.v["device_memory"] = mem
-        if self.sharing.host_sound and not self.v.get("task_error") and not self.v.get("retry") and \
-                self.v["status"] != "timeout":
+            self.verdict["device_memory"] = mem
+        if self.sharing.host_sound and not self.verdict.get("task_error") and not self.verdict.get("retry") and \
+                self.verdict["status"] != "timeout":
             with contextlib.suppress(Exception):
                 self.sharing.host_done()
         for r in (self.candidate, self.reference):
@@ -255,17 +255,17 @@ class Judge:
                 with contextlib.suppress(Exception):
                     r.kill()
                 if r.cpu_s is not None:
-                    self.v["stage_ms"][f"cpu_{r.role}"] = round(r.cpu_s * 1e3, 3)
+                    self.verdict["stage_ms"][f"cpu_{r.role}"] = round(r.cpu_s * 1e3, 3)
         ru = resource.getrusage(resource.RUSAGE_SELF)
-        self.v["stage_ms"]["cpu_judge"] = round((ru.ru_utime + ru.ru_stime) * 1e3, 3)
+        self.verdict["stage_ms"]["cpu_judge"] = round((ru.ru_utime + ru.ru_stime) * 1e3, 3)
         if self.ops is not None:
             self.ops.close()
         if self.details:
             detail = "; ".join(f"{f}: {d}" for f, d in self.details[:6])
-            self.v["feedback"] = (self.v["feedback"] + "\n" if self.v["feedback"] else "") + \
+            self.verdict["feedback"] = (self.verdict["feedback"] + "\n" if self.verdict["feedback"] else "") + \
                 f"reward hack checks failed: {detail}"
-        if self.v["status"] not in STATUSES:
-            self.v["status"] = "harness_error"
+        if self.verdict["status"] not in STATUSES:
+            self.verdict["status"] = "harness_error"
 
 
 def _triton_version():

@@ -20,7 +20,7 @@ class Screens:
             j.task_fail("reference output contains NaN/Inf")
         if i == 0:
             t.tol = ops.tolerance(*ref, atol=j.opts["atol"], rtol=j.opts["rtol"], task=j.task_tol)
-            j.v["tolerance"] = t.tol
+            j.verdict["tolerance"] = t.tol
             if ops.near_constant(*ref, t.tol):
                 j.task_fail("degenerate reference: output is (near-)constant, so a constant would pass")
             self.ref0 = ops.snapshot(*ref)

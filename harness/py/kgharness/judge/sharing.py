@@ -17,7 +17,7 @@ class SharedReference:
         # The shared reference work (kgharness.judge.refstore): the key, whether this GPU's
         # judge service shares at all, and the entry this evaluation uses (None: its own
         # reference runner does the work, and publishes it when complete).
-        self.key, self.on, self.entry, self.publisher = None, False, None, False
+        self.key, self.enabled, self.entry, self.publisher = None, False, None, False
         # The reference host: ASK_CREATE, this evaluation loads it and uses it as its
         # reference runner; ASK_USE (hosted), it borrows it in its window only.
         self.host_role, self.hosted, self.host_sound = pipe.ASK_NONE, False, False
@@ -26,12 +26,12 @@ class SharedReference:
         """The entry, once admitted (it may have been published, or evicted, meanwhile)."""
         j = self.judge
         got = j.ops.shared(self.key)
-        self.on = got.get("enabled") is True
+        self.enabled = got.get("enabled") is True
         self.entry = got.get("entry") if isinstance(got.get("entry"), dict) else None
         self.publisher = got.get("publish") is True
-        j.v["reference_shared"] = self.entry is not None
+        j.verdict["reference_shared"] = self.entry is not None
         # Published only once its screens passed (kgharness.judge.trials): the reference works.
-        j.v["reference_checked"] = self.entry is not None
+        j.verdict["reference_checked"] = self.entry is not None
         if not j.gpu:
             j.memory.owed = self.entry is not None
         elif self.entry is None:
@@ -52,12 +52,12 @@ class SharedReference:
             return
         if self.hosted:
             j.memory.owed = False      # no reference of its own to bring in
-        j.v["stage_ms"]["reference_host"] = float(self.host_role)
+        j.verdict["stage_ms"]["reference_host"] = float(self.host_role)
         if self.hosted and self.entry is None:
             j.retry("reference_host", "the shared reference work was evicted before this evaluation could use it")
         j.reference.kill()              # its own, forked for the task's description only
         if j.reference.cpu_s is not None:
-            j.v["stage_ms"]["cpu_reference"] = round(j.reference.cpu_s * 1e3, 3)
+            j.verdict["stage_ms"]["cpu_reference"] = round(j.reference.cpu_s * 1e3, 3)
         j.reference = None
         if self.host_role == pipe.ASK_CREATE:
             j.memory.bring_reference_memory()
@@ -99,7 +99,7 @@ class SharedReference:
         mb = info.get("min_bytes")
         j.min_bytes = mb if isinstance(mb, int) and not isinstance(mb, bool) and mb > 0 else None
         trials.ref_buf = trials.lend(hp, trials.spec)
-        j.v["stage_ms"]["window_borrow"] = round((time.monotonic() - t0) * 1e3, 3)
+        j.verdict["stage_ms"]["window_borrow"] = round((time.monotonic() - t0) * 1e3, 3)
         return hp
 
     def return_host(self, trials):

@@ -80,7 +80,7 @@ class RunnerTalk:
                 j.fail("harness_error", str(reply.get("feedback"))[:1000])
             j.forge(f"the candidate reported status {str(status)[:40]!r}")
         if status != "invalid_submission":
-            j.v["compiled"] = j.stage_name != "load" or status != "compile_error"
+            j.verdict["compiled"] = j.stage_name != "load" or status != "compile_error"
         j.fail(status, str(reply.get("feedback") or "")[:4000], str(reply.get("error_signature") or "")[:300])
 
     def device_oom(self, r, reply):

@@ -50,7 +50,7 @@ def check_task(judge, task):
     info = {k: info.get(k) for k in ("name", "tags", "outputs", "input_bytes", "param_bytes",
                                      "output_bytes", "flops", "meta_error")}
     info["meta_error"] = str(info.get("meta_error") or "")
-    judge.v["task_info"] = info
+    judge.verdict["task_info"] = info
     mb = footprint(info)
     if mb is not None and mb > check["max_mb"]:
         judge.task_fail(f"{label}: one forward call needs {mb:.0f} MiB of inputs, parameters and "
@@ -60,8 +60,8 @@ def check_task(judge, task):
         if info["meta_error"]:
             judge.task_fail(f"{label}: too large to run here and cannot run on the meta device "
                            f"({info['meta_error']})")
-        judge.v["status"] = "correct"
-        judge.v["feedback"] = ("task check passed at shape level only: the task loads and one forward "
+        judge.verdict["status"] = "correct"
+        judge.verdict["feedback"] = ("task check passed at shape level only: the task loads and one forward "
                               "call runs on the meta device; determinism and degeneracy were not "
                               "checked (too large for this device)")
         return
@@ -77,19 +77,19 @@ def check_task(judge, task):
     if judge.gpu and judge.opts["timing"]:
         judge.stage("timing")
         window.Window(judge, t).reference_only()
-    judge.v["status"] = "correct"
-    judge.v["reference_checked"] = True
+    judge.verdict["status"] = "correct"
+    judge.verdict["reference_checked"] = True
     held = f" and {judge.held} held-out input set(s)" if judge.held else ""
-    judge.v["feedback"] = (f"task check passed: the reference loads, runs on {judge.opts['seeds']} "
+    judge.verdict["feedback"] = (f"task check passed: the reference loads, runs on {judge.opts['seeds']} "
                           f"seeds{held}, and its outputs are deterministic, finite and not constant")
     # Last, once the verdict stands, and within the time the check has left: advice must
     # not turn a valid task into a timeout (on a CPU the pass cost as much as the
     # reference stage, and a level1 check ran past its 120 s in it).
     judge.stage("exactness")
-    info["reference_error"] = err = reference_error(judge, info, judge.v["tolerance"])
-    warning = exactness_warning(err, judge.v["tolerance"])
+    info["reference_error"] = err = reference_error(judge, info, judge.verdict["tolerance"])
+    warning = exactness_warning(err, judge.verdict["tolerance"])
     if warning:
-        judge.v["warnings"].append(warning)
+        judge.verdict["warnings"].append(warning)
 
 def choose_depth(judge, info, check):
     """"full" or "shapes": "auto" runs for real what this device can afford."""

@@ -59,7 +59,7 @@ class Trials:
         parts = rep.get("parts_ms") if isinstance(rep, dict) else None
         if not isinstance(parts, dict):
             return
-        sm = self.judge.v["stage_ms"]
+        sm = self.judge.verdict["stage_ms"]
         sm["trial_call_n"] = sm.get("trial_call_n", 0) + 1
         for k in CALL_PARTS:
             x = parts.get(k)
@@ -74,7 +74,7 @@ class Trials:
         try:
             yield
         finally:
-            sm = self.judge.v["stage_ms"]
+            sm = self.judge.verdict["stage_ms"]
             sm[key] = round(sm.get(key, 0.0) + (time.perf_counter() - t0) * 1e3, 3)
 
     # ---- the run ----------------------------------------------------------------------
@@ -82,7 +82,7 @@ class Trials:
         j, seed, n = self.judge, self.judge.opts["seed"], self.judge.opts["seeds"]
         failure, complete = None, True
         if self.candidate is not None:
-            j.v["trials_total"] = n
+            j.verdict["trials_total"] = n
         for i in range(n):
             if self.candidate is not None and i and i != self.same_at:
                 self.extra_calls(i)
@@ -137,7 +137,7 @@ class Trials:
             if i:
                 self.call_parts(rc)
             if i == 0:
-                j.v["stage_ms"]["first_call"] = channel.reported_ms(rc.get("runner_ms"))
+                j.verdict["stage_ms"]["first_call"] = channel.reported_ms(rc.get("runner_ms"))
                 j.ctx.compiled()
         spec = self.valid_spec(self.reference, rr.get("spec"))
         written = rr.get("written")
@@ -183,12 +183,12 @@ class Trials:
             if i:
                 self.call_parts(rc)
         if i == 0:
-            j.v["stage_ms"]["first_call"] = channel.reported_ms(rc.get("runner_ms"))
+            j.verdict["stage_ms"]["first_call"] = channel.reported_ms(rc.get("runner_ms"))
             j.ctx.compiled()
         if first:
             self.setup(sh["spec"])     # the reference's buffer too: it is timed in the window
             self.tol = sh["tol"]
-            j.v["tolerance"] = self.tol
+            j.verdict["tolerance"] = self.tol
         self.last_in_sum = sh["in_sums"][i]
         return self.same_answer(i, self.candidate_result(rc, (sh["seed_ids"][i], self.spec), self.cand_buf, first))
 
@@ -248,7 +248,7 @@ class Trials:
         if changed:
             j.flag("forge", "the candidate's outputs changed after it reported them")
         self.out_fps = got["after"]
-        v = j.v
+        v = j.verdict
         v["max_abs_error"] = max(v["max_abs_error"] or 0.0, res["max_abs"])
         v["max_rel_error"] = max(v["max_rel_error"] or 0.0, res["max_rel"])
         if res["ok"] and buf == self.cand_buf:
@@ -294,10 +294,10 @@ class Trials:
                 with self.spend("trial_calls"), self.spend("trial_held"):
                     rc = j.talk.ask(self.candidate, "call", inputs={"held": k})
             except Exception:
-                if j.v["status"] in ("runtime_error", "compile_error", "resource_limit"):
+                if j.verdict["status"] in ("runtime_error", "compile_error", "resource_limit"):
                     j.flag("hardcode", f"failed on held-out input set {k} (other shapes)")
-                    j.v["status"] = "incorrect"
-                    j.v["feedback"] = f"held-out input set {k} (other shapes) failed: " + j.v["feedback"]
+                    j.verdict["status"] = "incorrect"
+                    j.verdict["feedback"] = f"held-out input set {k} (other shapes) failed: " + j.verdict["feedback"]
                 raise
             res = self.candidate_result(rc, ref, cbuf, may_write=True)
             if not res["ok"]:

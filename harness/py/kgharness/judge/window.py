@@ -92,7 +92,7 @@ class Window:
         self.calls = TimedCalls(judge, trials, self.spent, self.ops, self.gpu)
 
     def run(self):
-        j, v = self.judge, self.judge.v
+        j, v = self.judge, self.judge.verdict
         asked = time.perf_counter()
         with j.ctx.timing_lock(), self.lent(), self.held(), _no_gc():
             opened = time.perf_counter()
@@ -104,13 +104,13 @@ class Window:
             self.candidate.stop()
             try:
                 v["stage_ms"]["drain"] = self.drain()
-                self.bw = self.ops.bandwidth()
+                self.bandwidth = self.ops.bandwidth()
                 t0 = time.perf_counter()
                 self.spent["prelude"] = (t0 - opened) * 1e3      # stop, drain, bandwidth
                 before = self.shared_before()
                 if before is None:
                     before, _ = self.alone(self.reference, self.trials.ref_buf, 0.5)
-                    if j.sharing.on:
+                    if j.sharing.enabled:
                         self.ops.share_before(j.sharing.key, before)
                 else:
                     self.calls.call(self.reference, self.trials.ref_buf, j.rng.randrange(1 << 30))   # warm it
@@ -156,18 +156,18 @@ class Window:
         j, sharing = self.judge, self.judge.sharing
         sh = sharing.entry
         before = sh.get("before") if sh is not None else None
-        if before is None and sharing.on and sharing.key:
+        if before is None and sharing.enabled and sharing.key:
             before = self.ops.before(sharing.key).get("before")
         if isinstance(before, dict) and isinstance(before.get("median_ms"), (int, float)) and before["median_ms"] > 0:
-            j.v["stage_ms"]["window_before_shared"] = 1.0
+            j.verdict["stage_ms"]["window_before_shared"] = 1.0
             return before
         return None
 
     def reference_only(self):
         """A task check's figure: the reference alone, a full budget."""
         with self.judge.ctx.timing_lock(), self.held(), _no_gc():
-            self.judge.v["stage_ms"]["drain"] = self.drain()
-            self.judge.v["ref_runtime"], _ = self.alone(self.reference, self.trials.ref_buf, 1.0)
+            self.judge.verdict["stage_ms"]["drain"] = self.drain()
+            self.judge.verdict["ref_runtime"], _ = self.alone(self.reference, self.trials.ref_buf, 1.0)
 
     @contextlib.contextmanager
     def held(self):
@@ -189,7 +189,7 @@ class Window:
         """Wait until GPU work queued by the evaluations the zygote just stopped has run out."""
         ms, quiet = self.ops.drain()
         if not quiet:
-            self.judge.v["warnings"].append("the GPU was still busy with other work when timing started")
+            self.judge.verdict["warnings"].append("the GPU was still busy with other work when timing started")
         return ms
 
     def warm(self, r, buf):
@@ -271,7 +271,7 @@ class Window:
         return timing.median(tc) >= floor and timing.median(calls) >= floor
 
     def conclude(self, before, rows):
-        j, v = self.judge, self.judge.v
+        j, v = self.judge, self.judge.verdict
         tr, tc, oh_r, oh_c = _columns(rows)
         after, cand = timing.stats(tr), timing.stats(tc)
         v["ref_runtime_before"], v["ref_runtime_after"], v["runtime"] = before, after, cand
@@ -296,7 +296,7 @@ class Window:
         it declares it must read) at 80% of the measured bandwidth (honest kernels that
         only read reach ~95% of it: level1 reductions on the H200), or one launch."""
         _, out_bytes = exchange.layout(self.trials.spec)
-        return max(0.8 * max(int(self.judge.min_bytes or 0), out_bytes) / self.bw, MIN_CALL_MS)
+        return max(0.8 * max(int(self.judge.min_bytes or 0), out_bytes) / self.bandwidth, MIN_CALL_MS)
 
     def recheck_bandwidth(self, rows):
         """A candidate under the floor has the bandwidth measured again, twice at most and
@@ -308,8 +308,8 @@ class Window:
         for k in range(1, 3):
             if cand_ms >= self.floor_ms():
                 return
-            self.bw = self.ops.bandwidth(again=True)
-            self.judge.v["stage_ms"]["window_bandwidth_again"] = float(k)
+            self.bandwidth = self.ops.bandwidth(again=True)
+            self.judge.verdict["stage_ms"]["window_bandwidth_again"] = float(k)
 
     def limit(self, oh_r, cand_ms):
         """How much more per call the candidate's overhead may be than the reference's."""
@@ -334,11 +334,11 @@ class Window:
 
     def wall_check(self, tc, oh_r, oh_c):
         mr, mc, limit = self.overheads(tc, oh_r, oh_c)
-        self.judge.v["wall_check"] = {"ref_overhead_ms": round(mr, 4), "cand_overhead_ms": round(mc, 4),
+        self.judge.verdict["wall_check"] = {"ref_overhead_ms": round(mr, 4), "cand_overhead_ms": round(mc, 4),
                                   "limit_ms": round(limit, 4)}
         if self.calls.head_ms is not None:
             names = {"reference": "ref_enqueue_ms", "candidate": "cand_enqueue_ms"}
-            self.judge.v["wall_check"].update(
+            self.judge.verdict["wall_check"].update(
                 head_ms=round(self.calls.head_ms, 3),
                 **{names[role]: round(timing.median(v), 4) for role, v in self.calls.enqueue.items() if v})
         if mc - mr > limit:

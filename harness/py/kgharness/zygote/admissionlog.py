@@ -17,7 +17,7 @@ class AdmissionLog:
     processes held, and what the GPU held beyond every reservation."""
 
     def __init__(self, path, budget_mb):
-        self.f = open(path, "a", buffering=1)
+        self.file = open(path, "a", buffering=1)
         self("start", None, {"budget": round(float(budget_mb), 1), "pid": os.getpid()})
 
     def __call__(self, event, who, fields):
@@ -26,6 +26,6 @@ class AdmissionLog:
             rec.update(id=getattr(who, "id", None), pids=dict(getattr(who, "runners", {}) or {}),
                        key=task_key(getattr(who, "job", None))[:8])
         try:
-            self.f.write(json.dumps(rec) + "\n")
+            self.file.write(json.dumps(rec) + "\n")
         except (OSError, ValueError):
             pass             # a diagnostic log must never stop admission

@@ -39,7 +39,7 @@ class Memory:
         judge service's control socket."""
         fds = []
         if self.admission is not None and isinstance(self.admission.trace, admissionlog.AdmissionLog):
-            fds.append(self.admission.trace.f.fileno())
+            fds.append(self.admission.trace.file.fileno())
         if self.service.ctrl is not None:
             fds.append(self.service.ctrl.fileno())
         return fds

@@ -99,7 +99,7 @@ class Hosts:
         self.clock = clock
         self.by_key, self.by_pid = {}, {}
         self.banned = set()        # keys whose host failed: their evaluations run their own
-        self.n = 0
+        self.forked = 0            # hosts forked so far (their directories' numbers)
 
     def fds(self):
         return [h.sock.fileno() for h in self.by_key.values() if h.sock is not None]
@@ -126,8 +126,8 @@ class Hosts:
         return h
 
     def fork(self, key, job):
-        self.n += 1
-        hdir = os.path.join(self.base, f"host-{self.n}-{key[:8]}")
+        self.forked += 1
+        hdir = os.path.join(self.base, f"host-{self.forked}-{key[:8]}")
         os.mkdir(hdir, 0o711)
         rdir = os.path.join(hdir, "reference")
         os.mkdir(rdir, 0o700)
