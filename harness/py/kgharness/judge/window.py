@@ -22,11 +22,10 @@ output with the reference's output for the same seed.
 """
 
 import contextlib
-import gc
-import os
 import time
 
-from .. import exchange, procs, timing
+from .. import exchange, timing
+from . import quiet
 from .timedcalls import TimedCalls
 
 # The candidate's overhead may exceed the reference's by at least ABS_LIMIT_MS, or
@@ -94,7 +93,7 @@ class Window:
     def run(self):
         j, v = self.judge, self.judge.verdict
         asked = time.perf_counter()
-        with j.ctx.timing_lock(), self.lent(), self.held(), _no_gc():
+        with j.ctx.timing_lock(), self.lent(), self.held(), quiet.no_gc():
             opened = time.perf_counter()
             if getattr(j.ctx, "shared_gpu", False):
                 v["warnings"].append("another kernelgate process on this GPU did not stop its "
@@ -165,7 +164,7 @@ class Window:
 
     def reference_only(self):
         """A task check's figure: the reference alone, a full budget."""
-        with self.judge.ctx.timing_lock(), self.held(), _no_gc():
+        with self.judge.ctx.timing_lock(), self.held(), quiet.no_gc():
             self.judge.verdict["stage_ms"]["drain"] = self.drain()
             self.judge.verdict["ref_runtime"], _ = self.alone(self.reference, self.trials.ref_buf, 1.0)
 
@@ -176,12 +175,12 @@ class Window:
         g0 = time.perf_counter()
         self.ops.window(True)
         self.spent["gate"] = (time.perf_counter() - g0) * 1e3
-        pinned = _pin((self.reference, self.candidate))
+        pinned = quiet.pin((self.reference, self.candidate))
         try:
             yield
         finally:
             c0 = time.perf_counter()
-            _unpin(pinned)
+            quiet.unpin(pinned)
             self.ops.window(False)
             self.spent["close"] = (time.perf_counter() - c0) * 1e3
 
@@ -376,55 +375,3 @@ def _rel_error(times):
     """_std_error relative to the median."""
     med = timing.median(times) if times else 0.0
     return _std_error(times) / med if med > 0 else float("inf")
-
-
-def _pin(runners):
-    """Both runners' main threads on one CPU for the window: the one the judge runs on
-    when the window opens. A per-process difference (a core's clock, its distance to the
-    GPU) showed on an H200 as one side's overhead steadily 0.2-0.4 ms above the other's
-    in one evaluation. Not one fixed CPU: the zygotes of other GPUs (and of parallel test
-    workers) time their own evaluations at the same moment, and a fixed CPU put their
-    runners on one core (honest kernels flagged `forge` by 0.7-1.0 ms). Best effort:
-    where the kernel refuses, nothing is pinned. Returns what to restore."""
-    cpu = _current_cpu()
-    if cpu is None:
-        return []
-    saved = []
-    for r in runners:
-        if r is None:
-            continue
-        try:
-            before = os.sched_getaffinity(r.pid)
-            os.sched_setaffinity(r.pid, {cpu})
-            saved.append((r.pid, before))
-        except OSError:
-            pass
-    return saved
-
-
-def _current_cpu():
-    """The CPU this process last ran on (stat(5) field 39), or None."""
-    try:
-        return int(procs.stat_fields()[36])
-    except (TypeError, IndexError, ValueError):
-        return None
-
-
-def _unpin(saved):
-    for pid, cpus in saved:
-        try:
-            os.sched_setaffinity(pid, cpus)
-        except OSError:
-            pass
-
-
-@contextlib.contextmanager
-def _no_gc():
-    """No garbage collection pause inside a wall-clock measurement (runners do the same)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
