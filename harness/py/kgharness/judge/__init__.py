@@ -3,7 +3,7 @@ zygote's evaluator), and the judge's side of everything it uses.
 
 process is the judge process from fork() to its verdict record (its pipes to the zygote:
 context.Context, process.PipeContext); flow sequences the stages; talk reads the runners'
-replies; trials, screens and specs run the correctness trials; window, timedcalls and
+replies; trials, refscreens and specs run the correctness trials; window, timedcalls and
 quiet time reference and candidate; bufferops and refstore hold the buffers and the shared
 reference work (in the judge service on a GPU); sharing, hostproc, devicememory and
 reservation are its part of reference sharing, reference hosts and admission; checks and

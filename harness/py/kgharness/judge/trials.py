@@ -26,7 +26,7 @@ import contextlib
 import time
 
 from .. import channel, exchange
-from .screens import Screens
+from .refscreens import ReferenceScreens
 from .specs import invalid_spec, spec_mismatch
 
 # A candidate call's parts, as its runner reports them (kgharness.runner.calls.Calls.call's parts_ms).
@@ -50,7 +50,7 @@ class Trials:
         self.same_at = judge.rng.randrange(1, n) if n > 1 and self.candidate is not None else None
         self.last = None         # (passed, fingerprint of the candidate's outputs) of the last trial
         self.out_fps = None      # the candidate's outputs' fingerprint at its last comparison
-        self.screens = Screens(self)
+        self.screens = ReferenceScreens(self)
 
     def call_parts(self, rep):
         """Where the runner says a correctness call on a seed's inputs after its first went

@@ -4,7 +4,7 @@ the reference's outputs in its buffers during the correctness trials (kgharness.
 before the candidate's outputs are compared with them or shared with later evaluations."""
 
 
-class Screens:
+class ReferenceScreens:
     """`trials` is the kgharness.judge.trials.Trials whose reference buffer is screened."""
 
     def __init__(self, trials):
