@@ -7,16 +7,20 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
-// pyFS holds the Python evaluator, so the binary is all a user installs
-// besides a Python with torch and triton.
+// pyFS holds the Python evaluator (the kgharness package and its subpackages,
+// one level deep), so the binary is all a user installs besides a Python with
+// torch and triton.
 //
-//go:embed py/kgharness/*.py
+//go:embed py/kgharness/*.py py/kgharness/*/*.py
 var pyFS embed.FS
+
+// pyPatterns are pyFS's files, as the embed directive names them.
+var pyPatterns = []string{"py/kgharness/*.py", "py/kgharness/*/*.py"}
 
 // ExtractPy writes the embedded kgharness package under
 // cacheDir/py-<sha256 prefix>/kgharness and returns the directory to put on
@@ -57,7 +61,11 @@ func ExtractPy(cacheDir string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("harness.ExtractPy: %w", err)
 		}
-		if err := os.WriteFile(filepath.Join(pkg, path.Base(name)), data, 0o644); err != nil {
+		dst := filepath.Join(pkg, filepath.FromSlash(strings.TrimPrefix(name, "py/kgharness/")))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return "", fmt.Errorf("harness.ExtractPy: %w", err)
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
 			return "", fmt.Errorf("harness.ExtractPy: %w", err)
 		}
 	}
@@ -83,11 +91,15 @@ func EmbeddedSum() string {
 	return sum[:16]
 }
 
-// pyFiles lists the embedded files (sorted) and hashes names and contents.
+// pyFiles lists the embedded files (sorted by path) and hashes names and contents.
 func pyFiles() ([]string, string, error) {
-	files, err := fs.Glob(pyFS, "py/kgharness/*.py")
-	if err != nil {
-		return nil, "", err
+	var files []string
+	for _, pattern := range pyPatterns {
+		matched, err := fs.Glob(pyFS, pattern)
+		if err != nil {
+			return nil, "", err
+		}
+		files = append(files, matched...)
 	}
 	sort.Strings(files)
 	h := sha256.New()

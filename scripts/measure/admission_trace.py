@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What admission counted against what the GPU held, from an h200-grpo.sh run with
 MEMPOLL=1 and KERNELGATE_ADMISSION_LOG (the zygote's admission events, one JSON line
-each: kgharness.zygote.AdmissionLog) beside nvidia-smi's per-process memory.
+each: kgharness.zygote.admissionlog.AdmissionLog) beside nvidia-smi's per-process memory.
 
 Prints, per task, what an evaluation reserved against what its two runners held at
 their peak; then the polls where the GPU held more than admission's budget, split into

@@ -16,11 +16,15 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 def tree_sum(root=REPO):
-    """The first 16 hex digits of harness.pyFiles' hash, from the files on disk."""
+    """The first 16 hex digits of harness.pyFiles' hash, from the files on disk: the package's
+    .py files and its subpackages' (the embed patterns py/kgharness/*.py and */*.py), sorted
+    by their path under harness/."""
+    pkg = root / "harness" / "py" / "kgharness"
+    files = {f"py/kgharness/{f.relative_to(pkg).as_posix()}": f for f in [*pkg.glob("*.py"), *pkg.glob("*/*.py")]}
     h = hashlib.sha256()
-    for f in sorted((root / "harness" / "py" / "kgharness").glob("*.py"), key=lambda p: p.name):
-        data = f.read_bytes()
-        h.update(f"py/kgharness/{f.name}\0{len(data)}\0".encode())
+    for name in sorted(files):
+        data = files[name].read_bytes()
+        h.update(f"{name}\0{len(data)}\0".encode())
         h.update(data)
     return h.hexdigest()[:16]
 

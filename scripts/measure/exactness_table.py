@@ -8,7 +8,7 @@ usage: python3 scripts/measure/exactness_table.py check.json [more.json ...]
 import json
 import sys
 
-WARN = 0.5   # kgharness.taskcheck.EXACT_WARN
+WARN = 0.5   # kgharness.judge.taskcheck.EXACT_WARN
 
 
 def rows(paths):

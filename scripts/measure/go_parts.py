@@ -27,7 +27,7 @@ import torch  # noqa: E402  imported before the fork, as the zygote does
 import triton  # noqa: E402,F401
 
 from forked import in_child  # noqa: E402
-from kgharness.window import HEAD_MARGIN, HEAD_MS  # noqa: E402  the judge's sizing of the spin
+from kgharness.judge.timedcalls import HEAD_MARGIN, HEAD_MS  # noqa: E402  the judge's sizing of the spin
 
 HEAD_MIN = HEAD_MS[0]
 

@@ -60,7 +60,7 @@ def main(tasks, sols):
     import torch  # noqa: F401 - imported before the fork, as in the zygote
     import triton  # noqa: F401
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "harness", "py"))
-    from kgharness import warmup
+    from kgharness.runner import warmup
     trusted = tempfile.mkdtemp(prefix="kg-trusted-")
     err = warmup.fill(trusted)
     if err:

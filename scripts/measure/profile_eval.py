@@ -20,8 +20,8 @@ def main(task_path, kernel_path, mode="gpu"):
     os.environ["TRITON_CACHE_DIR"] = os.path.join(tmp, "triton")
     import torch  # noqa: F401 - the zygote has these imported before it forks
     import triton  # noqa: F401
-    from kgharness.context import LocalContext
-    from kgharness.evaluate import evaluate
+    from kgharness.judge.context import LocalContext
+    from kgharness.judge.flow import evaluate
     pid = os.fork()
     if pid:
         os.waitpid(pid, 0)

@@ -36,7 +36,7 @@ def bound(report, members):
     if not n or not wall or wall != wall:
         return None
     st = [m.get("stage_ms") or {} for m in members]
-    # Not admitted yet: the waits, and the kernels compiled before admission (kgharness.precompile;
+    # Not admitted yet: the waits, and the kernels compiled before admission (kgharness.runner.precompile;
     # as recorded before 7affa97 that stage was twice its time, so this under-counts those runs).
     held = [(x.get("total", 0) - x.get("lock_mem_wait", 0) - x.get("lock_wait", 0) - x.get("precompile", 0)) / 1e3
             for x in st]

@@ -11,7 +11,7 @@ figures the torch path returns, the same for every element: NaN differences coun
 infinitely wrong, the work is in float64 for float32 and float64 outputs as there.
 
 Runs in the judge service only (trusted code): its Triton cache is the service's own
-(kgharness.judgesvc), so no candidate can put a compiled kernel there.
+(kgharness.zygote.judgesvc), so no candidate can put a compiled kernel there.
 """
 
 import torch

@@ -11,7 +11,7 @@ import sys
 
 import torch
 
-from .guards import T
+from .snapshot import T
 
 try:   # the GPU's one-pass comparison; without Triton, torch ops do it
     from . import comparekernel
@@ -28,7 +28,7 @@ _DEFAULT_TOL = {torch.float32: (1e-4, 1e-4), torch.float16: (1e-2, 1e-2),
 
 def tolerance(ref_leaves, options, task=None):
     """Each of atol and rtol from the request if it gives one, else from the task's own
-    ATOL / RTOL (kgharness.loader.declared_tolerance), else the default by the first
+    ATOL / RTOL (kgharness.runner.loader.declared_tolerance), else the default by the first
     floating reference output's dtype. `source` names the first of these that gave one."""
     dtype = next((t.dtype for t in ref_leaves if isinstance(t, torch.Tensor) and t.is_floating_point()),
                  torch.float32)

@@ -11,7 +11,7 @@ import sys
 
 import torch
 
-from .guards import T
+from .snapshot import T
 
 
 def seed_all(seed):
@@ -72,7 +72,7 @@ def _pair(old, new, pairs, depth=0):
 def refill(old, new):
     """new's values in old's storage: the tensors of a previous call's inputs (the same
     objects at the same addresses) holding another seed's values, so that an output cached
-    by address or shape is stale (the pointer-cache trial, kgharness.trials). None where
+    by address or shape is stale (the pointer-cache trial, kgharness.judge.trials). None where
     the two do not pair tensor for tensor (shape, strides, dtype and device: a task whose
     inputs change shape with the seed) or a copy fails (an expanded input)."""
     pairs = []
@@ -154,7 +154,7 @@ def sum_value(queued):
 def read_sums(*groups):
     """The values of queued checksums (groups of 0-dim tensors), each device's read in one
     transfer: on a GPU that other evaluations share, every read waits for this context's
-    turn (kgharness.runner.op_call)."""
+    turn (kgharness.runner.calls.Calls.call)."""
     flat = [t for g in groups for t in g]
     where = {}
     for i, t in enumerate(flat):

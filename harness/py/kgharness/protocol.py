@@ -19,16 +19,6 @@ INBOUND = {"eval": ("id", "job"), "shutdown": ()}
 # Records the zygote sends to Go.
 OUTBOUND = ("hello", "started", "result", "error")
 
-# A job's wall-clock limit when its options set none (timeout_s, PROTOCOL.md).
-TIMEOUT_S = 120.0
-
-
-def positive(v, default):
-    """A job option that must be a positive number (timeout_s, memory_limit_mb, ...): as a
-    float, else default (a bool is not a number here)."""
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else default
-
-
 # A line longer than this is refused (the largest legal eval is the code limit
 # plus a task source; 16 MiB leaves room without letting a peer exhaust memory).
 MAX_LINE = 16 << 20

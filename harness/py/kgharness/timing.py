@@ -2,7 +2,7 @@
 
 A runner times its own calls (CUDA events on a GPU, the host clock in CPU mode); the
 judge does not trust those numbers alone. It measures each call's wall time on its own
-clock and compares (kgharness.window). The CUDA callables are captured at import,
+clock and compares (kgharness.judge.window). The CUDA callables are captured at import,
 before any candidate exists, but a candidate shares the runner's process and can
 replace anything here: that is why the judge cross-checks.
 """
@@ -11,7 +11,7 @@ import random
 
 import torch
 
-from .guards import T
+from .snapshot import T
 
 _Event = getattr(torch.cuda, "Event", None)
 _record = getattr(_Event, "record", None)
@@ -23,7 +23,7 @@ def _sync():
 
 
 def stats(times_ms):
-    """Summary of per-iteration times (PROTOCOL.md runtime object)."""
+    """Summary of per-iteration times (docs/protocol.md runtime object)."""
     xs = sorted(times_ms)
     n = len(xs)
     p10, p90 = quantile(xs, 0.10), quantile(xs, 0.90)
@@ -60,7 +60,7 @@ class Flusher:
 # A spin kernel queued ahead of each timed call: while the GPU spins, the host enqueues
 # the flush, the start event and the call's launches, so the events measure GPU work and
 # not Python launch latency (which swings with CPU load from other children's compiles).
-# The judge sets its length per call (kgharness.window): a call whose launches take the
+# The judge sets its length per call (kgharness.judge.window): a call whose launches take the
 # host longer than the spin leaves the GPU idle inside the events.
 HEAD_START_CYCLES = 600_000      # ~0.3 ms at the H200's 1.98 GHz
 CYCLES_PER_MS = 1_980_000

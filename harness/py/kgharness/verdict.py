@@ -110,7 +110,7 @@ def name_task_failure(v):
 
     The evaluator fills task_error itself for a reference that raises or is
     degenerate; a child killed for time or memory, or one that crashed, gets it
-    here from the status and the first line of the feedback (PROTOCOL.md).
+    here from the status and the first line of the feedback (docs/protocol.md).
     """
     if v["status"] == "correct" or v.get("task_error"):
         return

@@ -27,8 +27,8 @@ def run(tmp_path, task_file, code, mode="cpu_interpreter", **options):
 
 def judge_in_fork(job, tmpdir, mode="cpu_interpreter"):
     import json
-    from kgharness.context import LocalContext
-    from kgharness.judge import evaluate
+    from kgharness.judge.context import LocalContext
+    from kgharness.judge.flow import evaluate
     device = "cuda:0" if mode == "gpu" else "cpu"
     os.makedirs(tmpdir, exist_ok=True)
     work = tempfile.mkdtemp(prefix="judge-", dir=tmpdir)

@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from kgharness.admission import (CONTEXT_MB, MARGIN, MIN_RUNNER_MB, Admission, measured_mb, quotas_mb,
-                                  task_key, total_mb)
+from kgharness.judge.reservation import CONTEXT_MB, MIN_RUNNER_MB, measured_mb, quotas_mb, total_mb
+from kgharness.zygote.admission import MARGIN, Admission, task_key
 from zygote_client import ZygoteClient
 from test_zygote import EVALUATOR, TASK, TESTS
 

@@ -75,7 +75,7 @@ def test_autotune_configs_are_capped_with_a_warning():
     on a GPU the autotuner then tries only the kept configs."""
     prog = """
 import json, triton, triton.language as tl
-from kgharness.runner import cap_autotune
+from kgharness.runner.models import cap_autotune
 warnings = []
 cap_autotune(warnings)
 cap_autotune(warnings)   # a second call does not wrap twice

@@ -27,7 +27,7 @@ HONEST = (REPO / "harness" / "testdata" / "hacks" / "control_honest.py").read_te
 CANARY = f"kgcanary-{os.getpid()}-{time.monotonic_ns()}"
 # Set by the zygote for the processes it forks, not taken from Go's environment.
 SET_BY_THE_ZYGOTE = {"KERNELGATE_TRUSTED_TRITON_CACHE"}
-# What a runner sets for itself (kgharness.spawn.private_env), and torch for itself (its
+# What a runner sets for itself (kgharness.runner.spawn.private_env), and torch for itself (its
 # Inductor cache, under the private /tmp).
 SET_BY_THE_RUNNER = {"HOME", "TMPDIR", "TRITON_CACHE_DIR", "TRITON_HOME", "TORCHINDUCTOR_CACHE_DIR"}
 
@@ -36,7 +36,7 @@ def test_every_harness_variable_the_python_side_reads_is_on_the_allowlist():
     """A KERNELGATE_* setting read here but missing from Go's allowlist would silently never
     arrive: Go drops every name it does not list."""
     named = set()
-    for f in PKG.glob("*.py"):
+    for f in PKG.rglob("*.py"):
         named |= set(re.findall(r'"(KERNELGATE_[A-Z][A-Z_]*)"', f.read_text()))
     assert named, "no KERNELGATE_ variable found: the pattern is wrong"
     missing = named - set(ALLOW["allowlist"]) - set(ALLOW["set"]) - SET_BY_THE_ZYGOTE
@@ -131,7 +131,7 @@ def test_no_secret_reaches_task_or_candidate_code(hunted, side):
 
 DROP = """
 import ctypes, json, os
-from kgharness import readpaths, runenv
+from kgharness.sandbox import readpaths, runenv
 dropped = runenv.drop_harness()
 libc = ctypes.CDLL(None)
 libc.getenv.restype = ctypes.c_char_p

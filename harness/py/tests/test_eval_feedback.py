@@ -5,7 +5,8 @@ import os
 
 os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported anywhere
 
-from kgharness import feedback, screen  # noqa: E402
+from kgharness.judge import screen  # noqa: E402
+from kgharness.runner import feedback  # noqa: E402
 
 
 def _raise(src, filename):
@@ -94,7 +95,7 @@ def test_screen_quiet_on_honest_code():
 
 
 def test_device_oom_and_the_request_that_failed():
-    from kgharness import feedback
+    from kgharness.runner import feedback
 
     class OutOfMemoryError(RuntimeError):
         pass

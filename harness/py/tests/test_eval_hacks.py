@@ -160,11 +160,11 @@ class _Stream:
 
 
 def test_unjoined_side_stream_is_flagged_only_while_the_current_stream_is_idle(tmp_path, monkeypatch):
-    # The host-side half of the side_stream check (kgharness.runner.Runner.unjoined), with
+    # The host-side half of the side_stream check (kgharness.runner.calls.Calls.unjoined), with
     # streams that say whether their work is done: on a GPU a joined side stream leaves a
     # wait on the current one, which then is not idle.
     from kgharness import guards
-    from kgharness.runner import Runner
+    from kgharness.runner.handler import Runner
     found = []
     r = Runner("candidate", {}, "gpu", "cuda:0", str(tmp_path), taint=lambda f, d: found.append(f))
     current = _Stream(7, True)
@@ -178,5 +178,5 @@ def test_unjoined_side_stream_is_flagged_only_while_the_current_stream_is_idle(t
                                     ({}, True, [])):
         found.clear()
         current.done = cur_done
-        r.unjoined(streams)
+        r.calls.unjoined(streams)
         assert found == want, (streams, cur_done)

@@ -38,20 +38,20 @@ def test_a_correctness_calls_parts_are_the_runners_word_inside_the_judges_clock(
 
 
 def test_a_correctness_calls_parts_are_summed_when_they_are_numbers_and_ignored_otherwise():
-    from kgharness.trials import Trials
+    from kgharness.judge.trials import Trials
     t = Trials.__new__(Trials)
-    t.j = type("J", (), {"v": {"stage_ms": {}}})()
+    t.judge = type("J", (), {"verdict": {"stage_ms": {}}})()
     t.call_parts({"parts_ms": {"inputs": 0.5, "in_sum": 1.0, "run": 2.0, "after": 0.25, "other": 9.0}})
     t.call_parts({"parts_ms": {"inputs": True, "run": -1.0, "after": float("nan")}})
     t.call_parts({"parts_ms": "lies"})
     t.call_parts("lies")
-    assert t.j.v["stage_ms"] == {"trial_call_n": 2, "trial_call_inputs": 0.5, "trial_call_in_sum": 1.0,
-                                 "trial_call_run": 2.0, "trial_call_after": 0.25}, t.j.v["stage_ms"]
+    assert t.judge.verdict["stage_ms"] == {"trial_call_n": 2, "trial_call_inputs": 0.5, "trial_call_in_sum": 1.0,
+                                     "trial_call_run": 2.0, "trial_call_after": 0.25}, t.judge.verdict["stage_ms"]
 
 
 def test_a_runners_parts_are_summed_when_they_are_numbers_and_ignored_otherwise():
-    from kgharness.window import Window
-    w = Window.__new__(Window)
+    from kgharness.judge.timedcalls import TimedCalls
+    w = TimedCalls.__new__(TimedCalls)
     w.spent = {}
     w.go_parts({"inputs": 0.5, "timed": 2.0, "write": 0.25, "other": 9.0})
     w.go_parts({"inputs": True, "timed": -1.0, "write": float("nan")})
@@ -154,14 +154,14 @@ def test_writes_into_the_judges_buffer_after_done_are_caught(tmp_path):
 
 
 def test_one_head_start_for_both_sides_follows_the_larger_median_enqueue_within_bounds():
-    from kgharness import window as W
+    from kgharness.judge import timedcalls as W
 
     class Runner:
         def __init__(self, role):
             self.role = role
 
     ref, cand = Runner("reference"), Runner("candidate")
-    w = W.Window.__new__(W.Window)   # the head start's bookkeeping alone, no evaluation
+    w = W.TimedCalls.__new__(W.TimedCalls)   # the head start's bookkeeping alone, no evaluation
     w.head_ms, w.enqueue = W.HEAD_MS[0], {"reference": [], "candidate": []}
     w.size_head(ref, 0.1)
     assert w.head_ms == W.HEAD_MS[0]
@@ -183,7 +183,7 @@ def test_one_head_start_for_both_sides_follows_the_larger_median_enqueue_within_
 
 
 def test_a_hopelessly_slow_candidate_stops_being_timed_after_a_few_calls():
-    from kgharness.window import SLOW_CALLS, SLOW_RATIO, Window
+    from kgharness.judge.window import SLOW_CALLS, SLOW_RATIO, Window
     slow = {"reference": (1.0, 1.1), "candidate": (SLOW_RATIO * 1.01, SLOW_RATIO * 1.01 + 0.1)}
     close = {"reference": (1.0, 1.1), "candidate": (SLOW_RATIO * 0.9, SLOW_RATIO * 0.9 + 0.1)}
     fast = {"reference": (1.0, 1.1), "candidate": (0.5, 0.6)}
@@ -203,7 +203,7 @@ def test_a_hopelessly_slow_candidate_stops_being_timed_after_a_few_calls():
 
 
 def test_a_window_stops_after_its_first_pair_when_the_warm_ups_were_as_slow():
-    from kgharness.window import SLOW_RATIO
+    from kgharness.judge.window import SLOW_RATIO
     s = SLOW_RATIO * 1.01
     slow = _pair(1.0, s)
     w = _bare_window(5, 10, [slow] * 20)
@@ -222,18 +222,17 @@ def _bare_window(min_iters, planned, times):
     import random
     import types
 
-    from kgharness.window import Window
+    from kgharness.judge.window import Window
     w = Window.__new__(Window)
     w.min_iters, w.budget, w.gpu = min_iters, 50.0, True
-    w.j = types.SimpleNamespace(rng=random.Random(7), ctx=types.SimpleNamespace(mode="gpu"))
-    w.R, w.C, w.t = "R", "C", types.SimpleNamespace(cand_buf=None)
+    w.judge = types.SimpleNamespace(rng=random.Random(7), ctx=types.SimpleNamespace(mode="gpu"))
+    w.reference, w.candidate, w.trials = "R", "C", types.SimpleNamespace(cand_buf=None)
     it = iter(times)
-    w.paired = lambda first, second, seed: next(it)
-    w.warm = lambda *a: []
-    w.check_pending = lambda *a: None
-    w.count = lambda budget_ms, per_call_ms: planned
     w.checked = []
-    w.verify = w.checked.append
+    w.calls = types.SimpleNamespace(paired=lambda first, second, seed: next(it), check_pending=lambda *a: None,
+                                    verify=w.checked.append)
+    w.warm = lambda *a: []
+    w.count = lambda budget_ms, per_call_ms: planned
     return w
 
 
@@ -248,7 +247,7 @@ def test_a_window_compares_every_timed_output_settled_or_not():
     steady = [_pair(2.67 * (1 + 1e-4 * (i % 3)), 0.74 * (1 + 1e-4 * (i % 2))) for i in range(40)]
     for seed in range(20):
         w = _bare_window(5, 10, steady)
-        w.j.rng.seed(seed)
+        w.judge.rng.seed(seed)
         rows = w.interleave()
         assert len(rows) == 5, "0.01% apart: settled at min_iters"
         assert w.checked == list(range(5)), w.checked
@@ -288,17 +287,18 @@ def test_a_window_asks_for_the_before_figure_its_shared_entry_lacked():
     only when the store has none (or sharing is off for it)."""
     import types
 
-    from kgharness.window import Window
+    from kgharness.judge.window import Window
     asked = []
 
     def window(shared, share_on, published):
         w = Window.__new__(Window)
-        w.j = types.SimpleNamespace(shared=shared, share_on=share_on, share_key="k", v={"stage_ms": {}})
+        w.judge = types.SimpleNamespace(sharing=types.SimpleNamespace(entry=shared, enabled=share_on, key="k"),
+                                        verdict={"stage_ms": {}})
         w.ops = types.SimpleNamespace(before=lambda key: asked.append(key) or {"before": published})
         return w
     fig = {"median_ms": 2.5}
     w = window(None, True, fig)
-    assert w.shared_before() == fig and w.j.v["stage_ms"]["window_before_shared"] == 1.0 and asked == ["k"]
+    assert w.shared_before() == fig and w.judge.verdict["stage_ms"]["window_before_shared"] == 1.0 and asked == ["k"]
     assert window({"before": None}, True, fig).shared_before() == fig and asked == ["k", "k"]
     assert window({"before": {"median_ms": 1.0}}, True, fig).shared_before() == {"median_ms": 1.0}
     assert asked == ["k", "k"]                                  # its own entry had one: not asked
@@ -325,7 +325,7 @@ def test_one_spike_in_five_pairs_does_not_hold_a_window_to_its_whole_plan():
 
 
 def test_the_relative_error_of_a_median():
-    from kgharness.window import _rel_error
+    from kgharness.judge.window import _rel_error
     assert _rel_error([1.0, 1.0]) == float("inf")
     assert _rel_error([1.0] * 5) == 0.0
     wide, narrow = [0.9, 1.0, 1.1] * 3, [0.99, 1.0, 1.01] * 3
@@ -372,7 +372,7 @@ def test_a_runner_frees_its_last_inputs_and_outputs_before_making_new_ones(tmp_p
     import weakref
 
     import torch
-    from kgharness.runner import Runner
+    from kgharness.runner.handler import Runner
 
     made, alive = [], []
 
@@ -408,8 +408,8 @@ def test_a_candidate_under_the_floor_has_the_bandwidth_measured_again_before_it_
     the most any measurement gave."""
     import types
 
-    from kgharness import bufferops
-    from kgharness.window import Window
+    from kgharness.judge import bufferops
+    from kgharness.judge.window import Window
     spec = [{"kind": "tensor", "dtype": "bfloat16", "shape": [7168], "device": "cuda"}]
     figures = iter([4.4e9, 4.5e9])                 # bytes per ms: what measuring again gives
     asked = []
@@ -419,19 +419,19 @@ def test_a_candidate_under_the_floor_has_the_bandwidth_measured_again_before_it_
         return next(figures)
 
     w = Window.__new__(Window)
-    w.gpu, w.bw = True, 3.587e9                     # the low first figure
-    w.j = types.SimpleNamespace(min_bytes=15_032_385_536, v={"stage_ms": {}})
-    w.t, w.ops = types.SimpleNamespace(spec=spec), types.SimpleNamespace(bandwidth=bandwidth)
+    w.gpu, w.bandwidth = True, 3.587e9                     # the low first figure
+    w.judge = types.SimpleNamespace(min_bytes=15_032_385_536, verdict={"stage_ms": {}})
+    w.trials, w.ops = types.SimpleNamespace(spec=spec), types.SimpleNamespace(bandwidth=bandwidth)
     honest = [_pair(4.8, 3.30)] * 5                 # 15 GB in 3.30 ms: 4.55 TB/s
     assert w.floor_ms() > 3.30
     w.recheck_bandwidth(honest)
-    assert asked == [True] and w.bw == 4.4e9 and w.floor_ms() < 3.30
-    assert w.j.v["stage_ms"]["window_bandwidth_again"] == 1.0
+    assert asked == [True] and w.bandwidth == 4.4e9 and w.floor_ms() < 3.30
+    assert w.judge.verdict["stage_ms"]["window_bandwidth_again"] == 1.0
     # A kernel under any honest floor is measured against twice more, then left to conclude.
     figures, asked[:] = iter([4.4e9, 4.5e9]), []
-    w.bw = 3.587e9
+    w.bandwidth = 3.587e9
     w.recheck_bandwidth([_pair(4.8, 1.0)] * 5)
-    assert asked == [True, True] and w.bw == 4.5e9 and w.floor_ms() > 1.0
+    assert asked == [True, True] and w.bandwidth == 4.5e9 and w.floor_ms() > 1.0
     # The service keeps the most any measurement gave.
     measured = iter([4.0e9, 3.5e9, 4.2e9])
     orig, bufferops.timing.bandwidth_bytes_per_ms = bufferops.timing.bandwidth_bytes_per_ms, \
@@ -453,7 +453,7 @@ def test_a_pair_asks_the_judge_service_three_times_and_still_checks_every_buffer
     changed between its call and its next is still `forge`."""
     import types
 
-    from kgharness.window import Window
+    from kgharness.judge.timedcalls import TimedCalls
 
     class Failed(Exception):
         pass
@@ -486,14 +486,14 @@ def test_a_pair_asks_the_judge_service_three_times_and_still_checks_every_buffer
     def fail(*_a):
         raise Failed()
 
-    w = Window.__new__(Window)
-    w.R, w.C = Runner("reference"), Runner("candidate")
-    w.t = types.SimpleNamespace(ref_buf="rb", cand_buf="cb", spec=[], tol={})
+    w = TimedCalls.__new__(TimedCalls)
+    ref, cand = Runner("reference"), Runner("candidate")
+    w.trials = types.SimpleNamespace(ref_buf="rb", cand_buf="cb", spec=[], tol={})
     w.ops, w.pending, w.compared, w.head_ms = Ops(), None, None, None
     w.enqueue = {"reference": [], "candidate": []}
     w.spent = {"go": 0.0, "check": 0.0, "calls": 0, "switch": 0.0, "verify": 0.0, "verifies": 0}
-    w.j = types.SimpleNamespace(ask=ask, fail=fail, flag=lambda f, d: flags.append(f))
-    out = w.paired(w.C, w.R, 5)
+    w.judge = types.SimpleNamespace(talk=types.SimpleNamespace(ask=ask), fail=fail, flag=lambda f, d: flags.append(f))
+    out = w.paired(cand, ref, 5)
     assert set(out) == {"reference", "candidate"}
     assert log == [("stop", "reference"), ("fingerprint", "cb"), ("go", "candidate"),
                    ("checks", ("cb", "rb"), False), ("cont", "reference"), ("stop", "candidate"),
@@ -506,7 +506,7 @@ def test_a_pair_asks_the_judge_service_three_times_and_still_checks_every_buffer
     log.clear()
     fps["cb"] = 23
     try:
-        w.paired(w.R, w.C, 6)
+        w.paired(ref, cand, 6)
         raise AssertionError("a changed buffer passed")
     except Failed:
         pass
@@ -521,27 +521,27 @@ def test_a_timed_output_off_like_numbers_is_incorrect_and_one_off_like_a_cache_i
     import types
 
     import pytest
-    from kgharness import window
-    from kgharness.window import Window
+    from kgharness.judge import timedcalls
+    from kgharness.judge.timedcalls import TimedCalls
 
     class Failed(Exception):
         pass
 
     def verdict_of(res):
-        w = Window.__new__(Window)
+        w = TimedCalls.__new__(TimedCalls)
         got = {}
 
         def fail(status, fb, sig=""):
             got.update(status=status, feedback=fb)
             raise Failed()
-        w.j = types.SimpleNamespace(flag=lambda name, why: got.setdefault("flags", []).append(name), fail=fail)
+        w.judge = types.SimpleNamespace(flag=lambda name, why: got.setdefault("flags", []).append(name), fail=fail)
         w.spent, w.compared = {"verifies": 0}, dict(res, ok=False, msg="m")
         with pytest.raises(Failed):
             w.verify(3)
         return got
 
     numbers = {"n_bad": 4, "numel": 1 << 29, "nonfinite": 0, "worst_ratio": 1.09}
-    assert window.numerical(numbers)
+    assert timedcalls.numerical(numbers)
     got = verdict_of(numbers)
     assert got["status"] == "incorrect" and "timed call 3" in got["feedback"] and "flags" not in got
     for cache in (dict(numbers, n_bad=1 << 28),          # most of it: another input's outputs
@@ -549,6 +549,6 @@ def test_a_timed_output_off_like_numbers_is_incorrect_and_one_off_like_a_cache_i
                   dict(numbers, worst_ratio=40.0),       # far off
                   dict(numbers, numel=1000, n_bad=1),    # a small output: any mismatch
                   {}):                                   # nothing to judge by
-        assert not window.numerical(cache)
+        assert not timedcalls.numerical(cache)
         got = verdict_of(cache)
         assert got["status"] == "reward_hack" and got["flags"] == ["cache"], (cache, got)

@@ -1,4 +1,4 @@
-"""A task check's float64 pass (kgharness.exactness): how much of its tolerance the
+"""A task check's float64 pass (kgharness.runner.exactness): how much of its tolerance the
 reference spends against its own exact answer, and the warning, with the tolerance to
 declare, when an honest kernel could be rejected for rounding differently."""
 import os
@@ -8,8 +8,9 @@ os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported anywhere
 import pytest  # noqa: E402
 
 from _evalhelp import judge_in_fork, task  # noqa: E402
-from kgharness import admission, taskcheck  # noqa: E402
-from kgharness.runner import Runner  # noqa: E402
+from kgharness.judge import reservation, taskcheck  # noqa: E402
+from kgharness.runner import exactsize  # noqa: E402
+from kgharness.runner.handler import Runner  # noqa: E402
 
 GOOD = task("task_add_relu.py")
 
@@ -107,9 +108,9 @@ def test_a_task_too_large_for_the_pass_or_of_unknown_size_is_not_measured():
 
 def test_a_check_reserves_its_float64_pass_when_it_runs_one():
     mib = 1 << 20
-    small = admission.quotas_mb({"input_bytes": 100 * mib, "param_bytes": 0, "output_bytes": 10 * mib}, check=True)
-    assert small["reference"] == admission.MIN_RUNNER_MB + 8 * 110
-    huge = admission.quotas_mb({"input_bytes": 6000 * mib, "param_bytes": 0, "output_bytes": 1000 * mib}, check=True)
+    small = reservation.quotas_mb({"input_bytes": 100 * mib, "param_bytes": 0, "output_bytes": 10 * mib}, check=True)
+    assert small["reference"] == reservation.MIN_RUNNER_MB + 8 * 110
+    huge = reservation.quotas_mb({"input_bytes": 6000 * mib, "param_bytes": 0, "output_bytes": 1000 * mib}, check=True)
     assert huge["reference"] == 14000       # no pass: nothing reserved for it
 
 
@@ -143,7 +144,7 @@ def get_held_out_inputs():
 
 
 def test_a_task_too_large_for_the_pass_is_measured_on_its_held_out_sets(tmp_path, monkeypatch):
-    monkeypatch.setattr(admission, "EXACT_MAX_MB", 4.0)   # the judge is forked from here
+    monkeypatch.setattr(exactsize, "EXACT_MAX_MB", 4.0)   # the judge is forked from here
     v = check(tmp_path, LARGE.format(cols=512))
     assert v["status"] == "correct", v["feedback"]
     err = v["task_info"]["reference_error"]
@@ -156,7 +157,7 @@ def test_a_task_too_large_for_the_pass_is_measured_on_its_held_out_sets(tmp_path
 
 
 def test_a_held_out_set_too_large_for_the_room_left_is_not_measured_either(tmp_path, monkeypatch):
-    monkeypatch.setattr(admission, "EXACT_MAX_MB", 4.0)
+    monkeypatch.setattr(exactsize, "EXACT_MAX_MB", 4.0)
     # 32 x 4096 bf16 in and out: 0.5 MiB a call, 4 MiB in float64 against the 1 MiB that
     # the check's reservation holds beyond one main call.
     v = check(tmp_path, LARGE.format(cols=4096))
@@ -169,7 +170,7 @@ def test_a_held_out_set_too_large_for_the_room_left_is_not_measured_either(tmp_p
 
 def test_the_runner_sizes_a_call_before_it_copies_the_model():
     import torch
-    from kgharness import exactness
+    from kgharness.runner import exactness
 
     class Twice(torch.nn.Module):
         def forward(self, x):

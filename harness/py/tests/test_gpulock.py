@@ -1,6 +1,6 @@
 """The zygote's per-GPU timing lock as pure bookkeeping (a fake clock, no pipes)."""
 
-from kgharness.gpulock import GpuLock
+from kgharness.zygote.gpulock import GpuLock
 
 
 class Holder:

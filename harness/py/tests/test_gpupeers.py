@@ -1,4 +1,4 @@
-"""Zygotes sharing one GPU take turns at timing (kgharness.gpupeers): the state machine on
+"""Zygotes sharing one GPU take turns at timing (kgharness.zygote.gpupeers): the state machine on
 its own, then two real zygotes (CPU mode, one peers key) through the test evaluators."""
 
 import os
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kgharness import gpupeers
-from kgharness.gpupeers import Peers
+from kgharness.zygote import gpupeers
+from kgharness.zygote.gpupeers import Peers
 from zygote_client import ZygoteClient
 
 TESTS = str(Path(__file__).resolve().parent)

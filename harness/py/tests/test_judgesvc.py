@@ -1,4 +1,4 @@
-"""The judge service (kgharness.judgesvc) as a judge sees it: a real forked service on a
+"""The judge service (kgharness.zygote.judgesvc) as a judge sees it: a real forked service on a
 CPU, its operations over memfd buffers, its gate while one judge holds the timing window,
 and buffers that die with their judge's connection."""
 
@@ -15,7 +15,9 @@ os.environ["TRITON_INTERPRET"] = "1"
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from kgharness import bufferops, exchange, judgesvc  # noqa: E402
+from kgharness import exchange  # noqa: E402
+from kgharness.judge import bufferops  # noqa: E402
+from kgharness.zygote import judgesvc  # noqa: E402
 
 SPEC = [{"kind": "tensor", "dtype": "float32", "shape": [4, 8], "device": "cpu"}]
 
@@ -65,7 +67,7 @@ def test_operations_agree_with_the_local_ones(svc):
 
 def test_a_judge_reads_the_reference_alone_figure_another_published_after_it_started():
     """A judge that took its task's entry before any window of the task had closed (or
-    none at all) asks for the figure when its own window opens (kgharness.window)."""
+    none at all) asks for the figure when its own window opens (kgharness.judge.window)."""
     s = judgesvc.Service("cpu_interpreter", "cpu", share_bytes=1 << 20)
     s.start()
     try:

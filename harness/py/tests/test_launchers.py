@@ -1,4 +1,4 @@
-"""Triton launchers built once by the zygote and found by later runners (kgharness.launchers,
+"""Triton launchers built once by the zygote and found by later runners (kgharness.runner.launchers,
 issue 14).
 
 A real kernel is compiled for sm_90 on this CPU by the precompile child, which names its
@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from kgharness import landlock, launchers
+from kgharness.runner import launchers
+from kgharness.sandbox import landlock
 from test_precompile import run_child
 from test_refshare import src
 

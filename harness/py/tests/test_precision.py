@@ -1,4 +1,4 @@
-"""fp32 is IEEE fp32 in both runners (kgharness.startup.ieee_fp32): no TF32 in cuBLAS or
+"""fp32 is IEEE fp32 in both runners (kgharness.zygote.startup.ieee_fp32): no TF32 in cuBLAS or
 cuDNN, whatever torch defaults to. Through the real zygote, in the mode of the run (CPU
 here, GPU on the device), so it is the runners' inherited state that is checked."""
 
@@ -85,7 +85,7 @@ def test_the_check_reads_the_flags_it_sets():
     """The task's reading of the flags holds in a process set up like the zygote and fails
     in torch's default one (cuDNN allows TF32 there), so the test above can fail."""
     import torch
-    from kgharness import startup
+    from kgharness.zygote import startup
     scope = {"torch": torch}
     exec(IEEE, scope)
     b = torch.backends
@@ -103,7 +103,8 @@ def test_the_check_reads_the_flags_it_sets():
 # Run in a fresh interpreter: it flips process-wide torch state on purpose.
 RESTORE = r'''
 import itertools, sys, torch
-from kgharness import guards, startup
+from kgharness import snapshot
+from kgharness.zygote import startup
 B = torch.backends
 if sys.argv[1] == "ieee":
     startup.ieee_fp32()
@@ -118,7 +119,7 @@ moves = [lambda: setattr(B.cudnn.conv, "fp32_precision", "tf32"),
          lambda: setattr(B.cuda.matmul, "allow_tf32", True),
          lambda: setattr(B.cuda.matmul, "fp32_precision", "ieee"),
          lambda: setattr(B.cudnn.conv, "fp32_precision", "ieee")]
-saved = guards._flags()
+saved = snapshot.flags()
 legacy = (B.cuda.matmul.allow_tf32, B.cudnn.allow_tf32, torch.get_float32_matmul_precision())
 tried = missed = 0
 for r in (1, 2, 3):
@@ -128,11 +129,11 @@ for r in (1, 2, 3):
                 moves[i]()
             except RuntimeError:
                 pass
-        if guards._flags() == saved:
+        if snapshot.flags() == saved:
             continue           # no net change (e.g. a flag set to what it was)
         tried += 1
-        guards._restore_flags(saved)
-        ok = guards._flags() == saved and \
+        snapshot.restore_flags(saved)
+        ok = snapshot.flags() == saved and \
             (B.cuda.matmul.allow_tf32, B.cudnn.allow_tf32, torch.get_float32_matmul_precision()) == legacy
         missed += not ok
 print(tried, missed)

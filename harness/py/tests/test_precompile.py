@@ -1,4 +1,4 @@
-"""Compiling a candidate's kernels before admission (kgharness.precompile, issue 14).
+"""Compiling a candidate's kernels before admission (kgharness.runner.precompile).
 
 The child compiles real Triton kernels for a GPU target on this CPU (Triton's compiler
 needs no device) into the runner's cache; it cannot write anywhere else in the
@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from kgharness import landlock, precompile
+from kgharness.runner import precompile
+from kgharness.sandbox import landlock
 from test_refshare import ADD, OPTS, SOFTMAX, WRONG, src
 from zygote_client import ZygoteClient
 
@@ -25,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def run_child(tmp_path, code, setup="", name="runner", seed=None, libcuda=False, wait_s=60.0):
     """precompile.run in a fresh process that is its own group's leader, as a runner is,
     with Triton compiling (not interpreting). Returns (report, the runner's dir).
-    seed: a Triton cache the runner's starts as a copy of (kgharness.warmup); libcuda: a
+    seed: a Triton cache the runner's starts as a copy of (kgharness.runner.warmup); libcuda: a
     stand-in libcuda.so.1 without symbols in the runner's dir, so that launchers build here
     (and load only lazily: nothing calls them)."""
     rdir = tmp_path / name
@@ -47,9 +48,9 @@ def run_child(tmp_path, code, setup="", name="runner", seed=None, libcuda=False,
         sys.path[:0] = [{os.path.dirname(HERE)!r}]
         os.environ["TRITON_CACHE_DIR"] = {str(rdir / "triton-cache")!r}
         {setup}
-        from kgharness import precompile, runner
+        from kgharness.runner import models, precompile
         job = json.loads(sys.stdin.read())
-        rep = precompile.run({str(rdir)!r}, job, [9, 0], 0, lambda w: runner.cap_autotune(w, 4), wait_s={wait_s!r})
+        rep = precompile.run({str(rdir)!r}, job, [9, 0], 0, lambda w: models.cap_autotune(w, 4), wait_s={wait_s!r})
         print(json.dumps(rep))
     """)
     p = subprocess.run([sys.executable, "-c", script], input=json.dumps(job), capture_output=True,
@@ -99,7 +100,7 @@ def test_the_child_runs_at_idle_priority_and_cannot_leave_it(tmp_path):
         open(_os.path.join(_os.environ["TMPDIR"], "probe.txt"), "w").write(repr(_seen))
     """)
     # As in a runner: no capabilities (CAP_SYS_NICE would lift any scheduling limit).
-    rep, rdir = run_child(tmp_path, probe, setup="from kgharness import sandbox; assert sandbox.drop_capabilities()[0]")
+    rep, rdir = run_child(tmp_path, probe, setup="from kgharness.sandbox import walls; assert walls.drop_capabilities()[0]")
     assert rep["exit"] == 0 and rep["kernels"] == 1, rep
     policy, nice, to_other, to_nice0, after = eval((rdir / "precompile" / "probe.txt").read_text())
     assert policy == os.SCHED_IDLE and nice == 19, (policy, nice)

@@ -1,4 +1,4 @@
-"""The /proc wall (kgharness.procfs): a runner lists itself and what it forks, never
+"""The /proc wall (kgharness.sandbox.procfs): a runner lists itself and what it forks, never
 another process, so no other process's command line (the gateway's flags) is readable.
 
 As root the runner mounts a hidepid procfs of its own; without root the judge forks it
@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from kgharness import mounts, procfs, sandbox
+from kgharness.sandbox import mounts, procfs, walls
 from test_sandbox_walls import attempt, evaldir, fork_run, in_sandbox, need, outside  # noqa: F401
 
 CANARY = f"kgcanary-{os.getpid()}-{time.monotonic_ns()}"
@@ -91,18 +91,18 @@ def test_without_root_a_runner_gets_a_pid_namespace_of_its_own(outside, bystande
     its runner into a PID namespace; the runner mounts that namespace's procfs."""
     if os.geteuid() != 0:
         pytest.skip("this test becomes an unprivileged user itself, which needs root")
-    if not sandbox.kernel_support()["namespaces"] and os.environ.get("KERNELGATE_REQUIRE_SANDBOX") != "1":
+    if not walls.kernel_support()["namespaces"] and os.environ.get("KERNELGATE_REQUIRE_SANDBOX") != "1":
         pytest.skip("no namespaces here")
     tmpdir = os.path.join(outside, "job")
     os.mkdir(tmpdir)
-    os.chown(tmpdir, sandbox.NOBODY, sandbox.NOBODY)
+    os.chown(tmpdir, walls.NOBODY, walls.NOBODY)
     os.chmod(outside, 0o755)
 
     def judge():
         import ctypes
         os.setgroups([])
-        os.setresgid(sandbox.NOBODY, sandbox.NOBODY, sandbox.NOBODY)
-        os.setresuid(sandbox.NOBODY, sandbox.NOBODY, sandbox.NOBODY)
+        os.setresgid(walls.NOBODY, walls.NOBODY, walls.NOBODY)
+        os.setresuid(walls.NOBODY, walls.NOBODY, walls.NOBODY)
         ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)    # dumpable, as a plain user's process is
         ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)   # a subreaper, as the judge is
         ok, detail = mounts.private_mounts(tmpdir)
@@ -116,7 +116,7 @@ def test_without_root_a_runner_gets_a_pid_namespace_of_its_own(outside, bystande
             if pid == 0:
                 try:
                     os.close(r)
-                    report = sandbox.apply(tmpdir, {"timeout_s": 30}, keep_group=True, own_proc=True)
+                    report = walls.apply(tmpdir, {"timeout_s": 30}, keep_group=True, own_proc=True)
                     os.write(w, (json.dumps({"report": report, "seen": look_with_a_child()}) + "\n").encode())
                 finally:
                     os._exit(0)
@@ -149,8 +149,8 @@ def test_where_the_wall_cannot_go_up_the_report_says_why(evaldir):  # noqa: F811
     tmpdir, _ = evaldir
 
     def body():
-        sandbox.drop_capabilities()
-        report = sandbox.apply(tmpdir, {"timeout_s": 30}, mounts=False, own_proc=True)
+        walls.drop_capabilities()
+        report = walls.apply(tmpdir, {"timeout_s": 30}, mounts=False, own_proc=True)
         return report, look()["leaked"]
     report, _ = fork_run(body)
     assert report["procfs"] is False and report["level"] == "partial", report

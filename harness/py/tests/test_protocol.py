@@ -47,7 +47,7 @@ def test_golden_task_check_flag():
     assert check["job"]["task_check"] is True and check["job"]["code"] == ""
     assert "check" not in plain["job"]
     # the same defaults as the evaluator's, so Go sending them changes nothing
-    from kgharness.taskcheck import CHECK_DEFAULTS
+    from kgharness.judge.taskcheck import CHECK_DEFAULTS
     assert check["job"]["check"] == dict(CHECK_DEFAULTS, depth="auto")
 
 

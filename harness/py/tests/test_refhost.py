@@ -1,4 +1,4 @@
-"""Reference hosts (kgharness.refhost, issue 14): a task's reference runner kept warm and
+"""Reference hosts (kgharness.zygote.refhosts): a task's reference runner kept warm and
 lent to the judge whose timing window is open. The verdicts are the same with hosts on
 and off; the first evaluation of a task creates the host and later shared ones borrow
 it; a host that dies ends hosting for its task, never an evaluation's verdict; a
@@ -13,12 +13,16 @@ import time
 
 import pytest
 
-from kgharness import refhost, spawn
-from kgharness.admission import CONTEXT_MB, Admission
+from kgharness import pipe
+from kgharness.judge.hostproc import HostProc
+from kgharness.judge.reservation import CONTEXT_MB
+from kgharness.runner import spawn
+from kgharness.zygote import refhosts
+from kgharness.zygote.admission import Admission
 from test_refshare import ADD, OPTS, SAME, SOFTMAX, WRONG, src
 from zygote_client import ZygoteClient
 
-HOSTS_ON = {refhost.ENV: "on"}
+HOSTS_ON = {refhosts.ENV: "on"}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +68,7 @@ def test_verdicts_are_the_same_with_hosts_on_and_off(hosts, plain):
         if a["status"] == "correct":
             # Timed in its own window, against the host when it borrowed one.
             assert a["ref_runtime_after"]["iterations"] >= OPTS["min_iters"]
-            assert ("window_borrow" in a["stage_ms"]) == (roles[-1] == refhost.ASK_USE)
+            assert ("window_borrow" in a["stage_ms"]) == (roles[-1] == pipe.ASK_USE)
     # The first evaluation of each task loads its host and uses it as its reference; every
     # later one borrows it (a wrong candidate's asks too, and never reaches a window).
     assert roles == [2, 1, 1, 2, 1, 1, 1]
@@ -115,7 +119,7 @@ def test_a_borrower_reads_past_what_an_earlier_one_left_unanswered():
             # An earlier borrower asked twice and was killed before it read the answers.
             r.request("sum", inputs={"seed": 1})
             r.request("sum", inputs={"seed": 2})
-            hp = refhost.HostProc(os.dup(r.chan.sock.fileno()), r.pid)
+            hp = HostProc(os.dup(r.chan.sock.fileno()), r.pid)
             info = hp.hello(timeout=30)
             assert info["loaded"] is True and info["held"] == 0
             # In step from here on: its own request is answered.
@@ -179,7 +183,10 @@ def test_a_judge_that_inherited_a_host_not_ready_names_its_reference_share():
     """The judge's side of the above (GPU only, so run here on its own): it asks with
     host_mb when it inherited a host and was told none before admission, never when it
     creates the host or inherited none."""
-    from kgharness import admission, context, judge
+    import types
+
+    from kgharness.judge import context, flow, reservation
+    from kgharness.judge.devicememory import DeviceMemory
 
     class Ctx(context.Context):
         def __init__(self, host, owed):
@@ -197,18 +204,20 @@ def test_a_judge_that_inherited_a_host_not_ready_names_its_reference_share():
             return mb, False
 
     info = {"input_bytes": 3 << 30, "param_bytes": 0, "output_bytes": 1 << 30}
-    ref = admission.quotas_mb(info)["reference"]
+    ref = reservation.quotas_mb(info)["reference"]
     got = {}
-    for name, host, role, share in (("not ready", True, refhost.ASK_NONE, False),
-                                    ("not ready, shared", True, refhost.ASK_NONE, True),
-                                    ("creates it", True, refhost.ASK_CREATE, False),
-                                    ("none", False, refhost.ASK_NONE, False)):
-        j = object.__new__(judge.Judge)
-        j.gpu, j.host_role, j.hosted, j.owed, j._stage = True, role, False, False, None
-        j.v = {"stage_ms": {}}
+    for name, host, role, share in (("not ready", True, pipe.ASK_NONE, False),
+                                    ("not ready, shared", True, pipe.ASK_NONE, True),
+                                    ("creates it", True, pipe.ASK_CREATE, False),
+                                    ("none", False, pipe.ASK_NONE, False)):
+        j = object.__new__(flow.Judge)
+        j.gpu, j.stage_name = True, None
+        j.sharing = types.SimpleNamespace(host_role=role, hosted=False)
+        j.memory = DeviceMemory(j)
+        j.verdict = {"stage_ms": {}}
         j.ctx = Ctx(host, owed=host and not role)
-        j.admit(check=False, info=info, share=share)
-        got[name] = (j.ctx.asked, j.owed, j.v["stage_ms"].get("reference_owed"))
+        j.memory.admit(check=False, info=info, share=share)
+        got[name] = (j.ctx.asked, j.memory.owed, j.verdict["stage_ms"].get("reference_owed"))
     assert got["not ready"] == ([("first", 0.0, ref)], True, 1)
     assert got["not ready, shared"] == ([("first", ref, ref)], True, 1)
     assert got["creates it"] == ([("whole",)], False, None)
@@ -220,12 +229,12 @@ def test_hosts_nobody_uses_are_retired_and_one_over_its_limits_ends_its_task_hos
     import subprocess
     now = [0.0]
     adm = Admission(10000, lambda h, mb, alone: True)
-    hs = refhost.Hosts("gpu", "cuda:0", "/nonexistent", mem=adm, clock=lambda: now[0])
+    hs = refhosts.Hosts("gpu", "cuda:0", "/nonexistent", mem=adm, clock=lambda: now[0])
     procs = [subprocess.Popen(["sleep", "60"], start_new_session=True) for _ in range(3)]
     try:
         made = []
         for i, p in enumerate(procs):
-            h = refhost.Host(f"key{i}", p.pid, socket.socket(), now[0])
+            h = refhosts.Host(f"key{i}", p.pid, socket.socket(), now[0])
             h.state, h.mb = "ready", 100.0
             hs.by_key[h.key], hs.by_pid[h.pid] = h, h
             adm.host(h.key, h.mb)
@@ -239,13 +248,13 @@ def test_hosts_nobody_uses_are_retired_and_one_over_its_limits_ends_its_task_hos
         assert made[1].state == "ready"
         hs.tick(now[0], True, {}, (64, 32 << 30))                   # memory wanted: the unused one goes
         assert made[1].state == "gone" and "key1" not in hs.banned
-        now[0] = refhost.HOST_IDLE_S + 10
+        now[0] = refhosts.HOST_IDLE_S + 10
         hs.tick(now[0], True, {}, (64, 32 << 30))
         assert made[0].state == "ready" and adm.used() == 100.0
         for p in procs[1:]:
             assert p.wait(timeout=5) == -signal.SIGKILL
         hs.finished(user, made[0])                                  # its last user ends: idle from now
-        now[0] += refhost.HOST_IDLE_S + 1
+        now[0] += refhosts.HOST_IDLE_S + 1
         hs.tick(now[0], False, {}, (64, 32 << 30))
         assert made[0].state == "gone" and adm.used() == 0
     finally:
@@ -254,10 +263,10 @@ def test_hosts_nobody_uses_are_retired_and_one_over_its_limits_ends_its_task_hos
 
 
 def test_hosts_are_on_by_default_on_a_gpu_and_need_sharing(monkeypatch):
-    monkeypatch.delenv(refhost.ENV, raising=False)
-    assert refhost.enabled("gpu", 8192) and not refhost.enabled("cpu_interpreter", 1024)
-    monkeypatch.setenv(refhost.ENV, "on")
-    assert refhost.enabled("gpu", 8192) and refhost.enabled("cpu_interpreter", 1024)
-    assert not refhost.enabled("gpu", 0)          # no store: nothing shared to borrow for
-    monkeypatch.setenv(refhost.ENV, "off")
-    assert not refhost.enabled("gpu", 8192) and not refhost.enabled("cpu_interpreter", 1024)
+    monkeypatch.delenv(refhosts.ENV, raising=False)
+    assert refhosts.enabled("gpu", 8192) and not refhosts.enabled("cpu_interpreter", 1024)
+    monkeypatch.setenv(refhosts.ENV, "on")
+    assert refhosts.enabled("gpu", 8192) and refhosts.enabled("cpu_interpreter", 1024)
+    assert not refhosts.enabled("gpu", 0)          # no store: nothing shared to borrow for
+    monkeypatch.setenv(refhosts.ENV, "off")
+    assert not refhosts.enabled("gpu", 8192) and not refhosts.enabled("cpu_interpreter", 1024)

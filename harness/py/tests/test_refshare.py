@@ -1,4 +1,4 @@
-"""Shared reference work (kgharness.refstore, issue 14): later evaluations of a task use
+"""Shared reference work (kgharness.judge.refstore): later evaluations of a task use
 the reference outputs, screens and "before" timing the first one published, with the
 same verdicts as when every evaluation does its own; a changed task or option is never
 answered from another's work; the store evicts beyond its budget.
@@ -9,7 +9,7 @@ import os
 import pytest
 import torch
 
-from kgharness import refstore
+from kgharness.judge import refstore
 from zygote_client import ZygoteClient
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "eval_fixtures")
@@ -78,7 +78,7 @@ def test_a_shared_evaluation_does_no_reference_work_and_reuses_the_before_timing
 
 
 def test_a_shared_reference_is_called_only_once_its_candidate_passed(on):
-    # Its reference only runs in the window (kgharness.admission, "the reference later"):
+    # Its reference only runs in the window (kgharness.zygote.admission, "the reference later"):
     # a wrong candidate never has it called, a correct one has it warmed before the window.
     opts = dict(OPTS, seed=13)
     first = on.evaluate(ADD, src("cand_add_relu.py"), opts)

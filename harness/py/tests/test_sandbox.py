@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kgharness import sandbox
+from kgharness.sandbox import walls
 from zygote_client import ZygoteClient
 
 TESTS = str(Path(__file__).resolve().parent)
@@ -36,7 +36,7 @@ def z(data_dir):
         yield client
 
 
-KERNEL = sandbox.kernel_support()
+KERNEL = walls.kernel_support()
 
 
 def need(z, layer):
@@ -52,7 +52,7 @@ def need(z, layer):
 
 
 def test_probe_reports_every_layer():
-    res = sandbox.probe()
+    res = walls.probe()
     assert set(res) >= {"netns", "landlock", "rlimits", "mountns", "uid", "uid_drop", "level", "detail"}
     full = res["netns"] and res["landlock"] and res["rlimits"] and res["mountns"]
     assert res["level"] == ("full" if full else "partial")
@@ -64,10 +64,10 @@ def test_read_paths_leave_out_data_dir_and_cwd(monkeypatch, tmp_path):
     data.mkdir()
     monkeypatch.setenv("KERNELGATE_DATA_DIR", str(data))
     monkeypatch.setattr(sys, "path", sys.path + [str(tmp_path), str(data / "sub"), "/"])
-    paths, dropped = sandbox.read_paths(zygote_cwd=str(tmp_path / "elsewhere"))
+    paths, dropped = walls.read_paths(zygote_cwd=str(tmp_path / "elsewhere"))
     assert str(tmp_path) in dropped                # an ancestor of the data dir
     assert not any(p == "/" or str(data) in p for p in paths)
-    paths, _ = sandbox.read_paths(zygote_cwd=PY_ROOT)
+    paths, _ = walls.read_paths(zygote_cwd=PY_ROOT)
     assert PY_ROOT not in paths                    # the zygote's cwd is not granted
     assert os.path.join(PY_ROOT, "kgharness") in paths
 
@@ -165,14 +165,14 @@ def test_scan_attributes_descendants(tmp_path):
     try:
         deadline = time.monotonic() + 5
         while True:
-            groups, _ = sandbox.scan(os.getpid(), {pid})
+            groups, _ = walls.scan(os.getpid(), {pid})
             if len(groups[pid][0]) == 2 or time.monotonic() > deadline:
                 break
             time.sleep(0.02)
         pids, rss = groups[pid]
         assert len(pids) == 2 and pid in pids and rss > 0
     finally:
-        sandbox.kill_group(pid, pids)
+        walls.kill_group(pid, pids)
         os.waitpid(pid, 0)
 
 
@@ -215,7 +215,7 @@ def test_tail_follows_no_links_and_never_blocks(tmp_path):
         os.mkdir(d)
         make(os.path.join(d, "output.log"))
         t0 = time.monotonic()
-        got = sandbox.tail(os.path.join(d, "output.log"), 8)
+        got = walls.tail(os.path.join(d, "output.log"), 8)
         assert time.monotonic() - t0 < 2
         assert got == ("line 1\nline 2\n"[-8:] if name == "plain" else ""), (name, got)
-    assert sandbox.tail(os.path.join(tmp_path, "plain", "output.log"), 100) == "line 1\nline 2\n"
+    assert walls.tail(os.path.join(tmp_path, "plain", "output.log"), 100) == "line 1\nline 2\n"

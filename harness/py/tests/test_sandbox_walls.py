@@ -1,7 +1,7 @@
-"""The sandbox's walls seen from a child forked here with sandbox.apply() (no zygote).
+"""The sandbox's walls seen from a child forked here with walls.apply() (no zygote).
 
 Each test forks, applies the sandbox in the child, tries what a hostile kernel would
-and reports back. A wall the kernel supports (sandbox.kernel_support()) must hold:
+and reports back. A wall the kernel supports (walls.kernel_support()) must hold:
 those tests assert. Where the kernel lacks it they skip, or fail with
 KERNELGATE_REQUIRE_SANDBOX=1 (CI on a host known to have it).
 """
@@ -22,9 +22,9 @@ import traceback
 import pytest
 import torch
 
-from kgharness import sandbox, uidrop
+from kgharness.sandbox import uidrop, walls
 
-KS = sandbox.kernel_support()
+KS = walls.kernel_support()
 
 
 def need(feature):
@@ -93,7 +93,7 @@ def in_sandbox(tmpdir, fn, timeout=120, **kw):
         os.chdir(tmpdir)
         os.environ.update(TMPDIR=tmpdir, HOME=tmpdir)
         tempfile.tempdir = None
-        report = sandbox.apply(tmpdir, {"timeout_s": timeout}, **kw)
+        report = walls.apply(tmpdir, {"timeout_s": timeout}, **kw)
         return report, fn()
     return fork_run(body, timeout)
 
@@ -180,11 +180,11 @@ def test_private_tmp_and_shm_leave_nothing_behind(evaldir):
         # /tmp holds the child's file and the path down to its bound-back temp dir
         # the child's file and the way down to its own dir (and, when the repository itself
         # lives under /tmp, the way down to the paths it reads there): nothing of the host's
-        skeleton = {tmpdir.split("/")[2]} | {p.split("/")[2] for p in sandbox.read_paths(tmpdir=tmpdir)[0]
+        skeleton = {tmpdir.split("/")[2]} | {p.split("/")[2] for p in walls.read_paths(tmpdir=tmpdir)[0]
                                             if p.startswith("/tmp/")}
         assert f"{token}-child" in res["ls tmp"] and set(res["ls tmp"]) <= skeleton | {f"{token}-child"}, res
         assert res["own"] == "ok: 5" and os.path.exists(os.path.join(tmpdir, "mine.txt"))
-        assert res["size"] == sandbox.TMPFS_MB << 20, res
+        assert res["size"] == walls.TMPFS_MB << 20, res
         # the host is as it was: its plants intact, nothing of the child's
         for d in ("/tmp", "/dev/shm"):
             assert not [n for n in set(os.listdir(d)) - before[d] if token in n]
@@ -253,7 +253,7 @@ def test_judge_namespace_is_shared_by_its_runners(evaldir):
     os.mkdir(rdir)
 
     def judge():
-        ok, detail = sandbox.private_mounts(tmpdir, size_mb=16)
+        ok, detail = walls.private_mounts(tmpdir, size_mb=16)
         write("/dev/shm/from-judge")
         report, res = in_sandbox(rdir, lambda: {"ls": os.listdir("/dev/shm"),
                                                 "own": attempt(lambda: write("x.txt"))})
@@ -273,7 +273,7 @@ def test_paths_under_tmp_that_the_evaluation_reads_stay_visible_read_only(evaldi
         f.write("x = 1\n")
     try:
         def body():
-            ok, detail = sandbox.private_mounts(tmpdir, size_mb=8, keep=[keep])
+            ok, detail = walls.private_mounts(tmpdir, size_mb=8, keep=[keep])
             try:
                 write(os.path.join(keep, "new.py"))
                 w = "ok"
@@ -306,7 +306,7 @@ def test_a_sys_path_entry_through_a_link_under_tmp_still_imports(evaldir, outsid
     try:
         def body():
             sys.path.insert(0, link)
-            ok, detail = sandbox.private_mounts(tmpdir, size_mb=8)
+            ok, detail = walls.private_mounts(tmpdir, size_mb=8)
             import kg_linked_mod
             return ok, detail, kg_linked_mod.x, os.path.islink(link)
         ok, detail, x, still_link = fork_run(body)
@@ -321,17 +321,17 @@ def test_private_mounts_without_root_use_a_user_namespace(outside):
         pytest.skip("this test becomes an unprivileged user itself, which needs root")
     tmpdir = os.path.join(outside, "job")
     os.mkdir(tmpdir)
-    os.chown(tmpdir, sandbox.NOBODY, sandbox.NOBODY)
+    os.chown(tmpdir, walls.NOBODY, walls.NOBODY)
     os.chmod(outside, 0o755)
     token = f"kg-walls-{os.getpid()}-{time.monotonic_ns()}"
 
     def body():
         os.setgroups([])
-        os.setresgid(sandbox.NOBODY, sandbox.NOBODY, sandbox.NOBODY)
-        os.setresuid(sandbox.NOBODY, sandbox.NOBODY, sandbox.NOBODY)
+        os.setresgid(walls.NOBODY, walls.NOBODY, walls.NOBODY)
+        os.setresuid(walls.NOBODY, walls.NOBODY, walls.NOBODY)
         ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)   # dumpable, as a plain user's process is
-        support = sandbox.kernel_support()["namespaces"]
-        report = sandbox.apply(tmpdir, {"timeout_s": 30})
+        support = walls.kernel_support()["namespaces"]
+        report = walls.apply(tmpdir, {"timeout_s": 30})
         return support, report, attempt(lambda: write(f"/dev/shm/{token}")), os.getresuid()
     support, report, w, resuid = fork_run(body)
     if not support:
@@ -341,7 +341,7 @@ def test_private_mounts_without_root_use_a_user_namespace(outside):
         pytest.skip(need_msg)
     assert report["mountns"] and report["netns"] and report["level"] == "full", report
     assert w == "ok: 5" and not os.path.exists(f"/dev/shm/{token}"), w
-    assert resuid == [sandbox.NOBODY] * 3 and report["uid"] == sandbox.NOBODY
+    assert resuid == [walls.NOBODY] * 3 and report["uid"] == walls.NOBODY
 
 
 def test_torch_and_triton_import_and_run_under_the_sandbox(evaldir):
@@ -388,7 +388,7 @@ def test_torch_and_triton_import_and_run_under_the_sandbox(evaldir):
 def test_uid_drop_happens_or_says_why(evaldir, monkeypatch):
     tmpdir, _ = evaldir
     monkeypatch.setattr(uidrop, "_uid_verdicts", {})   # probe() below leaves its verdict there
-    blockers = sandbox.uid_drop_blockers()
+    blockers = walls.uid_drop_blockers()
     report, res = in_sandbox(tmpdir, lambda: {"resuid": os.getresuid(), "groups": os.getgroups()},
                              drop_uid=True)
     if os.geteuid() != 0:
@@ -398,9 +398,9 @@ def test_uid_drop_happens_or_says_why(evaldir, monkeypatch):
         assert blockers[0] in report["uid_note"] and "stays uid 0" in report["uid_note"], report
         assert report["caps_dropped"], report
     else:
-        assert report["uid"] == sandbox.NOBODY and report["uid_note"] == "", report
-        assert res == {"resuid": [sandbox.NOBODY] * 3, "groups": []}, res
-    p = sandbox.probe(drop_uid=True)
+        assert report["uid"] == walls.NOBODY and report["uid_note"] == "", report
+        assert res == {"resuid": [walls.NOBODY] * 3, "groups": []}, res
+    p = walls.probe(drop_uid=True)
     assert p["uid_drop"] == (os.geteuid() == 0 and not blockers), p
     assert p["uid_drop"] or p["uid_note"], p
 
@@ -414,7 +414,7 @@ def test_full_sandbox_with_the_uid_drop(evaldir, monkeypatch):
     tmpdir, _ = evaldir
     with open(os.path.join(tmpdir, "output.log"), "w") as f:
         f.write("harness output")
-    monkeypatch.setitem(uidrop._blockers, (sandbox.NOBODY, sandbox.NOBODY), [])
+    monkeypatch.setitem(uidrop._blockers, (walls.NOBODY, walls.NOBODY), [])
     monkeypatch.setattr(uidrop, "_uid_verdicts", {})
 
     def body():
@@ -429,7 +429,7 @@ def test_full_sandbox_with_the_uid_drop(evaldir, monkeypatch):
                 "shadow": attempt(lambda: read("/etc/shadow")),
                 "kill zygote": attempt(lambda: os.kill(os.getppid(), 0))}
     report, res = in_sandbox(tmpdir, body, drop_uid=True)
-    n = sandbox.NOBODY
+    n = walls.NOBODY
     assert report["uid"] == n and report["uid_note"] == "" and report["level"] == "full", report
     assert report["caps_dropped"], report
     assert res["resuid"] == [n, n, n] and res["groups"] == [] and res["caps"] == ["0000000000000000"], res
@@ -454,7 +454,7 @@ def test_switch_uid_gives_up_root(outside):
     os.chmod(outside, 0o755)
 
     def body():
-        sandbox.switch_uid(tmpdir)
+        walls.switch_uid(tmpdir)
         libc = ctypes.CDLL(None, use_errno=True)
         caps = [ln.split()[1] for ln in open("/proc/self/status") if ln.startswith(("CapEff", "CapPrm"))]
         tid = ctypes.CDLL(None).syscall(186 if os.uname().machine == "x86_64" else 178)
@@ -465,7 +465,7 @@ def test_switch_uid_gives_up_root(outside):
                 "root-only": attempt(lambda: read(root_only)),
                 "own": attempt(lambda: write(os.path.join(tmpdir, "mine.txt")))}
     res = fork_run(body)
-    n = sandbox.NOBODY
+    n = walls.NOBODY
     assert res["resuid"] == res["resgid"] == [n, n, n] and res["groups"] == [], res
     assert res["dumpable"] == 1 and res["proc"] == "ok: 7", res
     assert res["caps"] == ["0000000000000000"] * 2, res
@@ -484,24 +484,24 @@ def test_uid_drop_blockers_name_what_is_closed(outside):
     os.chmod(tree, 0o755)
     os.chmod(module, 0o600)
     uid = gid = 54321   # nobody's: owner and group bits never apply
-    blocked = sandbox.uid_drop_blockers(uid, gid, paths=[tree])
+    blocked = walls.uid_drop_blockers(uid, gid, paths=[tree])
     assert blocked and blocked[0].startswith(os.path.dirname(tree) + " ") and "no search" in blocked[0]
     os.chmod(os.path.dirname(tree), 0o711)
-    assert [b.split(" ")[0] for b in sandbox.uid_drop_blockers(uid, gid, paths=[tree])] == [module]
+    assert [b.split(" ")[0] for b in walls.uid_drop_blockers(uid, gid, paths=[tree])] == [module]
     os.chmod(module, 0o644)
-    assert sandbox.uid_drop_blockers(uid, gid, paths=[tree]) == []
+    assert walls.uid_drop_blockers(uid, gid, paths=[tree]) == []
 
 
 def test_rules_list_etc_files_not_etc(evaldir, outside, monkeypatch):
     tmpdir, _ = evaldir
-    monkeypatch.setenv(sandbox.EXTRA_READ_ENV, os.pathsep.join(["/etc", "/root", "/usr/share"]))
+    monkeypatch.setenv(walls.EXTRA_READ_ENV, os.pathsep.join(["/etc", "/root", "/usr/share"]))
     gcc = os.path.join(outside, "gcc", "bin", "gcc")   # as CC=/opt/gcc/bin/gcc on the H200 image
     os.makedirs(os.path.dirname(gcc))
     with open(gcc, "w") as f:
         f.write("#!/bin/sh\n")
     os.chmod(gcc, 0o755)
     monkeypatch.setenv("CC", gcc)
-    rules, dropped = sandbox.landlock_rules(tmpdir, extra_rules=[("/etc/shadow", 4)], private=True)
+    rules, dropped = walls.landlock_rules(tmpdir, extra_rules=[("/etc/shadow", 4)], private=True)
     paths = [p for p, _, _ in rules]
     assert "/etc/ld.so.cache" in paths and "/etc/passwd" in paths
     assert "/usr/share" in paths                             # the env override, guarded
@@ -509,18 +509,18 @@ def test_rules_list_etc_files_not_etc(evaldir, outside, monkeypatch):
     for never in ("/", "/etc", "/root", "/opt", "/etc/shadow", os.path.dirname(tmpdir)):
         assert never not in paths, never
     assert {"/etc", "/root", "/etc/shadow"} <= set(dropped), dropped
-    assert ("/tmp", sandbox.FS_EVERYTHING, "the evaluation's private tmpfs") in rules
+    assert ("/tmp", walls.FS_EVERYTHING, "the evaluation's private tmpfs") in rules
     # Without the private tmpfs, /tmp is not granted: only the evaluation's dir and what the
     # interpreter reads there (the repository's own harness when a clone lives under /tmp).
-    reads = set(sandbox.read_paths(tmpdir=tmpdir)[0]) | {os.path.realpath(tmpdir)}
+    reads = set(walls.read_paths(tmpdir=tmpdir)[0]) | {os.path.realpath(tmpdir)}
     assert not any(p.startswith("/tmp") and p not in reads for p, _, _ in
-                   sandbox.landlock_rules(tmpdir, private=False)[0])
-    lines = sandbox.describe_rules(rules)
+                   walls.landlock_rules(tmpdir, private=False)[0])
+    lines = walls.describe_rules(rules)
     assert len(lines) == len(rules) and any("/etc/ld.so.cache" in ln for ln in lines)
 
 
 def test_probe_reports_mountns_uid_and_cuda_without_touching_cuda_here():
-    p = sandbox.probe(cuda=True)
+    p = walls.probe(cuda=True)
     assert {"mountns", "uid", "uid_drop", "uid_note", "cuda", "tmpfs_mb"} <= set(p), p
     assert p["mountns"] == bool(KS["namespaces"]), p
     assert set(p["cuda"]) == {"ok", "detail"}, p
@@ -533,12 +533,12 @@ def test_probe_turns_the_drop_off_when_cuda_fails_only_as_nobody(monkeypatch):
     if os.geteuid() != 0:
         pytest.skip("the uid drop needs root")
     need("namespaces")   # the probe's temp dir is reachable by nobody only in the private /tmp
-    key = (sandbox.NOBODY, sandbox.NOBODY)
+    key = (walls.NOBODY, walls.NOBODY)
     monkeypatch.setitem(uidrop._blockers, key, [])   # pretend everything is readable
     monkeypatch.setattr(uidrop, "_uid_verdicts", {})
-    monkeypatch.setattr(sandbox, "_cuda_check",
+    monkeypatch.setattr(walls, "_cuda_check",
                         lambda: {"ok": os.geteuid() == 0, "detail": f"fake CUDA as uid {os.geteuid()}"})
-    p = sandbox.probe(drop_uid=True, cuda=True)
+    p = walls.probe(drop_uid=True, cuda=True)
     assert p["uid"] == 0 and p["uid_drop"] is False and p["cuda"]["ok"], p
     assert "CUDA failed as uid 65534 (fake CUDA as uid 65534)" in p["uid_note"], p
     with tempfile.TemporaryDirectory() as d:   # later runners of this process stay uid 0

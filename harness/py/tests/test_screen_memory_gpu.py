@@ -1,5 +1,5 @@
 """On a GPU, the judge service's screens hold no temporary the size of an output, and its
-allocator gives cached memory back (kgharness.judgesvc.trim_cache): admission counts the
+allocator gives cached memory back (kgharness.zygote.judgesvc.trim_cache): admission counts the
 service's buffers, not its cache. In a child process, since the test workers of the GPU
 suite fork judges and must not initialise CUDA themselves."""
 
@@ -20,7 +20,8 @@ if not torch.cuda.is_available():
 
 CHILD = r"""
 import json, torch
-from kgharness import correctness as C, judgesvc
+from kgharness import correctness as C
+from kgharness.zygote import judgesvc
 t = torch.randn(1 << 28, device="cuda", dtype=torch.bfloat16)     # 512 MiB
 torch.cuda.synchronize()
 torch.cuda.reset_peak_memory_stats()
@@ -48,5 +49,5 @@ def test_screens_and_the_cache_on_the_device():
 
 
 def judgesvc_slack():
-    from kgharness import judgesvc
+    from kgharness.zygote import judgesvc
     return judgesvc.CACHE_SLACK

@@ -10,7 +10,7 @@ import torch  # noqa: E402
 
 from _evalhelp import ADD_RELU, fixture, patched, run, task  # noqa: E402
 from kgharness import correctness as C  # noqa: E402
-from kgharness import loader  # noqa: E402
+from kgharness.runner import loader  # noqa: E402
 
 BASE = "import torch\n\nclass Model: pass\n\ndef get_inputs(): return []\n\ndef get_init_inputs(): return []\n"
 

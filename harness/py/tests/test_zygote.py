@@ -1,7 +1,7 @@
 """The zygote as Go sees it: fd 3/4 records, one result per eval, survival.
 
 Uses the scripted evaluator in zygote_evaluators.py (job["code"] is a command),
-so these tests do not depend on kgharness.evaluate.
+so these tests do not depend on the judge (kgharness.judge).
 """
 
 import os
@@ -205,7 +205,7 @@ def test_other_evaluations_are_stopped_while_one_is_timed(z):
 @pytest.mark.parametrize("through", ["on", "off"])
 def test_an_evaluation_compiling_ahead_runs_through_a_window_and_stops_when_it_is_done(through):
     # The candidate's compile-only child works through another evaluation's window
-    # (kgharness.precompile); back from it, the evaluation stops until the window closes.
+    # (kgharness.runner.precompile); back from it, the evaluation stops until the window closes.
     with start(env={"KERNELGATE_PRECOMPILE_IN_WINDOWS": through}) as zz:
         ahead = zz.submit(TASK, "ahead 1.6 0.5")
         zz.started(ahead)
@@ -243,7 +243,7 @@ def test_compiling_ahead_and_windows_interleaved_at_random_never_hang():
 
 def test_runners_see_the_trusted_triton_cache_read_only_through_the_private_tmp(tmp_path):
     # It lives under the host's /tmp, which a judge's private tmpfs hides; what the zygote
-    # adds later (kgharness.launchers renames entries in) shows too.
+    # adds later (kgharness.runner.launchers renames entries in) shows too.
     trusted = tmp_path / "trusted-triton-cache"
     (trusted / "k1").mkdir(parents=True)
     with start(env={"KERNELGATE_TRUSTED_TRITON_CACHE": str(trusted)}) as zz:
@@ -353,7 +353,7 @@ def test_prewarm_caches_host_state_without_initialising_cuda():
     import torch
     from triton.runtime.cache import triton_key
 
-    from kgharness.startup import prewarm_host_state
+    from kgharness.zygote.startup import prewarm_host_state
 
     prewarm_host_state()
     assert triton_key.cache_info().currsize == 1
@@ -362,7 +362,7 @@ def test_prewarm_caches_host_state_without_initialising_cuda():
 
 
 def test_a_starting_zygote_removes_the_bases_dead_zygotes_left(tmp_path):
-    """A killed zygote cannot remove its base (kgharness.basedir): the next zygote with the
+    """A killed zygote cannot remove its base (kgharness.zygote.basedir): the next zygote with the
     same parent does, and leaves alone a base whose lock is held, one without a lock file,
     and anything not named like a base."""
     import fcntl

@@ -18,7 +18,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kgharness import spawn, warmup
+from kgharness.runner import spawn, warmup
 from kgharness.verdict import finalize, new_verdict
 
 
@@ -56,7 +56,7 @@ def evaluate(job, ctx):
     cmd, args = words[0], words[1:]
     if cmd == "triton":
         # A private Triton cache started from the zygote's trusted one, as a runner's is
-        # (kgharness.spawn): Triton's home is otherwise the zygote's ~ (read when triton
+        # (kgharness.runner.spawn): Triton's home is otherwise the zygote's ~ (read when triton
         # was imported), where this uid-dropped process may not write.
         spawn.private_env(ctx.tmpdir)
         warmup.seed_private(os.environ["TRITON_CACHE_DIR"])
@@ -251,7 +251,7 @@ def _as_runner(ctx, role, fn):
             fn()
         finally:
             os._exit(0)
-    ctx.send({"type": "runner", "role": role, "pid": pid})
+    ctx.send("runner", role=role, pid=pid)
     _, status = os.waitpid(pid, 0)
     return _verdict(ctx, "correct", wait_status=status)
 
