@@ -36,7 +36,7 @@ var zygoteAllowlist = []string{
 	// torch's CPU threads and CUDA allocator, CUDA's toolkit and loading.
 	"OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF",
 	"CUDA_HOME", "CUDA_PATH", "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_MODULE_LOADING",
-	// Where Triton finds its tools (kgharness/readpaths.py grants them read-only).
+	// Where Triton finds its tools (kgharness/sandbox/readpaths.py grants them read-only).
 	"TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH",
 	"TRITON_LIBDEVICE_PATH", "TRITON_LIBCUDA_PATH",
 	// The harness's own settings, read by the zygote and its judges (runners
@@ -60,7 +60,7 @@ func zygoteEnv(base []string, spec zygoteSpec) []string {
 		set["CUDA_VISIBLE_DEVICES"] = "" // CPU mode means CPU even on a GPU host
 	}
 	if spec.dataDir != "" {
-		// The zygote keeps every Landlock grant out of it (kgharness/readpaths.py).
+		// The zygote keeps every Landlock grant out of it (kgharness/sandbox/readpaths.py).
 		set["KERNELGATE_DATA_DIR"] = spec.dataDir
 	}
 	pass := make(map[string]bool, len(zygoteAllowlist)+len(spec.passEnv))

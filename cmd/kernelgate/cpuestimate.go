@@ -50,7 +50,7 @@ const (
 
 // interpCalls is how many candidate calls an evaluation makes at seeds:
 // one per seed, and after the first seed 0-2 calls the candidate cannot
-// tell from trials (kgharness/trials.py, 1 on average). The held-out input
+// tell from trials (kgharness/judge/trials.py, 1 on average). The held-out input
 // sets come on top; their sizes are not known before the reference loads.
 func interpCalls(seeds int) int { return 2*max(seeds, 1) - 1 }
 

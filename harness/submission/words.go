@@ -158,7 +158,7 @@ func clip(s string, n int) string {
 }
 
 // syntaxError is the first line of the harness's compile_error feedback for
-// code Python cannot parse (kgharness/loader.py).
+// code Python cannot parse (kgharness/runner/loader.py).
 var syntaxError = regexp.MustCompile(`^SyntaxError: (.+) \(candidate\.py, line ([0-9]+)\)$`)
 
 // EndOfInput reports whether a compile error's feedback says that Python's

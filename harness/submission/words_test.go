@@ -66,7 +66,7 @@ func TestWord(t *testing.T) {
 }
 
 // EndOfInput reads the messages of Python 3.12's parser, as the harness
-// words them (kgharness/loader.py).
+// words them (kgharness/runner/loader.py).
 func TestEndOfInput(t *testing.T) {
 	code := "import torch\nclass ModelNew:\n    def forward(self, x):"
 	tests := []struct {
