@@ -1,4 +1,4 @@
-"""A GRPO-shaped load through a running gateway (issue 14): for each task of a suite, a
+"""A GRPO-shaped load through a running gateway: for each task of a suite, a
 group of --group completions in one POST /v1/rewards, as a trainer's step sends them,
 every group of the run in flight at once.
 

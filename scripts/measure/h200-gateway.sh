@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# One device call: the gateway against `kernelgate bench` on the same kernels (issue 3's
-# H200 figures), on every GPU of the host, plus a bench on GPU 0 alone for scaling.
+# One device call: the gateway against `kernelgate bench` on the same kernels (its H200 figures), on every GPU of the host, plus a bench on GPU 0 alone for scaling.
 # Builds nothing. usage: TASK=2_gemm_gelu N=512 N1=192 bash scripts/measure/h200-gateway.sh
 set -uo pipefail
 # The carried binary embeds the harness it runs: it must be this working tree's.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GRPO-shaped load on a lent H200 (issue 14): `kernelgate serve` and scripts/measure/grpo_bench.py,
+# GRPO-shaped load on a lent H200: `kernelgate serve` and scripts/measure/grpo_bench.py,
 # groups of GROUP completions for the first TASKS heavy tasks, once per SHARE setting
 # ("off on": reference sharing off, then on, in one call); L2=1 adds a level2 bench per
 # setting; STAGGER=S sends the groups in order, S s apart (scripts/measure/grpo_bench.py). Builds
@@ -26,7 +26,7 @@ fi
 for share in ${SHARE:-off}; do
   data=$(mktemp -d); port=$((18080 + RANDOM % 1000))
   [ "${MEMPOLL:-0}" = 1 ] && export KERNELGATE_ADMISSION_LOG="$out/admission-$share$tag.jsonl"
-  # OPEN=0: a build from before API keys (77d0a47, issue 14's baseline) has no --open and needs none.
+  # OPEN=0: a build from before API keys (77d0a47, an old baseline) has no --open and needs none.
   KERNELGATE_SHARE_REFERENCE=$share "$kg" serve --log-level "${LOGLEVEL:-info}" --addr 127.0.0.1:$port --data "$data" \
       $([ "${OPEN:-1}" = 1 ] && echo --open) \
       > "$out/serve-$share$tag.log" 2>&1 &

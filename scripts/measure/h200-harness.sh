@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The harness v2 checks on a lent H200 (issue 10): one device call, nothing built here
+# The harness v2 checks on a lent H200: one device call, nothing built here
 # (bin/kernelgate is carried). PHASE=smoke: probes, doctor, one evaluation, the GPU test
 # suite, a short level2 bench. PHASE=measure: the README's figures (bench, fidelity on
 # level2 and heavy, the heavy suite at full concurrency). Logs under $OUT; a table last.
@@ -153,7 +153,7 @@ PY
 fi
 
 if [ "$phase" = final1 ]; then
-  # Issue 10's figures, part 1: level2 throughput (REPEAT per kernel, 16 in flight), the
+  # The figures, part 1: level2 throughput (REPEAT per kernel, 16 in flight), the
   # fidelity table on level2, the heavy suite's task check.
   timeout 150 $kg bench --tasks datasets/level2 --kernels datasets/solutions/level2 --repeat ${REPEAT:-5} \
       --concurrency 16 --json > "$out/bench-c16.json" 2> "$out/bench-c16.err"; echo "bench c16 rc=$?"
@@ -327,7 +327,7 @@ PY
 fi
 
 if [ "$phase" = v10 ]; then
-  # Issue 10's figures at one commit, one call: the GPU suite twice (4 test workers, each its
+  # The figures at one commit, one call: the GPU suite twice (4 test workers, each its
   # own zygote on the one GPU), level2 throughput (REPEAT per kernel, 16 in flight), heavy fidelity.
   for i in 1 2; do
     (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 170 python3 -m pytest -q -n 4 \

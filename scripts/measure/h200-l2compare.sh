@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# level2 throughput of several builds or settings in one device call (issue 14's "level2
-# does not regress"): RUNS is a list of TAG=BINARY[,VAR=VALUE...] run in that order, e.g.
+# level2 throughput of several builds or settings in one device call ("level2 does not regress"): RUNS is a list of TAG=BINARY[,VAR=VALUE...] run in that order, e.g.
 #   RUNS="on=bin/kernelgate base=bin/kg-base off=bin/kernelgate,KERNELGATE_SHARED_LAUNCHERS=off on2=bin/kernelgate"
 # TASKS_DIR and KERNELS_DIR name another suite. Builds nothing. One JSON per run under $OUT and a line each: evals/s, statuses, median
 # stages, launchers built and found ready. REPEAT rounds of the 20 solutions (default 5).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scaling over the GPUs of one host (issue 15), one device call on nvidia-h200-x2. SUITE's
+# Scaling over the GPUs of one host, one device call on nvidia-h200-x2. SUITE's
 # (level2) solutions, N completions per task, through `kernelgate serve`:
 #   one1   one process, GPU 0 only                    (serve --device 0)
 #   one2   one process on both GPUs                   (serve, every GPU)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5 on an H200: `kernelgate search` against a scripted OpenAI-compatible server
+# On an H200: `kernelgate search` against a scripted OpenAI-compatible server
 # (scripts/scripted_llm.py) that always proposes an honest but untuned kernel
 # (scripts/data/untuned_leaky_relu.py: BLOCK 128, one warp). Measures the search's own
 # overhead per step (step_ms - llm_ms - eval_ms, from the step log lines) and whether the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4 on an H200: every suite through `tasks check` (reference times, solutions
+# On an H200: every suite through `tasks check` (reference times, solutions
 # evaluated and their speedups), a GPU-size synthetic suite, then the harness's GPU
 # tests. Builds nothing: carry bin/kernelgate. Writes under $OUT. EXACT=1 instead checks
 # every suite without solutions and prints how far each reference is from its exact answer

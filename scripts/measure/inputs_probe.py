@@ -1,7 +1,7 @@
 """How fast a GPU makes a window's fresh inputs.
 
 Every timed call in a window makes its fresh inputs on both sides, and on the heavy suite
-that is over a third of the windows' time (README, Measurements, twenty-third session):
+that is over a third of the windows' time (docs/measurements/2026-12-04-heavy-window-ceiling.md):
 heavy/7's 14 GiB bf16 input takes 38 ms a call against a 14 ms timed call. This prints,
 per size and dtype, the median of CUDA-event times for torch.randn, torch.rand, a scalar
 mul_ pass, and a Triton kernel that writes normal values from tl.randn4x (Philox4x32,

@@ -1,4 +1,4 @@
-"""A soak of `kernelgate serve` (issue 16, item 7): DURATION of mixed load on loopback,
+"""A soak of `kernelgate serve`: DURATION of mixed load on loopback,
 every loop bounded (one request in flight per loop, a pause between), while the server's
 RSS, open files and goroutines (its /metrics) and its process tree's RSS (the zygote, the
 judge service, the evaluations) are sampled. Reports each figure after warm-up against

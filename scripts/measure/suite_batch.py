@@ -1,5 +1,5 @@
 """Sends a whole suite to a running `kernelgate serve` as reward batches, all at once, and
-reports throughput and where the time went (issue 15's scaling figure).
+reports throughput and where the time went (the scaling figure).
 
 One `POST /v1/rewards` per task: its solution N times, each copy made distinct by a
 trailing comment (nothing answered from another's result). Every request is in flight

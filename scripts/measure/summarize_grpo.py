@@ -1,4 +1,4 @@
-"""Summarise scripts/measure/grpo_bench.py reports (issue 14): throughput, slot use, makespans,
+"""Summarise scripts/measure/grpo_bench.py reports: throughput, slot use, makespans,
 and where an evaluation's time went (median stage_ms over all members, and the sum of
 the timing windows, which no two evaluations of one GPU overlap).
 

@@ -137,7 +137,7 @@ def test_a_broken_reference_is_masked_not_scored(s):
 
 
 def test_a_broken_reference_is_never_the_candidates_fault(s):
-    """Issue 13: the README's placeholder reference with prose was scored invalid_submission,
+    """The README's placeholder reference with prose was scored invalid_submission,
     valid, reward 0. A one-line reference is refused; a broken one is a task error, masked,
     whatever the candidate is: prose, no code, or an honest kernel; on both routes."""
     for path, body in (("/v1/rewards", {"reference": "...", "codes": ["Here is my kernel."]}),

@@ -1,4 +1,4 @@
-"""Damaged data under `kernelgate serve` (issue 16): one corrupt Parquet part, one
+"""Damaged data under `kernelgate serve`: one corrupt Parquet part, one
 corrupt block of the batches bucket, one unreadable stream metadata file. A bad Parquet
 file is moved aside (log line, metric) and exports and the sink go on; a damaged block
 is named at start and no request hangs; a stream that cannot be loaded stops serve with

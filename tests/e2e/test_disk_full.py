@@ -1,4 +1,4 @@
-"""A full disk under `kernelgate serve` (issue 16): the data directory is a 20 MiB tmpfs
+"""A full disk under `kernelgate serve`: the data directory is a 20 MiB tmpfs
 that a filler file fills to the last byte while batches run. The gateway must say so on
 /readyz (503, naming the data directory), refuse new work with 507 or 503 and Retry-After
 (never 500), keep every batch it accepted (none stays `running`), and take work again by

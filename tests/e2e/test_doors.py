@@ -1,4 +1,4 @@
-"""Who gets into a real `kernelgate serve` (issue 16, doors): open mode only when chosen,
+"""Who gets into a real `kernelgate serve`: open mode only when chosen,
 an empty key file lets nobody in, a foreign Host or Origin is 403 on loopback, bodies
 must be JSON, failed authentication is limited per address, duplicate JSON keys and
 repeated query parameters are 400, and exports have a per-key quota."""

@@ -1,4 +1,4 @@
-"""Fair share between API keys (issue 15): on a serve with one evaluation slot, a key that
+"""Fair share between API keys: on a serve with one evaluation slot, a key that
 queued 10 items first does not keep another key's 2 waiting behind all of them; the
 worker takes the keys' lanes in turn (dispatch/lanes.go)."""
 import subprocess

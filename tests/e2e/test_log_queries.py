@@ -1,4 +1,4 @@
-"""The log as a training set (issue 12): a mixed log built against a live `kernelgate
+"""The log as a training set: a mixed log built against a live `kernelgate
 serve` with a scripted LLM (rewards with prompts, an inline reference, a cache hit, a
 retried request, an episode, two searches, and a rule created from the first search's
 failures, hit by the second's, retired by hand), then the queries an ML engineer runs

@@ -1,4 +1,4 @@
-"""A gateway and workers on a 3-node NATS JetStream cluster (issue 15): three nats-server
+"""A gateway and workers on a 3-node NATS JetStream cluster: three nats-server
 nodes (tests/natsnode, the nats-server module kernelgate embeds) on loopback, `kernelgate
 serve --nats URL,URL,URL --workers 0` and two `kernelgate worker --nats ...`. Streams and
 buckets get three replicas; a reward batch is answered by the workers; with one node

@@ -1,5 +1,5 @@
 """Every command in the README's ```sh blocks, run as written on this CPU-only machine, or
-named in NOT_RUN with the reason (issue 13's docs test).
+named in NOT_RUN with the reason.
 
 A README command that no rule here knows fails the test: a new example is run or
 explained, never skipped silently. Commands run with bash in a scratch directory that

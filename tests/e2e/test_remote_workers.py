@@ -1,4 +1,4 @@
-"""Workers on other hosts (issue 15's contract): `kernelgate serve --nats-listen HOST:PORT
+"""Workers on other hosts: `kernelgate serve --nats-listen HOST:PORT
 --workers 0` evaluates nothing itself; `kernelgate worker --nats nats://HOST:PORT` joins it
 over NATS and answers POST /v1/rewards, and its verdicts land in the gateway's Parquet log.
 Here both run on loopback in CPU mode; a worker with the wrong token is refused, and the

@@ -1,4 +1,4 @@
-"""schemathesis against a live `kernelgate serve` (issue 16, contract): every operation of
+"""schemathesis against a live `kernelgate serve`: every operation of
 the served openapi.yaml, every built-in check (server errors, status codes, content types,
 headers, response schemas, schema-valid requests accepted, schema-violating ones refused,
 auth), a bounded run. It must find nothing. tests/e2e/schemathesis.toml widens a check only

@@ -1,4 +1,4 @@
-"""POST /v1/tasks on a real `kernelgate serve` (issue 16, async task checks): past wait_s
+"""POST /v1/tasks on a real `kernelgate serve`: past wait_s
 it answers 202 with a Location to poll while the check runs on; a client that gives up
 early is no server error, and its task is registered all the same."""
 

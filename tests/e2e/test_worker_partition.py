@@ -1,4 +1,4 @@
-"""A worker cut off from the network (issue 15's fault): it runs in a network namespace
+"""A worker cut off from the network: it runs in a network namespace
 joined to the gateway's host by a veth pair, and the link is dropped while it evaluates.
 Its job goes to another worker within the job AckWait and is logged once; when the link
 comes back, the cut-off worker takes jobs again. Needs root and `ip netns` (CI has both):

@@ -121,7 +121,7 @@ def test_task_errors_are_harness_errors_naming_the_file(tmp_path):
 
 def test_a_broken_reference_is_never_the_candidates_fault(tmp_path):
     """A placeholder, prose or incomplete reference is a task error whatever the candidate
-    sends: prose, a syntax error or an honest kernel (issue 13: prose + "..." was scored
+    sends: prose, a syntax error or an honest kernel (prose + "..." was scored
     invalid_submission, a reward of 0 a trainer would learn from)."""
     t = task("task_add_relu.py")
     candidates = {"prose": "Here is my kernel, it is fast.", "syntax error": "class ModelNew(:\n  pass",

@@ -1,5 +1,4 @@
-"""Triton launchers built once by the zygote and found by later runners (kgharness.runner.launchers,
-issue 14).
+"""Triton launchers built once by the zygote and found by later runners (kgharness.runner.launchers).
 
 A real kernel is compiled for sm_90 on this CPU by the precompile child, which names its
 launcher signature; the zygote's builder builds that launcher from Triton's own source

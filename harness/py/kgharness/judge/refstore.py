@@ -1,4 +1,4 @@
-"""Trusted reference work shared across the evaluations of one task (issue 14).
+"""Trusted reference work shared across the evaluations of one task.
 
 A GRPO group sends n completions for one task; without this, every evaluation's
 reference runner rebuilt the same inputs and outputs for the same correctness seeds,

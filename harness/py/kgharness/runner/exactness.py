@@ -3,7 +3,7 @@ written, and a float64 copy of it on the same inputs rounded once to each output
 compared the way the judge compares a candidate. The share of the tolerance between the
 two is what an honest kernel finds already spent before its own rounding: torch's bf16
 GroupNorm + SiLU put a kernel with exact statistics at 0.86 of bf16's default tolerance,
-and one evaluation in 112 rejected it (README Measurements, eighteenth session).
+and one evaluation in 112 rejected it (docs/measurements/2026-12-04-groups-start-together.md).
 
 Runs in the reference runner, on the task's own objects: a task that lies here misleads
 only its author. Advice, never a verdict: it decides no status.

@@ -37,7 +37,7 @@ WINDOWS_ENV = "KERNELGATE_PRECOMPILE_IN_WINDOWS"
 # compile_timeout_s when a job does not set it, by mode (docs/protocol.md): none on a CPU, where
 # the interpreter's first call is the kernel's run, not its compile. On a GPU it is wall
 # time like timeout_s, so it sits well above the slowest honest compile measured at full
-# concurrency (51 s on an H200, issue 14): a load-made slow compile must not cost a reward.
+# concurrency (51 s on an H200): a load-made slow compile must not cost a reward.
 # The zygote's watchdog enforces it; the runner waits for the child half of it (the first
 # call has the other half), WAIT_S where there is none (CPU mode).
 DEFAULT_BUDGET_S = {"gpu": 90.0}

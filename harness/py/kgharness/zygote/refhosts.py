@@ -51,11 +51,11 @@ HOST_TIMEOUT_S = 600.0    # the host's rlimits are sized for this wall time (kgh
 
 def enabled(mode, share_mb):
     """Sharing on (hosts serve shared evaluations only) and $KERNELGATE_REFERENCE_HOST
-    on; unset, on in GPU mode. On an H200 (7 x 16 heavy GRPO groups, fifteenth session)
+    on; unset, on in GPU mode. On an H200 (7 x 16 heavy GRPO groups; docs/measurements, 2026-12-03)
     hosts gave 1.54-1.57 evals/s against 1.43 off in one call, with the same verdicts,
     once members that asked before their host was ready could be admitted without their
     reference; the GPU suite (hacks included) passed with them on, 162 of 162, twice at
-    5989ce9+ (sixteenth session). Off by default on a CPU: the interpreter times nothing
+    5989ce9+ (docs/measurements, 2026-12-03). Off by default on a CPU: the interpreter times nothing
     a host would save."""
     flag = os.environ.get(ENV, "").strip().lower()
     if flag in ("0", "off", "false", "no"):
