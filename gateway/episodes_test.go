@@ -187,3 +187,15 @@ func TestEpisodesWithoutAStore(t *testing.T) {
 	rec := call(t, srv.Handler(), http.MethodPost, "/v1/episodes", "/v1/episodes", map[string]any{"task_id": "x"}, nil)
 	wantError(t, rec, http.StatusServiceUnavailable, CodeNotReady, "", "episodes are not available")
 }
+
+// finish_reason is nullable (openapi.yaml): null is "the server did not say".
+func TestEpisodeStepTakesANullFinishReason(t *testing.T) {
+	st := startFakeStack(t)
+	start := startEpisode(t, st, map[string]any{"task_id": "ci/1_add_relu", "max_turns": 2})
+	var resp stepResponse
+	rec := call(t, st.h, http.MethodPost, "/v1/episodes/"+start.EpisodeID+"/step", "/v1/episodes/{id}/step",
+		map[string]any{"completion": "no code", "finish_reason": nil}, &resp)
+	if rec.Code != http.StatusOK || resp.Turn != 1 {
+		t.Fatalf("step with finish_reason null: %d %s", rec.Code, rec.Body)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/event"
@@ -196,8 +197,9 @@ func parseFinishReason(raw json.RawMessage, field string) (string, *apiError) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return "", newError(CodeInvalidRequest, field, "%s is %.40s: a finish reason is a string such as \"stop\" or \"length\" (the one that marks a completion cut off), or null", field, raw)
 	}
-	if len(r) > maxFinishReason {
-		return "", newError(CodeInvalidRequest, field, "%s is %d bytes; a finish reason is a word such as \"stop\" or \"length\" (at most %d bytes)", field, len(r), maxFinishReason)
+	if n := utf8.RuneCountInString(r); n > maxFinishReason {
+		// Characters, as openapi.yaml's maxLength counts them.
+		return "", newError(CodeInvalidRequest, field, "%s is %d characters; a finish reason is a word such as \"stop\" or \"length\" (at most %d characters)", field, n, maxFinishReason)
 	}
 	return r, nil
 }

@@ -269,7 +269,7 @@ func TestRewardFinishReasons(t *testing.T) {
 		{`"codes":["a"]`, `["length"]`, "finish_reasons", "go with completions"},
 		{`"completions":["a"]`, `[{"reason":"length"}]`, "finish_reasons[0]", "a finish reason is a string"},
 		{`"completions":["a"]`, `[true]`, "finish_reasons[0]", "or null"},
-		{`"completions":["a"]`, `["` + strings.Repeat("x", 65) + `"]`, "finish_reasons[0]", "at most 64 bytes"},
+		{`"completions":["a"]`, `["` + strings.Repeat("x", 65) + `"]`, "finish_reasons[0]", "at most 64 characters"},
 	} {
 		_, aerr := parse(c.items, c.finishes)
 		if aerr == nil || aerr.Code != CodeInvalidRequest || aerr.Field != c.field || !strings.Contains(aerr.Message, c.want) {

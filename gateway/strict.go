@@ -20,9 +20,13 @@ import (
 type duplicateKeyError struct {
 	path string // dotted from the top: "options.timeout_s", "prompts[2].role"
 	null bool   // not a duplicate: a member whose value is null
+	item bool   // with null: an array's item
 }
 
 func (e *duplicateKeyError) Error() string {
+	if e.null && e.item {
+		return fmt.Sprintf("%s is null: every item of the list must be a value", e.path)
+	}
 	if e.null {
 		return fmt.Sprintf("%s is null: leave the field out instead", e.path)
 	}
@@ -31,8 +35,15 @@ func (e *duplicateKeyError) Error() string {
 
 // nullable are the request fields openapi.yaml declares nullable: null is
 // their own value (the harness's default tolerance, the model's default
-// temperature), not "absent".
-var nullable = map[string]bool{"atol": true, "rtol": true, "temperature": true}
+// temperature, a finish reason the inference server did not say), not
+// "absent".
+var nullable = map[string]bool{"atol": true, "rtol": true, "temperature": true, "finish_reason": true}
+
+// nullableItems are the request lists whose items openapi.yaml declares
+// nullable: a finish reason the inference server did not say. encoding/json
+// reads a null item of any other list as its zero value (a null code as an
+// empty one), so null is refused there.
+var nullableItems = map[string]bool{"finish_reasons": true}
 
 // checkDuplicateKeys returns a *duplicateKeyError for the first key that
 // appears twice in one object of data, or whose value is null (nullable
@@ -82,9 +93,16 @@ func walkKeys(dec *json.Decoder, path string) (null bool, err error) {
 		_, err = dec.Token() // '}'
 		return false, err
 	case json.Delim('['):
+		list := path[strings.LastIndexByte(path, '.')+1:]
+		list = list[:strings.IndexByte(list+"[", '[')]
 		for i := 0; dec.More(); i++ {
-			if _, err := walkKeys(dec, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			item := fmt.Sprintf("%s[%d]", path, i)
+			null, err := walkKeys(dec, item)
+			if err != nil {
 				return false, err
+			}
+			if null && !nullableItems[list] {
+				return false, &duplicateKeyError{path: item, null: true, item: true}
 			}
 		}
 		_, err = dec.Token() // ']'

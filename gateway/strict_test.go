@@ -25,6 +25,11 @@ func TestCheckDuplicateKeys(t *testing.T) {
 		{`[{"a": 1}, {"a": 1}]`, ""},
 		{`{"a\u0062": 1, "ab": 2}`, "ab"}, // the same key, escaped once
 		{`"text"`, ""},
+		// A null item: encoding/json would read it as the zero value (a null code as "").
+		{`{"codes": ["x", null]}`, "codes[1]"},
+		{`{"prompts": [null]}`, "prompts[0]"},
+		{`{"prompts": [[{"role": "user", "content": "x"}, null]]}`, "prompts[0][1]"},
+		{`{"finish_reasons": ["length", null]}`, ""}, // nullable items (openapi.yaml)
 	}
 	for _, tt := range tests {
 		err := checkDuplicateKeys([]byte(tt.in))
@@ -123,7 +128,9 @@ func TestNullMembersAreRefused(t *testing.T) {
 		{`{"options": {"seeds": null}}`, "options.seeds"},
 		{`{"options": {"atol": null, "rtol": null}}`, ""},
 		{`{"llm": {"temperature": null}}`, ""},
-		{`{"labels": [null]}`, ""}, // an array item: the field's own type decides
+		// An array item too: encoding/json reads a null string item as "".
+		{`{"labels": [null]}`, "labels[0]"},
+		{`{"finish_reasons": [null, "stop"]}`, ""}, // nullable items
 	}
 	for _, tt := range tests {
 		err := checkDuplicateKeys([]byte(tt.in))
@@ -131,7 +138,7 @@ func TestNullMembersAreRefused(t *testing.T) {
 		switch {
 		case tt.path == "" && err != nil:
 			t.Errorf("%s: %v", tt.in, err)
-		case tt.path != "" && (!ok || !de.null || de.path != tt.path || !strings.Contains(de.Error(), "leave the field out")):
+		case tt.path != "" && (!ok || !de.null || de.path != tt.path || !strings.Contains(de.Error(), tt.path+" is null")):
 			t.Errorf("%s: %v, want null %s refused", tt.in, err, tt.path)
 		}
 	}

@@ -47,6 +47,12 @@ def before_call(ctx, case, **kwargs):
     label = case.operation.label
     if label == "POST /v1/rewards":
         fit(body, "prompts", len(body.get("completions") or body.get("codes") or []), "p")
+        # One finish reason per completion, and none with codes (a 400 by design: codes
+        # were not written by a model here).
+        if "codes" in body or not body.get("completions"):
+            body.pop("finish_reasons", None)
+        else:
+            fit(body, "finish_reasons", len(body["completions"]), None)
     elif label == "POST /openrlhf/reward":
         n = len(body.get("query") or [])
         fit(body, "labels", n, "ci/1_add_relu")

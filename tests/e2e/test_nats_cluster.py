@@ -86,7 +86,16 @@ def rows(data):
 
 def batch(srv, tag, n=3):
     codes = [KERNEL + f"\n# {tag} {i}\n" for i in range(n)]
-    status, resp = srv.post("/v1/rewards", {"reference": TASK, "codes": codes, "wait_s": 300}, timeout_s=320)
+    body = {"reference": TASK, "codes": codes, "wait_s": 300}
+    key = {"Idempotency-Key": f"nats-cluster-{tag}-{time.time_ns()}"}
+    # While the cluster elects the lost node's leaders the queue may not answer: the gateway
+    # says 503 with Retry-After, and a client sends the same request again, as the Python
+    # client does (the key makes a repeat safe). A few of those, not a stall.
+    for _ in range(10):
+        status, resp = srv.post("/v1/rewards", body, timeout_s=320, headers=key)
+        if status != 503:
+            break
+        time.sleep(min(float(srv.last_headers.get("Retry-After") or 1), 5))
     assert status == 200, resp
     assert [r["status"] for r in resp["results"]] == ["correct"] * n, resp
     return {f"{resp['batch_id']}-{i:05d}" for i in range(n)}
