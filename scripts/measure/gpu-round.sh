@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call, a PHASE at a time, this tree (bin/kernelgate) against a baseline build
-# (bin/kg-base) where a phase compares them. Builds nothing: carry bin/. Writes under $OUT;
-# prints a short table last.
+# (bin/kg-base) where a phase compares them. Builds nothing: carry the binaries (stripped and
+# gzipped, two fit the 64 MiB a call carries) and unpack them into bin/ first. Writes under
+# $OUT (a call returns at most 8 files: run one phase per call); prints a short table last.
 #   PHASE=suite    every suite through `tasks check` on the GPU (references, solutions,
 #                  speedups), then the harness's GPU tests: hack fixtures, solutions, the
 #                  zygote, the in-process evaluator
@@ -22,10 +23,10 @@ suite)
   echo "tasks check rc=$? in $(( $(date +%s) - t0 )) s"; grep -E "REJECTED" "$out/check.txt" | cut -c1-200; tail -2 "$out/check.txt"
   t0=$(date +%s)
   (cd harness/py && KERNELGATE_TEST_MODE=gpu KERNELGATE_TEST_GPU=1 timeout 200 python3 -m pytest -q -n 6 \
-      -p no:cacheprovider --tb=short tests/test_hacks.py tests/test_solutions.py tests/test_zygote.py \
+      -p no:cacheprovider --tb=line -rf tests/test_hacks.py tests/test_solutions.py tests/test_zygote.py \
       tests/test_gpulock.py tests/test_precision.py tests/test_same_storage.py; a=$?; timeout 90 python3 -m pytest -q -p no:cacheprovider --tb=short tests/test_eval_gpu.py; b=$?; exit $(( a || b ))) \
       > "$out/pytest-gpu.log" 2>&1
-  echo "pytest rc=$? in $(( $(date +%s) - t0 )) s"; grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | tail -12
+  echo "pytest rc=$? in $(( $(date +%s) - t0 )) s"; grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | cut -c1-300 | tail -24
   ls -d /tmp/kgz-* 2>/dev/null | wc -l | sed 's/^/kgz dirs left: /'
   ;;
 l2)
