@@ -38,7 +38,9 @@ class _Record:
 
     @classmethod
     def from_dict(cls, rec):
-        return cls()
+        """Every field as it came (None where absent): for kinds whose fields only their
+        consumer can judge. Kinds with checks of their own override it."""
+        return cls(**{f.name: rec.get(f.name) for f in fields(cls)})
 
 
 @dataclass(frozen=True)
@@ -132,20 +134,12 @@ class HostOk(_Record):
     type: ClassVar[str] = "host_ok"
     mb: object = None
 
-    @classmethod
-    def from_dict(cls, rec):
-        return cls(rec.get("mb"))
-
 
 @dataclass(frozen=True)
 class HostMem(_Record):
     """The host lent to this evaluation's window held mb MiB (checked by refhosts)."""
     type: ClassVar[str] = "host_mem"
     mb: object = None
-
-    @classmethod
-    def from_dict(cls, rec):
-        return cls(rec.get("mb"))
 
 
 @dataclass(frozen=True)
@@ -155,20 +149,12 @@ class Launchers(_Record):
     type: ClassVar[str] = "launchers"
     signatures: object = None
 
-    @classmethod
-    def from_dict(cls, rec):
-        return cls(rec.get("signatures"))
-
 
 @dataclass(frozen=True)
 class Measured(_Record):
     """The evaluation used mb MiB of device memory through its trials (checked by admission)."""
     type: ClassVar[str] = "measured"
     mb: object = None
-
-    @classmethod
-    def from_dict(cls, rec):
-        return cls(rec.get("mb"))
 
 
 @dataclass(frozen=True)
@@ -192,10 +178,6 @@ class Stored(_Record):
     mb: object = None
     version: object = None
 
-    @classmethod
-    def from_dict(cls, rec):
-        return cls(rec.get("mb"), rec.get("version"))
-
 
 @dataclass(frozen=True)
 class Runner(_Record):
@@ -217,10 +199,6 @@ class Verdict(_Record):
     type: ClassVar[str] = "verdict"
     nonce: object = None
     verdict: object = None
-
-    @classmethod
-    def from_dict(cls, rec):
-        return cls(rec.get("nonce"), rec.get("verdict"))
 
 
 KINDS = {cls.type: cls for cls in (Stage, Precompiled, Compiled, Lock, Unlock, Reserve, ReserveLess, ReserveMore,
