@@ -69,11 +69,12 @@ func (r *references) lookup(h string) (broken *eval.Verdict, ok bool) {
 	return o.broken, ok
 }
 
-// record stores an outcome, dropping the oldest when full.
+// record stores an outcome, dropping the oldest when a new task finds the
+// memory full.
 func (r *references) record(h string, broken *eval.Verdict) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.known) >= refKnown {
+	if _, seen := r.known[h]; !seen && len(r.known) >= refKnown {
 		oldest, first := "", time.Time{}
 		for k, o := range r.known {
 			if oldest == "" || o.at.Before(first) {
@@ -148,14 +149,13 @@ func (r *references) ensure(ctx context.Context, h string, check func(context.Co
 	}
 }
 
-// taskFailed is job's verdict when its task's reference failed check,
+// taskFailed is the verdict of any job whose task's reference failed check,
 // whatever the candidate sent: harness_error with the check's task_error,
 // so that every reward function excludes the sample.
-func taskFailed(job eval.Job, check *eval.Verdict, mode string) eval.Verdict {
+func taskFailed(check *eval.Verdict, mode string) eval.Verdict {
 	v := harnessVerdict(eval.StatusHarnessError, mode,
 		"task error: "+check.TaskError+"\n(the task's reference fails on its own; the submission was not judged)", "")
 	v.TaskError = check.TaskError
-	v.TaskName = job.Task.Name
 	return v
 }
 
@@ -177,10 +177,9 @@ func blankCode(code string) bool { return strings.TrimSpace(code) == "" }
 
 // emptySubmission is the verdict for blank code once the task's reference
 // is known to work (the harness's own wording for it).
-func emptySubmission(job eval.Job, mode string) eval.Verdict {
+func emptySubmission(mode string) eval.Verdict {
 	v := harnessVerdict(eval.StatusInvalidSubmission, mode,
 		"empty submission: expected Python source defining class ModelNew", "")
-	v.TaskName = job.Task.Name
 	v.ReferenceChecked = true
 	return v
 }

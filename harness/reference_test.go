@@ -167,3 +167,23 @@ func TestIntegrationBrokenReferenceDecidesEveryItem(t *testing.T) {
 		})
 	}
 }
+
+// Refreshing a known task keeps every other one: only a new task evicts.
+func TestReferencesRefreshEvictsNothing(t *testing.T) {
+	r := newReferences()
+	tick := time.Unix(0, 0)
+	r.now = func() time.Time { tick = tick.Add(time.Second); return tick }
+	for i := range refKnown {
+		r.record(fmt.Sprint(i), nil)
+	}
+	r.record("5", nil) // not the oldest: task 0 is
+	for i := range refKnown {
+		if _, ok := r.lookup(fmt.Sprint(i)); !ok {
+			t.Fatalf("task %d forgotten when task 5 was refreshed", i)
+		}
+	}
+	r.record("new", nil)
+	if len(r.known) != refKnown {
+		t.Fatalf("%d known, want %d", len(r.known), refKnown)
+	}
+}

@@ -175,16 +175,16 @@ func (s *Supervisor) Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, 
 	h := job.TaskHash
 	if !job.TaskCheck {
 		if broken, ok := s.refs.lookup(h); ok && broken != nil {
-			return s.made(taskFailed(job, broken, s.mode), job), nil
+			return s.made(taskFailed(broken, s.mode), job), nil
 		}
 		if blankCode(job.Code) {
 			// Nothing to run of the candidate: only the reference is in question.
 			broken, decided := s.refs.ensure(ctx, h, s.checker(job))
 			switch {
 			case broken != nil:
-				return s.made(taskFailed(job, broken, s.mode), job), nil
+				return s.made(taskFailed(broken, s.mode), job), nil
 			case decided:
-				return s.made(emptySubmission(job, s.mode), job), nil
+				return s.made(emptySubmission(s.mode), job), nil
 			}
 		}
 	}
@@ -196,7 +196,7 @@ func (s *Supervisor) Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, 
 	if !job.TaskCheck && blames(v) {
 		broken, decided := s.refs.ensure(ctx, h, s.checker(job))
 		if broken != nil {
-			out := taskFailed(job, broken, s.mode)
+			out := taskFailed(broken, s.mode)
 			out.Env, out.StageMS = v.Env, v.StageMS
 			return s.made(out, job), nil
 		}
