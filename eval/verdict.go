@@ -124,18 +124,18 @@ type Tolerance struct {
 // Env describes where the evaluation ran. GPUUUID, Driver and the SM clocks
 // are filled by Go from NVML; the rest by the child.
 type Env struct {
-	Device           string `json:"device"`
-	GPUName          string `json:"gpu_name,omitempty"`
-	GPUUUID          string `json:"gpu_uuid,omitempty"`
-	SMClockMHzBefore *int   `json:"sm_clock_mhz_before,omitempty"`
-	SMClockMHzAfter  *int   `json:"sm_clock_mhz_after,omitempty"`
-	Driver           string `json:"driver,omitempty"`
-	Python           string `json:"python"`
-	Torch            string `json:"torch"`
-	Triton           string `json:"triton"`
-	HarnessVersion   string `json:"harness_version"`
-	Sandbox          string `json:"sandbox"`
-	SandboxDetail    string `json:"sandbox_detail"`
+	Device           string `json:"device" parquet:"device"`
+	GPUName          string `json:"gpu_name,omitempty" parquet:"gpu_name"`
+	GPUUUID          string `json:"gpu_uuid,omitempty" parquet:"gpu_uuid"`
+	SMClockMHzBefore *int   `json:"sm_clock_mhz_before,omitempty" parquet:"sm_clock_mhz_before,optional"`
+	SMClockMHzAfter  *int   `json:"sm_clock_mhz_after,omitempty" parquet:"sm_clock_mhz_after,optional"`
+	Driver           string `json:"driver,omitempty" parquet:"driver"`
+	Python           string `json:"python" parquet:"python"`
+	Torch            string `json:"torch" parquet:"torch"`
+	Triton           string `json:"triton" parquet:"triton"`
+	HarnessVersion   string `json:"harness_version" parquet:"harness_version"`
+	Sandbox          string `json:"sandbox" parquet:"sandbox"`
+	SandboxDetail    string `json:"sandbox_detail" parquet:"sandbox_detail"`
 }
 
 // Verdict is the outcome of one evaluation (schema 1.1, docs/protocol.md).

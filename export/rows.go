@@ -12,10 +12,10 @@ import (
 // Evaluation is one row of the evaluations table: the event's ids and
 // inputs and the verdict flattened into typed columns. Optional columns are
 // pointers (null when nil). EvaluationRow is the one mapping that fills it.
-// The columns are declared flat, not as groups embedded from the verdict's
-// shape: parquet-go (v0.32) reads a null optional column of an embedded
-// struct back as a pointer to zero. A test holds every verdict field to
-// its place here (verdictcolumns_test.go).
+// Where a verdict part keeps its shape in the row (Env), the row embeds the
+// verdict's own type, whose parquet tags name the columns; the parts that
+// are flattened (runtimes, tolerance, stage times) are mapped below. A test
+// holds every verdict field to its place here (verdictcolumns_test.go).
 type Evaluation struct {
 	EventID    string    `parquet:"event_id"`
 	TS         time.Time `parquet:"ts,timestamp(millisecond)"`
@@ -76,18 +76,8 @@ type Evaluation struct {
 	// ReferenceShared (schema 1.4): the verdict's reference_shared.
 	ReferenceShared bool `parquet:"reference_shared"`
 
-	Device           string `parquet:"device"`
-	GPUName          string `parquet:"gpu_name"`
-	GPUUUID          string `parquet:"gpu_uuid"`
-	SMClockMHzBefore *int64 `parquet:"sm_clock_mhz_before,optional"`
-	SMClockMHzAfter  *int64 `parquet:"sm_clock_mhz_after,optional"`
-	Driver           string `parquet:"driver"`
-	Python           string `parquet:"python"`
-	Torch            string `parquet:"torch"`
-	Triton           string `parquet:"triton"`
-	HarnessVersion   string `parquet:"harness_version"`
-	Sandbox          string `parquet:"sandbox"`
-	SandboxDetail    string `parquet:"sandbox_detail"`
+	// Env: where it ran, the verdict's env columns as they are.
+	eval.Env
 
 	QueueWaitMS *float64 `parquet:"queue_wait_ms,optional"`
 	ExecMS      *float64 `parquet:"exec_ms,optional"`
@@ -151,13 +141,11 @@ func EvaluationRow(ev event.Evaluation) Evaluation {
 		Feedback: v.Feedback, ErrorSignature: v.ErrorSignature, TaskError: v.TaskError, OutputTail: v.OutputTail,
 		StageTimes: stageTimes(v.StageMS), ReferenceShared: v.ReferenceShared,
 
-		Device: v.Env.Device, GPUName: v.Env.GPUName, GPUUUID: v.Env.GPUUUID,
-		SMClockMHzBefore: int64Ptr(v.Env.SMClockMHzBefore), SMClockMHzAfter: int64Ptr(v.Env.SMClockMHzAfter),
-		Driver: v.Env.Driver, Python: v.Env.Python, Torch: v.Env.Torch, Triton: v.Env.Triton,
-		HarnessVersion: v.Env.HarnessVersion, Sandbox: v.Env.Sandbox, SandboxDetail: v.Env.SandboxDetail,
+		Env: v.Env,
 
 		QueueWaitMS: ev.QueueWaitMS, ExecMS: ev.ExecMS,
 	}
+	r.SMClockMHzBefore, r.SMClockMHzAfter = clonePtr(v.Env.SMClockMHzBefore), clonePtr(v.Env.SMClockMHzAfter)
 	if rt := v.Runtime; rt != nil {
 		r.RuntimeMedianMS, r.RuntimeP10MS, r.RuntimeP90MS = ptr(rt.MedianMS), ptr(rt.P10MS), ptr(rt.P90MS)
 		r.RuntimeIterations = ptr(int64(rt.Iterations))
@@ -199,11 +187,12 @@ func median(rt *eval.Runtime) *float64 {
 	return ptr(rt.MedianMS)
 }
 
-func int64Ptr(p *int) *int64 {
+// clonePtr copies what p points to, so a row does not alias the verdict.
+func clonePtr[T any](p *T) *T {
 	if p == nil {
 		return nil
 	}
-	return ptr(int64(*p))
+	return ptr(*p)
 }
 
 // nonNil returns s, or an empty list for nil: a list column reads back as

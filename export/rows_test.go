@@ -54,7 +54,8 @@ func TestEvaluationRoundTrip(t *testing.T) {
 }
 
 func TestEvaluationRowFlattens(t *testing.T) {
-	r := EvaluationRow(evalEvent("e1", testTime))
+	ev := evalEvent("e1", testTime)
+	r := EvaluationRow(ev)
 	checks := []struct {
 		name      string
 		got, want any
@@ -65,7 +66,8 @@ func TestEvaluationRowFlattens(t *testing.T) {
 		{"ref before", *r.RefBeforeMedianMS, 1.20},
 		{"atol", *r.Atol, 1e-4},
 		{"tol dtype", r.TolDType, "float32"},
-		{"sm clock", *r.SMClockMHzAfter, int64(1980)},
+		{"sm clock", *r.SMClockMHzAfter, 1980},
+		{"sm clock copied, not aliased", r.SMClockMHzAfter != ev.Verdict.Env.SMClockMHzAfter, true},
 		{"stage_times sorted by stage", r.StageTimes, []StageTime{{"fork", 3.1}, {"timing", 2400}, {"total", 3300}}},
 		{"task name from verdict", r.TaskName, "19_gemm_relu"},
 		{"exec ms", *r.ExecMS, 3300.0},
