@@ -50,12 +50,13 @@ func (s *Service) Evaluate(ctx context.Context, hj eval.Job) (eval.Verdict, erro
 // full queue refuses it too, and the reference is judged by the same
 // workers, on the same devices, as the evaluations that will use it. A task
 // check has no code to extract, no reward and no cache entry, and is not
-// logged as an evaluation.
-func (s *Service) CheckTask(ctx context.Context, t eval.Task, opts eval.Options) (*Follower, error) {
+// logged as an evaluation. taskHash is t.Source's, made where the task was
+// built (tasks.New): the job carries it instead of hashing the source again.
+func (s *Service) CheckTask(ctx context.Context, t eval.Task, taskHash string, opts eval.Options) (*Follower, error) {
 	batch := "tc_" + rand.Text()
 	opts.Timing = false
-	job := Job{ID: EvalID(batch, 0), BatchID: batch, Job: eval.Job{Task: t, Options: opts, TaskCheck: true}, EnqueuedAt: time.Now().UTC()}
-	job.Hash()
+	job := Job{ID: EvalID(batch, 0), BatchID: batch, Job: eval.Job{Task: t, Options: opts, TaskCheck: true, TaskHash: taskHash}, EnqueuedAt: time.Now().UTC()}
+	job.Hash() // the code's (empty: a check runs none)
 	// The follower outlives the request: it is read in the background.
 	return s.queueOne(context.WithoutCancel(ctx), job, false)
 }

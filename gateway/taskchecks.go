@@ -126,29 +126,28 @@ func (tc *taskChecks) view(chk *taskCheck) taskCheckView {
 	return v
 }
 
-// startTaskCheck queues the check of t (registered as id when valid) and
-// runs its wait and registration in the background; a check of the same id
-// and source already running is joined instead.
-func (s *Server) startTaskCheck(ctx context.Context, id string, t eval.Task) (*taskCheck, *apiError) {
-	hash := eval.HashSource(t.Source)
-	if chk := s.taskChecks.join(id, hash); chk != nil {
+// startTaskCheck queues the check of t (registered when valid) and runs its
+// wait and registration in the background; a check of the same id and
+// source already running is joined instead.
+func (s *Server) startTaskCheck(ctx context.Context, t tasks.Task) (*taskCheck, *apiError) {
+	if chk := s.taskChecks.join(t.ID, t.TaskHash); chk != nil {
 		return chk, nil
 	}
 	// Queued in the request, so a full queue (429) or a broken one is its
 	// answer; the wait is not, so a client that leaves does not stop it.
-	f, err := s.evals.CheckTask(ctx, t, s.cfg.defaultOptions()) // fits the host, as an evaluation's would
+	f, err := s.evals.CheckTask(ctx, t.Harness(), t.TaskHash, s.cfg.defaultOptions()) // fits the host, as an evaluation's would
 	if err != nil {
-		s.log.Error("queueing a task check failed", "task", id, "err", err)
+		s.log.Error("queueing a task check failed", "task", t.ID, "err", err)
 		return nil, submitError(err)
 	}
-	chk := &taskCheck{id: newID("tc_"), taskID: id, hash: hash, done: make(chan struct{})}
+	chk := &taskCheck{id: newID("tc_"), taskID: t.ID, hash: t.TaskHash, done: make(chan struct{})}
 	s.taskChecks.add(chk)
-	go s.finishTaskCheck(chk, f, t.Source)
+	go s.finishTaskCheck(chk, f, t)
 	return chk, nil
 }
 
-// finishTaskCheck waits for the verdict and registers the task when valid.
-func (s *Server) finishTaskCheck(chk *taskCheck, f *dispatch.Follower, source string) {
+// finishTaskCheck waits for the verdict and registers t when valid.
+func (s *Server) finishTaskCheck(chk *taskCheck, f *dispatch.Follower, t tasks.Task) {
 	ctx, cancel := s.untilStopping(context.Background())
 	defer cancel()
 	v, aerr := s.awaitTaskCheck(ctx, f, taskCheckLimit)
@@ -162,7 +161,7 @@ func (s *Server) finishTaskCheck(chk *taskCheck, f *dispatch.Follower, source st
 			newError(CodeTaskInvalid, "source", "task %s refused: %s", chk.taskID, taskCheckReason(v)))
 		return
 	}
-	t, created, err := s.deps.Tasks.Register(ctx, chk.taskID, source)
+	t, created, err := s.deps.Tasks.Register(ctx, t)
 	switch {
 	case errors.Is(err, tasks.ErrExists):
 		s.taskChecks.finish(chk, checkRefused, tasks.Task{}, false,
@@ -195,7 +194,7 @@ func (s *Server) answerTaskCheck(c *gin.Context, chk *taskCheck, wait time.Durat
 		c.Header("Location", v.Location)
 		c.JSON(http.StatusAccepted, v)
 	case checkRegistered:
-		s.answerRegistered(c, chk.task, chk.task.Source, chk.created, chk.warnings)
+		s.answerRegistered(c, chk.task, chk.hash, chk.created, chk.warnings)
 	default:
 		abort(c, chk.err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/kernelgate/kernelgate/datasets"
-	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
@@ -173,7 +172,7 @@ func (s *Server) registerTask(c *gin.Context) {
 		}
 		wait = time.Duration(*req.WaitS * float64(time.Second))
 	}
-	id := tasks.DefaultID(*req.Source)
+	id := "" // New's content-addressed default
 	if req.ID != nil {
 		if err := tasks.ValidID(*req.ID); err != nil {
 			abort(c, newError(CodeInvalidRequest, "id", "%v", err))
@@ -181,16 +180,18 @@ func (s *Server) registerTask(c *gin.Context) {
 		}
 		id = *req.ID
 	}
+	// The source is hashed here, once: the check, its join key and the
+	// registration all carry t.TaskHash. Register stamps CreatedAt.
+	t := tasks.New(id, *req.Source, tasks.OriginAPI, time.Time{})
 	ctx := c.Request.Context()
-	if prev, err := s.deps.Tasks.Get(ctx, id); err == nil {
-		s.answerRegistered(c, prev, *req.Source, false, nil)
+	if prev, err := s.deps.Tasks.Get(ctx, t.ID); err == nil {
+		s.answerRegistered(c, prev, t.TaskHash, false, nil)
 		return
 	} else if !errors.Is(err, tasks.ErrNotFound) {
-		abort(c, s.taskError(err, id, "id"))
+		abort(c, s.taskError(err, t.ID, "id"))
 		return
 	}
-	t := tasks.New(id, *req.Source, tasks.OriginAPI, time.Now())
-	chk, aerr := s.startTaskCheck(ctx, id, t.Harness())
+	chk, aerr := s.startTaskCheck(ctx, t)
 	if aerr != nil {
 		abort(c, aerr)
 		return
@@ -198,15 +199,15 @@ func (s *Server) registerTask(c *gin.Context) {
 	s.answerTaskCheck(c, chk, wait)
 }
 
-// answerRegistered answers a registration under an id that holds prev.
-// warnings are its task check's, when one ran.
-func (s *Server) answerRegistered(c *gin.Context, prev tasks.Task, source string, created bool, warnings []string) {
+// answerRegistered answers a registration of the source hashed taskHash
+// under an id that holds prev. warnings are its task check's, when one ran.
+func (s *Server) answerRegistered(c *gin.Context, prev tasks.Task, taskHash string, created bool, warnings []string) {
 	switch {
 	case created:
 		v := viewOf(prev, true)
 		v.CheckWarnings = warnings
 		c.JSON(http.StatusCreated, v)
-	case prev.TaskHash == eval.HashSource(source):
+	case prev.TaskHash == taskHash:
 		c.JSON(http.StatusOK, viewOf(prev, true))
 	default:
 		abort(c, newError(CodeTaskExists, "id", "task %s already exists (%s) with another source; choose another id", prev.ID, prev.Origin))

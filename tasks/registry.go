@@ -117,16 +117,21 @@ func (r *Registry) List(ctx context.Context) ([]Task, error) {
 	return out, nil
 }
 
-// Register stores source under id as an API task. The caller has validated
-// the source (a task check in the sandbox). It returns the task and whether
-// it is new: the same source under the same id again is not an error (the
-// existing task comes back, created false); another source under a taken id
-// is ErrExists.
-func (r *Registry) Register(ctx context.Context, id, source string) (Task, bool, error) {
+// Register stores t, built by New, as an API task: its origin becomes
+// OriginAPI and its CreatedAt the registry's clock now. The caller has
+// validated the source (a task check in the sandbox). It returns the task
+// and whether it is new: the same source under the same id again is not an
+// error (the existing task comes back, created false); another source under
+// a taken id is ErrExists.
+func (r *Registry) Register(ctx context.Context, t Task) (Task, bool, error) {
+	id := t.ID
 	if err := ValidID(id); err != nil {
 		return Task{}, false, fmt.Errorf("tasks.Register: %w", err)
 	}
-	t := New(id, source, OriginAPI, r.now())
+	if t.TaskHash == "" { // New makes it; a task without one was not built by New
+		return Task{}, false, fmt.Errorf("tasks.Register %s: the task has no hash; build it with tasks.New", id)
+	}
+	t.Origin, t.CreatedAt = OriginAPI, r.now().UTC()
 	if prev, ok := r.suite[id]; ok {
 		return same(prev, t)
 	}

@@ -40,6 +40,9 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
+// api is a task as the gateway hands it to Register.
+func api(id, source string) Task { return New(id, source, OriginAPI, time.Time{}) }
+
 func testRegistry(t *testing.T, store Store) {
 	ctx := t.Context()
 	suite := []Task{New("ci/1_add", "add", OriginSuite, time.Unix(1, 0))}
@@ -55,24 +58,27 @@ func testRegistry(t *testing.T, store Store) {
 			t.Errorf("Get(%q) = %v, want ErrNotFound", id, err)
 		}
 	}
-	tk, created, err := r.Register(ctx, "mine/relu", "relu")
+	tk, created, err := r.Register(ctx, api("mine/relu", "relu"))
 	if err != nil || !created || tk.Origin != OriginAPI || tk.Name != "relu" || tk.CreatedAt.IsZero() {
 		t.Fatalf("Register: %+v %v %v", tk, created, err)
 	}
-	again, created, err := r.Register(ctx, "mine/relu", "relu")
+	again, created, err := r.Register(ctx, api("mine/relu", "relu"))
 	if err != nil || created || !again.CreatedAt.Equal(tk.CreatedAt) {
 		t.Errorf("same source again: %+v created %v err %v", again, created, err)
 	}
 	for _, id := range []string{"mine/relu", "ci/1_add"} {
-		if _, _, err := r.Register(ctx, id, "other"); !errors.Is(err, ErrExists) {
+		if _, _, err := r.Register(ctx, api(id, "other")); !errors.Is(err, ErrExists) {
 			t.Errorf("another source under %s: %v, want ErrExists", id, err)
 		}
 	}
-	if got, created, err := r.Register(ctx, "ci/1_add", "add"); err != nil || created || got.Origin != OriginSuite {
+	if got, created, err := r.Register(ctx, api("ci/1_add", "add")); err != nil || created || got.Origin != OriginSuite {
 		t.Errorf("a suite's own source under its id: %+v %v %v", got, created, err)
 	}
-	if _, _, err := r.Register(ctx, "bad id", "x"); err == nil {
+	if _, _, err := r.Register(ctx, api("bad id", "x")); err == nil {
 		t.Error("registered an invalid id")
+	}
+	if _, _, err := r.Register(ctx, Task{ID: "mine/raw", Name: "raw", Source: "raw"}); err == nil {
+		t.Error("registered a task without a hash")
 	}
 	got, err := r.Get(ctx, "mine/relu")
 	if err != nil || got.TaskHash != tk.TaskHash || got.Source != "relu" {
@@ -92,7 +98,7 @@ func TestBusStoreSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, _, err := r.Register(t.Context(), "mine/relu", "relu")
+	tk, _, err := r.Register(t.Context(), api("mine/relu", "relu"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +140,7 @@ func TestRegistryBySource(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"mine/z_relu", "mine/a_relu"} {
-		if _, _, err := r.Register(ctx, id, "relu"); err != nil {
+		if _, _, err := r.Register(ctx, api(id, "relu")); err != nil {
 			t.Fatal(err)
 		}
 	}

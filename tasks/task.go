@@ -66,11 +66,11 @@ func ValidID(id string) error {
 	return nil
 }
 
-// DefaultID is the id of an API task registered without one: content
-// addressed, so registering the same source twice names the same task.
-func DefaultID(source string) string {
-	h := strings.TrimPrefix(eval.HashSource(source), "sha256:")
-	return "api/" + h[:16]
+// DefaultID is the id of an API task registered without one, from its
+// TaskHash: content addressed, so registering the same source twice names
+// the same task.
+func DefaultID(taskHash string) string {
+	return "api/" + strings.TrimPrefix(taskHash, "sha256:")[:16]
 }
 
 // nameOf is the last segment of id.
@@ -78,10 +78,16 @@ func nameOf(id string) string {
 	return id[strings.LastIndexByte(id, '/')+1:]
 }
 
-// New builds a task, filling the name and the hash.
+// New builds a task, filling the name and the hash. It is where a task's
+// source is hashed: whoever holds the task carries TaskHash instead of
+// hashing the source again. An empty id is the source's DefaultID.
 func New(id, source string, origin Origin, created time.Time) Task {
+	hash := eval.HashSource(source)
+	if id == "" {
+		id = DefaultID(hash)
+	}
 	return Task{
 		ID: id, Name: nameOf(id), Origin: origin, Source: source,
-		TaskHash: eval.HashSource(source), CreatedAt: created.UTC(),
+		TaskHash: hash, CreatedAt: created.UTC(),
 	}
 }

@@ -39,15 +39,20 @@ func TestValidID(t *testing.T) {
 
 func TestNewAndDefaultID(t *testing.T) {
 	src := "import torch\n"
-	id := DefaultID(src)
-	if !strings.HasPrefix(id, "api/") || len(id) != 4+16 || ValidID(id) != nil {
+	hash := eval.HashSource(src)
+	id := DefaultID(hash)
+	if id != "api/"+hash[len("sha256:"):][:16] || ValidID(id) != nil {
 		t.Errorf("DefaultID = %q", id)
 	}
-	if DefaultID(src) != id || DefaultID(src+"#") == id {
-		t.Error("DefaultID is not a function of the source")
+	// No id: the content-addressed one, from the hash New makes.
+	if tk := New("", src, OriginAPI, time.Unix(10, 0)); tk.ID != id || tk.Name != id[len("api/"):] || tk.TaskHash != hash {
+		t.Errorf("New without an id = %+v, want id %s and hash %s", tk, id, hash)
+	}
+	if New("", src+"#", OriginAPI, time.Time{}).ID == id {
+		t.Error("the default id is not a function of the source")
 	}
 	tk := New("ci/1_add", src, OriginSuite, time.Unix(10, 0))
-	if tk.Name != "1_add" || tk.TaskHash != eval.HashSource(src) || tk.CreatedAt.Location() != time.UTC {
+	if tk.Name != "1_add" || tk.TaskHash != hash || tk.CreatedAt.Location() != time.UTC {
 		t.Errorf("New = %+v", tk)
 	}
 	h := tk.Harness()

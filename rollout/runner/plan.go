@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/rollout"
 	"github.com/kernelgate/kernelgate/rollout/llm"
 	"github.com/kernelgate/kernelgate/tasks"
@@ -74,7 +75,7 @@ func (m *Manager) resolveTask(ctx context.Context, req Request, cfg *rollout.Con
 		if len(req.Reference) > tasks.MaxSourceBytes {
 			return badRequest("reference is %d bytes; at most %d", len(req.Reference), tasks.MaxSourceBytes)
 		}
-		cfg.TaskID, cfg.TaskSource = tasks.DefaultID(req.Reference), req.Reference
+		cfg.TaskID, cfg.TaskSource = tasks.DefaultID(eval.HashSource(req.Reference)), req.Reference
 		return nil
 	}
 	t, err := m.deps.Tasks.Get(ctx, req.TaskID)
