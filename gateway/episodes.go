@@ -157,12 +157,12 @@ func (s *Server) parseEpisode(c *gin.Context) (episode.Episode, *apiError) {
 	case oneLineReference(*req.Reference) != nil:
 		return e, oneLineReference(*req.Reference)
 	default:
-		if t, ok := s.registeredSource(c.Request.Context(), *req.Reference); ok {
-			e.TaskID, e.TaskName, e.TaskHash, e.Reference, e.Prompt = t.ID, t.Name, t.TaskHash, t.Source, t.Prompt()
+		t, hash := inlineTask(*req.Reference)
+		if rt, ok := s.registeredTask(c.Request.Context(), hash); ok {
+			e.TaskID, e.TaskName, e.TaskHash, e.Reference, e.Prompt = rt.ID, rt.Name, rt.TaskHash, rt.Source, rt.Prompt()
 			break
 		}
-		t := inlineTask(*req.Reference)
-		e.TaskName, e.TaskHash, e.Reference, e.Prompt = t.Name, eval.HashSource(t.Source), t.Source, tasks.Prompt(t.Source)
+		e.TaskName, e.TaskHash, e.Reference, e.Prompt = t.Name, hash, t.Source, tasks.Prompt(t.Source)
 	}
 	e.MaxTurns = episode.DefaultMaxTurns
 	if req.MaxTurns != nil {

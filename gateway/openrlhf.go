@@ -148,12 +148,12 @@ func (s *Server) parseOpenRLHF(c *gin.Context, req openRLHFRequest) ([]*labelGro
 		g := byLabel[label]
 		if g == nil {
 			field := fmt.Sprintf("labels[%d]", i)
-			taskID, task, aerr := s.taskOfLabel(c.Request.Context(), label, field)
+			spec, aerr := s.taskOfLabel(c.Request.Context(), label, field)
 			if aerr != nil {
 				return nil, base, aerr
 			}
-			g = &labelGroup{spec: batchSpec{taskID: taskID, task: task, fromText: true, rewardFn: base.rewardFn,
-				options: base.options, deadline: base.deadline, wait: s.cfg.DefaultWait}}
+			spec.fromText, spec.rewardFn, spec.options, spec.deadline, spec.wait = true, base.rewardFn, base.options, base.deadline, s.cfg.DefaultWait
+			g = &labelGroup{spec: spec}
 			byLabel[label] = g
 			groups = append(groups, g)
 		}
@@ -168,25 +168,29 @@ func (s *Server) parseOpenRLHF(c *gin.Context, req openRLHFRequest) ([]*labelGro
 	return groups, base, nil
 }
 
-// taskOfLabel resolves a label: a registered task id, else a reference's
-// source (it defines Model).
-func (s *Server) taskOfLabel(ctx context.Context, label, field string) (string, eval.Task, *apiError) {
+// taskOfLabel resolves a label into a batch spec's task (its id, harness
+// form and hash): a registered task id, else a reference's source (it
+// defines Model).
+func (s *Server) taskOfLabel(ctx context.Context, label, field string) (batchSpec, *apiError) {
+	var spec batchSpec
 	if trimSpec(label) == "" {
-		return "", eval.Task{}, newError(CodeInvalidRequest, field, "empty label: give a task id or the reference source")
+		return spec, newError(CodeInvalidRequest, field, "empty label: give a task id or the reference source")
 	}
 	if tasks.ValidID(label) == nil {
 		t, err := s.deps.Tasks.Get(ctx, label)
 		if err == nil {
-			return t.ID, t.Harness(), nil
+			spec.taskID, spec.task, spec.taskHash = t.ID, t.Harness(), t.TaskHash
+			return spec, nil
 		}
 		if !errors.Is(err, tasks.ErrNotFound) {
-			return "", eval.Task{}, s.taskError(err, label, field)
+			return spec, s.taskError(err, label, field)
 		}
 	}
 	if strings.Contains(label, "class Model") {
-		return "", inlineTask(label), nil
+		spec.task, spec.taskHash = inlineTask(label)
+		return spec, nil
 	}
-	return "", eval.Task{}, newError(CodeTaskNotFound, field,
+	return spec, newError(CodeTaskNotFound, field,
 		"label %.80q is neither a registered task id (GET /v1/tasks) nor a reference source (class Model ...)", label)
 }
 

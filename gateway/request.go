@@ -40,8 +40,10 @@ type rewardRequest struct {
 type batchSpec struct {
 	taskID string // registry id ("" for an inline reference)
 	task   eval.Task
-	// taskHash is eval.HashSource(task.Source) where it is known already
-	// (the registry's, an episode's); "": accept makes it, once per batch.
+	// taskHash is eval.HashSource(task.Source), made once where the task
+	// entered (inlineTask, the registry's, an episode's) and carried to
+	// every job; "" only until runBatch resolves a taskID (accept still
+	// hashes a spec that lost it).
 	taskHash string
 	items    []string // completions, or codes when fromText is false
 	fromText bool
@@ -105,7 +107,7 @@ func validateRewardRequest(req rewardRequest, cfg Config) (batchSpec, *apiError)
 	case req.Reference == nil || trimSpec(*req.Reference) == "":
 		return spec, newError(CodeInvalidRequest, "reference", "a task is required: give reference (KernelBench-format source) or task_id")
 	default:
-		spec.task = inlineTask(*req.Reference)
+		spec.task, spec.taskHash = inlineTask(*req.Reference)
 	}
 
 	switch {
@@ -268,9 +270,11 @@ func oneLineReference(source string) *apiError {
 	return newError(CodeInvalidRequest, "reference", "reference %q is one line, not a task's source (class Model, get_inputs, get_init_inputs); to name a registered task send task_id (GET /v1/tasks lists them)", s)
 }
 
-// inlineTask is a task given by its source in the request.
-func inlineTask(source string) eval.Task {
-	return eval.Task{Name: "inline", Path: "/inline/reference.py", Source: source}
+// inlineTask is a task given by its source in the request, and the
+// source's hash: made here, where the reference enters, and carried from
+// here (to the registry lookup, the batch record, every job).
+func inlineTask(source string) (eval.Task, string) {
+	return eval.Task{Name: "inline", Path: "/inline/reference.py", Source: source}, eval.HashSource(source)
 }
 
 // parseRewardFn checks a reward_fn field ("" means the default).

@@ -60,7 +60,7 @@ func (s *Server) runBatch(ctx context.Context, id string, spec batchSpec) (*batc
 		spec.task, spec.taskHash = t.Harness(), t.TaskHash
 	}
 	if spec.taskID == "" {
-		if t, ok := s.registeredSource(ctx, spec.task.Source); ok {
+		if t, ok := s.registeredTask(ctx, spec.taskHash); ok {
 			spec.taskID, spec.task, spec.taskHash = t.ID, t.Harness(), t.TaskHash
 		}
 	}

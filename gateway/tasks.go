@@ -112,13 +112,13 @@ func (s *Server) taskByID(ctx context.Context, id, field string) (tasks.Task, *a
 	return t, nil
 }
 
-// registeredSource is the registered task whose source an inline reference
-// is, if any: its rows then carry that task's id. A registry that cannot be
-// read only costs the id, never the request.
-func (s *Server) registeredSource(ctx context.Context, source string) (tasks.Task, bool) {
-	t, ok, err := s.deps.Tasks.BySource(ctx, source)
+// registeredTask is the registered task whose source an inline reference
+// is, if any, found by the reference's hash: its rows then carry that task's
+// id. A registry that cannot be read only costs the id, never the request.
+func (s *Server) registeredTask(ctx context.Context, taskHash string) (tasks.Task, bool) {
+	t, ok, err := s.deps.Tasks.ByHash(ctx, taskHash)
 	if err != nil {
-		s.log.Warn("task lookup by source failed; the reference stays inline", "err", err)
+		s.log.Warn("task lookup by hash failed; the reference stays inline", "err", err)
 		return tasks.Task{}, false
 	}
 	return t, ok

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/kernelgate/kernelgate/eval"
 )
 
 // Errors of the registry.
@@ -58,21 +56,22 @@ func NewRegistry(suite []Task, store Store) (*Registry, error) {
 	return r, nil
 }
 
-// BySource returns the registered task whose source is exactly source, so a
+// ByHash returns the registered task whose TaskHash is taskHash, so a
 // request that sends a suite task's reference inline is logged under its id
 // (one task, one group in every export). Suite tasks first, then API tasks
-// (the smallest id when several match); ok false when none does.
-func (r *Registry) BySource(ctx context.Context, source string) (t Task, ok bool, err error) {
-	hash := eval.HashSource(source)
-	if t, ok := r.byHash[hash]; ok {
+// (the smallest id when several match); ok false when none does. It takes
+// the hash, not the source: the caller hashed the reference where it
+// entered and carries that hash on with the task.
+func (r *Registry) ByHash(ctx context.Context, taskHash string) (t Task, ok bool, err error) {
+	if t, ok := r.byHash[taskHash]; ok {
 		return t, true, nil
 	}
 	stored, err := r.store.List(ctx)
 	if err != nil {
-		return Task{}, false, fmt.Errorf("tasks.BySource: %w", err)
+		return Task{}, false, fmt.Errorf("tasks.ByHash: %w", err)
 	}
 	for _, c := range stored {
-		if _, shadowed := r.suite[c.ID]; !shadowed && c.TaskHash == hash && (!ok || c.ID < t.ID) {
+		if _, shadowed := r.suite[c.ID]; !shadowed && c.TaskHash == taskHash && (!ok || c.ID < t.ID) {
 			t, ok = c, true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 )
 
@@ -130,8 +131,9 @@ func TestSuiteShadowsStoredTask(t *testing.T) {
 }
 
 // An inline reference that is a registered task's source is that task: suite
-// tasks first, then API tasks (the smallest id), a shadowed stored task never.
-func TestRegistryBySource(t *testing.T) {
+// tasks first (even where an API id sorts before), then API tasks (the
+// smallest id), a shadowed stored task never.
+func TestRegistryByHash(t *testing.T) {
 	ctx := t.Context()
 	store := NewMemoryStore()
 	suite := []Task{New("ci/2_add", "add", OriginSuite, time.Unix(1, 0)), New("ci/1_add", "add", OriginSuite, time.Unix(1, 0))}
@@ -139,8 +141,8 @@ func TestRegistryBySource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"mine/z_relu", "mine/a_relu"} {
-		if _, _, err := r.Register(ctx, api(id, "relu")); err != nil {
+	for _, tk := range []Task{api("mine/z_relu", "relu"), api("mine/a_relu", "relu"), api("a/add", "add")} {
+		if _, _, err := r.Register(ctx, tk); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -152,9 +154,9 @@ func TestRegistryBySource(t *testing.T) {
 	for _, tt := range []struct{ source, id string }{
 		{"add", "ci/1_add"}, {"relu", "mine/a_relu"}, {"relu ", ""}, {"old", ""}, {"", ""},
 	} {
-		got, ok, err := r.BySource(ctx, tt.source)
+		got, ok, err := r.ByHash(ctx, eval.HashSource(tt.source))
 		if err != nil || ok != (tt.id != "") || got.ID != tt.id {
-			t.Errorf("BySource(%q) = %q, %v, %v; want %q", tt.source, got.ID, ok, err, tt.id)
+			t.Errorf("ByHash(hash of %q) = %q, %v, %v; want %q", tt.source, got.ID, ok, err, tt.id)
 		}
 	}
 }

@@ -162,7 +162,7 @@ func (g *globals) searchTask(ctx context.Context, path string, req *runner.Reque
 		}
 		reg, _ = tasks.NewRegistry(nil, nil)
 	}
-	if t, ok, _ := reg.BySource(ctx, src); ok {
+	if t, ok, _ := reg.ByHash(ctx, eval.HashSource(src)); ok { // the task file enters here
 		req.TaskID = t.ID
 	} else {
 		req.Reference = src
