@@ -68,8 +68,9 @@ type Batch struct {
 	ID     string
 	Task   eval.Task
 	TaskID string // registry id; "" for an inline reference
-	// TaskHash is eval.HashSource(Task.Source) when the caller has it (the
-	// registry's, the batch record's); "": Submit makes it.
+	// TaskHash is eval.HashSource(Task.Source), made where the task entered
+	// (the registry's, the request's inline reference) and carried here;
+	// Submit refuses a batch without it.
 	TaskHash string
 	Items    []Item
 	// Options, RewardFn and Deadline (zero: none) hold for every item.

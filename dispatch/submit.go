@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -41,14 +42,17 @@ type group struct {
 // Hinted words the verdict). A batch is queued
 // whole or refused (*QueueFullError, *StoreError): what was queued before
 // the refusal is taken back (rollback.go). A caller that leaves meanwhile
-// does not stop it halfway: the bus bounds each step.
+// does not stop it halfway: the bus bounds each step. A batch without a
+// TaskHash is an error: nothing of it is queued.
 func (s *Service) Submit(ctx context.Context, b Batch) error {
+	if b.TaskHash == "" {
+		// Every caller builds the batch from a task hashed where it entered;
+		// hashing here would hide a path that dropped the hash.
+		return fmt.Errorf("dispatch.Submit %s: the batch carries no task hash (eval.HashSource of its task's source, made where the task entered)", b.ID)
+	}
 	ctx = context.WithoutCancel(ctx)
 	log := s.log().With("batch", b.ID)
 	now := time.Now().UTC()
-	if b.TaskHash == "" {
-		b.TaskHash = eval.HashSource(b.Task.Source) // one task: hashed once for every item
-	}
 	jobs := make([]Job, 0, len(b.Items))
 	for i, item := range b.Items {
 		job := Job{
@@ -61,7 +65,7 @@ func (s *Service) Submit(ctx context.Context, b Batch) error {
 		if item.Completion != nil {
 			job.Code, _, _ = submission.Extract(*item.Completion)
 		}
-		job.Hash() // once, here: the job carries them to its keys and its verdict
+		job.Hash() // the code's, once, here (the task's is the batch's): the job carries both to its keys and its verdict
 		jobs = append(jobs, job)
 	}
 	handled := 0

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
@@ -10,9 +11,9 @@ import (
 	"github.com/kernelgate/kernelgate/eval"
 )
 
-// Submit hashes each job once, when it builds it: the task's hash is the
-// batch's (the caller's, when it has one), the code's is of the code
-// extracted from a completion. The queued jobs carry both to the worker.
+// Submit hashes each job's code once, when it builds it (the code extracted
+// from a completion); the task's hash is the batch's, as the caller carried
+// it. The queued jobs carry both to the worker.
 func TestSubmitQueuesJobsWithTheirHashes(t *testing.T) {
 	b := startBus(t, bus.Options{})
 	s := &Service{Bus: b, Log: testLogger()}
@@ -50,5 +51,17 @@ func TestSubmitQueuesJobsWithTheirHashes(t *testing.T) {
 		if j.TaskHash != batch.TaskHash || j.CodeHash != eval.HashSource(want) {
 			t.Errorf("job %d: hashes %q %q, want the batch's %q and %q", i, j.TaskHash, j.CodeHash, batch.TaskHash, eval.HashSource(want))
 		}
+	}
+}
+
+// A batch without its task's hash is refused, not hashed here: every caller
+// carries the hash made where the task entered, and one that dropped it is a
+// bug to see, not to paper over.
+func TestSubmitRefusesABatchWithoutATaskHash(t *testing.T) {
+	b := startBus(t, bus.Options{})
+	s := &Service{Bus: b, Log: testLogger()}
+	batch := Batch{ID: "b_nohash", Task: eval.Task{Name: "t", Source: "src"}, Items: []Item{{Code: "x"}}, Options: eval.DefaultOptions()}
+	if err := s.Submit(t.Context(), batch); err == nil || !strings.Contains(err.Error(), "no task hash") {
+		t.Fatalf("Submit without a task hash: %v", err)
 	}
 }

@@ -42,8 +42,7 @@ type batchSpec struct {
 	task   eval.Task
 	// taskHash is eval.HashSource(task.Source), made once where the task
 	// entered (inlineTask, the registry's, an episode's) and carried to
-	// every job; "" only until runBatch resolves a taskID (accept still
-	// hashes a spec that lost it).
+	// every job; "" only until runBatch resolves a taskID.
 	taskHash string
 	items    []string // completions, or codes when fromText is false
 	fromText bool

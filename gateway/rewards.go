@@ -116,13 +116,11 @@ func (s *Server) runBatchToEnd(ctx context.Context, spec batchSpec) (*batchRespo
 
 // accept queues the batch's work and stores its record (dispatch.Submit:
 // the result cache, identical items evaluated once, a batch queued whole or
-// refused). The task's hash is made here when spec does not carry it, and
-// goes with the batch to every job.
+// refused). The task's hash is the one spec carries from where the task
+// entered, and goes with the batch to every job; Submit refuses a batch
+// without one, before the record is stored.
 func (s *Server) accept(ctx context.Context, id string, spec batchSpec) (batchRecord, *apiError) {
 	now, who := time.Now().UTC(), identityOf(ctx)
-	if spec.taskHash == "" {
-		spec.taskHash = eval.HashSource(spec.task.Source)
-	}
 	rec := batchRecord{ID: id, Total: len(spec.items), CreatedAt: now, TaskName: spec.task.Name,
 		TaskHash: spec.taskHash, RewardFn: spec.rewardFn}
 	data, err := json.Marshal(rec)

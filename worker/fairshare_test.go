@@ -49,7 +49,7 @@ func orderBatch(id, client, prefix string, n int) dispatch.Batch {
 	for i := range items {
 		items[i] = dispatch.Item{Code: fmt.Sprintf("%s %d", prefix, i)}
 	}
-	return dispatch.Batch{ID: id, Task: eval.Task{Name: "t", Source: "src"}, Items: items,
+	return dispatch.Batch{ID: id, Task: eval.Task{Name: "t", Source: "src"}, TaskHash: eval.HashSource("src"), Items: items,
 		Options: eval.DefaultOptions(), Share: false, ClientID: client}
 }
 

@@ -57,7 +57,7 @@ func (s *spanEvaluator) run(t *testing.T, batches ...[]string) (start, end map[s
 		for k, c := range codes {
 			items[k] = dispatch.Item{Code: c}
 		}
-		b := dispatch.Batch{ID: "b_" + string(rune('A'+i)), Task: eval.Task{Name: "t", Source: "src"}, Items: items,
+		b := dispatch.Batch{ID: "b_" + string(rune('A'+i)), Task: eval.Task{Name: "t", Source: "src"}, TaskHash: eval.HashSource("src"), Items: items,
 			Options: eval.DefaultOptions(), ClientID: "trainer"}
 		if err := svc.Submit(t.Context(), b); err != nil {
 			t.Fatal(err)

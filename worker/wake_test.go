@@ -43,7 +43,7 @@ func TestAnIdleWorkerStartsEachJobWithinMilliseconds(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		batch := dispatch.Batch{ID: id, Task: eval.Task{Name: "t", Source: "src"}, Items: []dispatch.Item{{Code: fmt.Sprintf("code %d", i)}},
+		batch := dispatch.Batch{ID: id, Task: eval.Task{Name: "t", Source: "src"}, TaskHash: eval.HashSource("src"), Items: []dispatch.Item{{Code: fmt.Sprintf("code %d", i)}},
 			Options: eval.DefaultOptions(), ClientID: "trainer"}
 		if err := svc.Submit(t.Context(), batch); err != nil {
 			t.Fatal(err)
