@@ -9,6 +9,8 @@
 #   PHASE=l2       level2 bench, evals/s: base, this tree, base again (h200-l2compare.sh)
 #   PHASE=latency  level2 one reward at a time through `serve` (one_at_a_time.py), then a
 #                  20-step search with the scripted LLM, wall time: base, then this tree
+#   PHASE=suite+latency  both in one call (device starts are scarce); keeps the 8 files
+#                  that matter under $OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export KERNELGATE_PYTHON=${KERNELGATE_PYTHON:-python3} PYTHONUNBUFFERED=1
@@ -16,7 +18,16 @@ out=${OUT:-/tmp/kg-out}; mkdir -p "$out"
 python3 scripts/measure/check_binary.py || exit 2
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,memory.used --format=csv,noheader | tee "$out/smi.txt"
 
-case ${PHASE:?set PHASE} in
+phase=${PHASE:?set PHASE}
+if [ "$phase" = suite+latency ]; then
+  PHASE=suite bash "$0"; PER_TASK=${PER_TASK:-1} PHASE=latency bash "$0"
+  # a call returns at most 8 files: drop the least telling first
+  for f in llm.log best-base.py best-new.py serve-base.log serve-new.log search-base.log search-new.log check.err smi.txt; do
+    [ "$(ls "$out" | wc -l)" -le 8 ] && break; rm -f "$out/$f"
+  done
+  exit 0
+fi
+case $phase in
 suite)
   t0=$(date +%s)
   timeout 200 bin/kernelgate tasks check datasets/ > "$out/check.txt" 2> "$out/check.err"
