@@ -30,6 +30,8 @@ const (
 	markHang    = "# FAKE:HANG"      // a real child that never answers
 	markSlow    = "# FAKE:SLOW"      // answer after 300 ms
 	markTaskErr = "# FAKE:TASKERROR" // harness_error with task_error
+	// the first evaluation of it in a zygote: harness_error with task_error; later ones as usual
+	markTaskErrOnce = "# FAKE:TASKERRORONCE"
 )
 
 func TestMain(m *testing.M) {
@@ -100,6 +102,9 @@ func fakeZygote() int {
 	return 0
 }
 
+// taskErrSeen: this fake zygote has answered markTaskErrOnce before.
+var taskErrSeen bool
+
 func fakeEval(out *fakeWriter, e *Eval, mode string) {
 	code := e.Job.Code
 	pid := unusedPID
@@ -136,8 +141,15 @@ func fakeEval(out *fakeWriter, e *Eval, mode string) {
 	switch {
 	case strings.Contains(code, markWrong):
 		v.Status, v.Correct, v.Speedup, v.Feedback = eval.StatusIncorrect, false, nil, "trial 0: max abs error 1.0"
+	case e.Job.TaskCheck && strings.Contains(e.Job.Task.Source, markTaskErr):
+		v.Status, v.Correct, v.Speedup, v.TaskError, v.ReferenceChecked = eval.StatusHarnessError, false, nil, "SyntaxError in task", false
+	case strings.Contains(code, markTaskErrOnce):
+		if !taskErrSeen {
+			taskErrSeen = true
+			v.Status, v.Correct, v.Speedup, v.TaskError, v.ReferenceChecked = eval.StatusHarnessError, false, nil, "the reference raised AcceleratorError: CUDA error: out of memory", false
+		}
 	case strings.Contains(code, markTaskErr):
-		v.Status, v.Correct, v.Speedup, v.TaskError = eval.StatusHarnessError, false, nil, "SyntaxError in task"
+		v.Status, v.Correct, v.Speedup, v.TaskError, v.ReferenceChecked = eval.StatusHarnessError, false, nil, "SyntaxError in task", false
 	}
 	out.write(res)
 }

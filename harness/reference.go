@@ -18,8 +18,11 @@ import (
 // not vouch for (Verdict.ReferenceChecked) is followed by a task check, one
 // per task however many evaluations ask, and a reference that fails it turns
 // every evaluation of the task into harness_error with the check's
-// task_error. A reference known to fail answers the next evaluations
-// without running anything.
+// task_error. An evaluation's own task error is checked the same way: a
+// reference that ran out of a GPU other work had filled is not a broken
+// task, and the submission is judged again once the check has passed. A
+// reference known to fail answers the next evaluations without running
+// anything.
 
 const (
 	// refKnown bounds how many tasks' outcomes are remembered.
@@ -87,12 +90,13 @@ func (r *references) record(h string, broken *eval.Verdict) {
 }
 
 // learn records what verdict v of job says about its task's reference.
-// Only a full-depth check vouches for it: a shape-level one ran the
-// reference on the meta device alone.
+// Only a full-depth check vouches for it (a shape-level one ran the
+// reference on the meta device alone), and only a check condemns it: an
+// evaluation's task error may be the moment's (Supervisor.Evaluate).
 func (r *references) learn(h string, job eval.Job, v eval.Verdict) {
 	shapesOnly := job.TaskCheck && job.Check != nil && job.Check.Depth == "shapes"
 	switch {
-	case v.TaskError != "" && !shapesOnly:
+	case job.TaskCheck && v.TaskError != "" && !shapesOnly:
 		r.record(h, &v)
 	case job.TaskCheck && v.Status == eval.StatusCorrect && v.TaskInfo != nil && v.TaskInfo.Depth == "full":
 		r.record(h, nil)

@@ -193,14 +193,26 @@ func (s *Supervisor) Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, 
 		return v, err
 	}
 	s.refs.learn(h, job, v)
-	if !job.TaskCheck && blames(v) {
-		broken, decided := s.refs.ensure(ctx, h, s.checker(job))
-		if broken != nil {
-			out := taskFailed(broken, s.mode)
-			out.Env, out.StageMS = v.Env, v.StageMS
-			return s.made(out, job), nil
-		}
+	if job.TaskCheck || (v.TaskError == "" && !blames(v)) {
+		return v, nil
+	}
+	// A task error of one evaluation is not yet the task's: the reference may
+	// have met a GPU that other work had filled. Only a check decides.
+	broken, decided := s.refs.ensure(ctx, h, s.checker(job))
+	switch {
+	case broken != nil:
+		out := taskFailed(broken, s.mode)
+		out.Env, out.StageMS = v.Env, v.StageMS
+		return s.made(out, job), nil
+	case v.TaskError == "":
 		v.ReferenceChecked = decided
+	case decided:
+		// The reference works: what failed was the moment, so the submission
+		// is judged again, once; a second task error stands (valid false).
+		if v, err = s.run(ctx, job); err != nil {
+			return v, err
+		}
+		s.refs.learn(h, job, v)
 	}
 	return v, nil
 }

@@ -58,6 +58,14 @@ func testJob(code string) eval.Job {
 	return eval.Job{Task: eval.Task{Name: "1_add", Path: "/tasks/1_add.py", Source: "import torch\n"}, Code: code}
 }
 
+// jobsDone is how many jobs the supervisor's zygotes have answered.
+func jobsDone(s *Supervisor) (n int64) {
+	for _, st := range s.Stats() {
+		n += st.JobsDone
+	}
+	return n
+}
+
 // checkFor polls cond until it holds or d passes (no bare sleeps in tests).
 func checkFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -105,11 +113,36 @@ func TestEvaluateStatuses(t *testing.T) {
 			}
 		})
 	}
-	if got := s.Stats()[0].JobsDone; got != int64(len(tests)) {
-		t.Errorf("jobs done %d, want %d", got, len(tests))
+	// The task error comes after the first case has shown the reference to
+	// work: no check, the submission is judged once more.
+	if got := jobsDone(s); got != int64(len(tests)+1) {
+		t.Errorf("jobs done %d, want %d", got, len(tests)+1)
 	}
 	if h, ok := s.Hello(); !ok || h.Mode != eval.TimingCPUInterpreter {
 		t.Errorf("hello %+v %v", h, ok)
+	}
+}
+
+// A reference that fails once, as one that met a GPU other work had filled
+// does, is not a broken task: the check passes, the submission is judged
+// again and gets its own verdict, and the task is not held as broken.
+func TestEvaluateTaskErrorOfTheMoment(t *testing.T) {
+	s, err := startFake(t, "ok", Config{Device: "cpu"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.Evaluate(context.Background(), testJob("import triton\n"+markTaskErrOnce))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Status != eval.StatusCorrect || v.TaskError != "" {
+		t.Fatalf("status %q task_error %q, want correct: judged again after the check", v.Status, v.TaskError)
+	}
+	if got := jobsDone(s); got != 3 {
+		t.Errorf("jobs done %d, want 3 (evaluation, check, evaluation)", got)
+	}
+	if broken, ok := s.refs.lookup(eval.HashSource(testJob("").Task.Source)); ok && broken != nil {
+		t.Errorf("the task is held as broken: %q", broken.TaskError)
 	}
 }
 
@@ -123,15 +156,20 @@ func TestEvaluateKeepsTheJobsHashes(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name, code string
+		broken     bool // the task's reference fails its check (the fake's marker in the task)
 		failed     bool // the verdict is the task's failure
 	}{
-		{"from the zygote", "import triton\n", false},
-		{"the task's failure", markTaskErr, true},
-		{"made without a run: the task is known to fail", "import triton\n", true},
+		{"from the zygote", "import triton\n", false, false},
+		{"the task's failure", markTaskErr, true, true},
+		{"made without a run: the task is known to fail", "import triton\n", true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			job := testJob(tt.code)
 			job.TaskHash, job.CodeHash = "sha256:carried-task", "sha256:carried-code "+tt.name
+			if tt.broken {
+				job.Task.Source += markTaskErr + "\n"
+				job.TaskHash = "sha256:carried-broken-task"
+			}
 			v, err := s.Evaluate(context.Background(), job)
 			if err != nil {
 				t.Fatal(err)

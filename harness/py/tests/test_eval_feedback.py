@@ -3,6 +3,8 @@
 import ast
 import os
 
+import pytest
+
 os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported anywhere
 
 from kgharness.judge import screen  # noqa: E402
@@ -104,3 +106,22 @@ def test_device_oom_and_the_request_that_failed():
     assert feedback.is_device_oom(e) and feedback.oom_request_bytes(e) == 200 << 30
     host = MemoryError("cannot allocate")
     assert not feedback.is_device_oom(host) and feedback.oom_request_bytes(host) == 0
+
+
+@pytest.mark.parametrize("exc", [
+    # torch 2.11 on an H100 shared by six zygotes: a reference's library workspace
+    type("AcceleratorError", (RuntimeError,), {})("CUDA error: out of memory\nCUDA kernel errors might be "
+                                                  "asynchronously reported"),
+    RuntimeError("cuMemAlloc failed with CUDA driver error 2"),
+    RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"),
+    RuntimeError("cuDNN error: CUDNN_STATUS_ALLOC_FAILED"),
+], ids=["accelerator", "driver", "cublas", "cudnn"])
+def test_every_way_a_gpu_says_it_is_full(exc):
+    assert feedback.is_device_oom(exc)
+
+
+def test_errors_that_are_not_a_full_gpu():
+    for e in (RuntimeError("CUDA error: an illegal memory access was encountered"),
+              RuntimeError("cuMemAlloc failed with CUDA driver error 20"),
+              RuntimeError("triton: out of resource: shared memory, Required: 262144")):
+        assert not feedback.is_device_oom(e), e

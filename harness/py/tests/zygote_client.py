@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 PY_ROOT = Path(__file__).resolve().parent.parent    # harness/py
+RETRIES = 2   # as harness/supervisor.go's maxRetries
 
 # dup2 the two pipe ends onto fds 3 and 4, then exec the zygote: subprocess can
 # only keep fds at the numbers they already have.
@@ -156,10 +157,17 @@ class ZygoteClient:
         return self.wait_record(rid, timeout)["verdict"]
 
     def evaluate(self, task, code, options=None, timeout=None):
+        """The verdict, after the retries the Go supervisor makes: a verdict with `retry`
+        set (out of GPU memory while other work held it, e.g. other tests' zygotes on the
+        same GPU) is not the evaluation's outcome."""
         options = options or {}
         if timeout is None:
             timeout = float(options.get("timeout_s", 120)) + 60.0
-        return self.wait(self.submit(task, code, options), timeout)
+        for attempt in range(1, RETRIES + 2):
+            v = self.wait(self.submit(task, code, options), timeout)
+            if not v.get("retry") or attempt > RETRIES:
+                return v
+            time.sleep(0.25 * attempt)
 
     # ---- lifecycle ------------------------------------------------------------
     def alive(self):

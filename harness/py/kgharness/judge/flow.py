@@ -107,8 +107,7 @@ class Judge:
         except BaseException as e:  # noqa: BLE001 - the contract is "never raise"
             self.verdict["status"] = "harness_error"
             self.verdict["feedback"] = f"internal harness error: {type(e).__name__}: {e}"[:800]
-            if self.gpu and (getattr(e, "oom", False) or feedback.is_device_oom(e) or
-                             "CUDA driver error 2" in str(e)):
+            if self.gpu and (getattr(e, "oom", False) or feedback.is_device_oom(e)):
                 self.verdict["retry"] = "gpu_oom"   # the judge's own buffers did not fit: try again
         try:
             self.close()

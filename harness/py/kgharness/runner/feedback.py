@@ -44,10 +44,20 @@ def is_compile_error(exc):
     return False
 
 
+# How the GPU says it is full, beyond torch's OutOfMemoryError from its caching
+# allocator: the CUDA runtime's error (torch raises AcceleratorError for it, e.g. a
+# library's own workspace), cuBLAS's and cuDNN's, and the driver's (error 2, as
+# kgharness.exchange reports a cuMemAlloc that failed). A reference that meets one of
+# them on a shared GPU is not a broken task: the evaluation is retried.
+_DEVICE_OOM = re.compile(r"CUDA out of memory|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED|"
+                         r"CUDNN_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|"
+                         r"CUDA driver error 2\b")
+
+
 def is_device_oom(exc):
     """An out-of-memory error of the GPU (not of the host), anywhere in the chain."""
     for e in _chain(exc):
-        if type(e).__name__ == "OutOfMemoryError" or "CUDA out of memory" in _message(e)[:300]:
+        if type(e).__name__ == "OutOfMemoryError" or _DEVICE_OOM.search(_message(e)[:300]):
             return True
     return False
 
