@@ -42,6 +42,15 @@ type Evaluation struct {
 	RewardFn string      `parquet:"reward_fn"`
 	Reward   *float64    `parquet:"reward,optional"`
 	Cached   bool        `parquet:"cached"`
+	// Valid (schema 1.5) is the API's valid for this answer: false when the
+	// verdict says nothing of the candidate (a deadline stop, a broken
+	// reference, a harness error) and a trainer drops the sample. Null only
+	// in files written before the column (IsValid judges those).
+	Valid *bool `parquet:"valid,optional"`
+	// Retry (schema 1.5) is the verdict's retry: "deadline" when the
+	// request's deadline_s stopped the evaluation, "gpu_oom" when its
+	// retries ran out; null otherwise.
+	Retry string `parquet:"retry,optional"`
 
 	SchemaVersion     string   `parquet:"schema_version"` // the verdict's
 	Status            string   `parquet:"status"`
@@ -132,6 +141,7 @@ func EvaluationRow(ev event.Evaluation) Evaluation {
 		EvalID: ev.EvalID, BatchID: ev.BatchID, RequestID: ev.RequestID, ClientID: ev.ClientID,
 		TaskID: ev.TaskID, TaskName: v.TaskName, TaskHash: v.TaskHash, CodeHash: v.CodeHash,
 		Code: ev.Code, Completion: ev.Completion, Prompt: nonNil(ev.Prompt), RewardFn: ev.RewardFn, Reward: ev.Reward, Cached: ev.Cached,
+		Valid: clonePtr(ev.Valid), Retry: v.Retry,
 		Options:    optionsRow(ev.Options),
 		TaskSource: ev.TaskSource,
 
@@ -156,6 +166,9 @@ func EvaluationRow(ev event.Evaluation) Evaluation {
 	r.RefMedianMS = median(v.RefRuntime)
 	r.RefBeforeMedianMS = median(v.RefRuntimeBefore)
 	r.RefAfterMedianMS = median(v.RefRuntimeAfter)
+	if r.Valid == nil { // a publisher that did not say: judged as the API judges
+		r.Valid = ptr(validFor(ev.RewardFn, v))
+	}
 	if ev.SourceEvalID != "" {
 		r.SourceEvalID = ptr(ev.SourceEvalID)
 	}

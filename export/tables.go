@@ -24,7 +24,9 @@ package export
 // feedback, error_signature, task_error, output_tail, task_source and the env
 // columns (device, gpu_name, gpu_uuid, driver, python, torch, triton,
 // harness_version, sandbox, sandbox_detail), and episode_steps' client_id,
-// become optional (a 1.4 file's "" still reads as "" into the Go rows).
+// become optional (a 1.4 file's "" still reads as "" into the Go rows);
+// evaluations gain valid (the API's valid: false for a sample to drop) and
+// retry (the verdict's: "deadline" for a deadline stop).
 const SchemaVersion = "1.5"
 
 // Key/value metadata keys of every file the sink writes.
