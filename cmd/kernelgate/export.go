@@ -28,7 +28,8 @@ func newExportCmd(g *globals) *cobra.Command {
 		Long: "Reads the gateway's log under --data (read-only; parts being written are skipped) and, for verl\n" +
 			"and for rows logged without their task source, the task suites (--tasks). Writes --out with\n" +
 			"manifest.json. Filters: --since/--until (RFC3339 or YYYY-MM-DD, on the row's ts; a bare --until\n" +
-			"date is that whole day), --task (id or glob, repeatable), --status (repeatable), --min-speedup.",
+			"date is that whole day), --task (id or glob, repeatable), --status (repeatable), --min-speedup.\n" +
+			"Evaluations the API answered valid=false are left out (skipped.invalid) unless --include-invalid.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
@@ -89,6 +90,7 @@ func newExportCmd(g *globals) *cobra.Command {
 	fl.StringArrayVar(&req.Task, "task", nil, "task id or glob such as level2/* (repeatable)")
 	fl.StringArrayVar(&req.Status, "status", nil, "verdict status, or a skill's active|retired (repeatable)")
 	fl.Float64Var(&minSpeedup, "min-speedup", 0, "rows with a speedup of at least this")
+	fl.BoolVar(&req.IncludeInvalid, "include-invalid", false, "keep evaluations the API answered valid=false (a deadline stop, a broken reference); by default they are left out and counted in the manifest's skipped")
 	fl.Float64Var(&tf, "test-fraction", dataset.DefaultTestFraction, "verl: fraction of tasks in test.parquet (split by task id hash)")
 	fl.IntVar(&topK, "top-k", dataset.DefaultTopK, "sft: correct kernels per task (distinct code)")
 	fl.Float64Var(&minMargin, "min-margin", dataset.DefaultMinMargin, "dpo: a correct kernel is rejected when chosen.speedup >= (1+margin) x its speedup")

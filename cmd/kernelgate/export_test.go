@@ -61,6 +61,7 @@ func TestExportEmptyAndErrors(t *testing.T) {
 		{[]string{"--format", "sft", "--out", out}, exitUsage, "not empty"},
 		{[]string{"--format", "sft", "--data", t.TempDir()}, exitFailed, "no log under"},
 		{[]string{"--format", "verl", "--tasks", t.TempDir()}, exitUsage, "no"},
+		{[]string{"--format", "verl", "--include-invalid"}, exitUsage, "--include-invalid: include_invalid does not apply to format verl"},
 	} {
 		args := append([]string{"export", "--tasks", "../../datasets/ci", "--data", data, "--out", filepath.Join(t.TempDir(), "x")}, c.args...)
 		code, _, stderr := runCmd(t, args...)

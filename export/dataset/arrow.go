@@ -20,7 +20,7 @@ import (
 // searches and llm_calls where present.
 func (b *build) arrow() error {
 	f := b.spec.Filter
-	if err := arrowTable(b, export.TableEvaluations, f.evaluation); err != nil {
+	if err := arrowTable(b, export.TableEvaluations, b.keepEvaluation); err != nil {
 		return err
 	}
 	if err := arrowTable(b, export.TableEpisodeSteps, f.episodeStep); err != nil {

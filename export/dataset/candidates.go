@@ -22,7 +22,7 @@ type group struct {
 // the task's own, so answers are only paired under the prompt they answered;
 // without (SFT: the best kernels for a task), every row has the task's own.
 func (b *build) groups(byLogged bool) ([]*group, error) {
-	rows, files, err := readTable(b.log(), b.root, export.TableEvaluations, b.spec.Filter, b.spec.Filter.evaluation)
+	rows, files, err := readTable(b.log(), b.root, export.TableEvaluations, b.spec.Filter, b.keepEvaluation)
 	if err != nil {
 		return nil, err
 	}

@@ -234,8 +234,9 @@ func TestFiltersAndEmpty(t *testing.T) {
 	}{
 		{Request{Format: "arrow", Status: []string{"incorrect"}}, 1},
 		{Request{Format: "arrow", MinSpeedup: ptr(1.9)}, 4},                                         // e2 e3 e4 e9
-		{Request{Format: "arrow", Since: "2026-11-29T10:05:00Z", Until: "2026-11-29T10:07:00Z"}, 2}, // e5 e6
-		{Request{Format: "arrow", Until: "2026-11-29"}, 9},
+		{Request{Format: "arrow", Since: "2026-11-29T10:05:00Z", Until: "2026-11-29T10:07:00Z"}, 1}, // e5 (e6 is invalid)
+		{Request{Format: "arrow", Since: "2026-11-29T10:05:00Z", Until: "2026-11-29T10:07:00Z", IncludeInvalid: true}, 2},
+		{Request{Format: "arrow", Until: "2026-11-29"}, 8},
 		{Request{Format: "arrow", Since: "2026-11-30"}, 0},
 		{Request{Format: "arrow", Task: []string{"level2/*", "api/x"}}, 3},
 		{Request{Format: "sft", Task: []string{"nope/*"}}, 0},

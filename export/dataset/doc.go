@@ -19,5 +19,8 @@
 // training and inference prompts match. Part files being written (dot-
 // prefixed temp names) are never read. Filters that match nothing give
 // valid empty files (schema, 0 rows); rows without a prompt are counted in
-// the manifest's skipped, never dropped silently.
+// the manifest's skipped, never dropped silently. Evaluations the API
+// answered valid=false (a deadline stop, a broken reference) are in no
+// export unless the request includes them (IncludeInvalid): skipped.invalid
+// counts them.
 package dataset

@@ -19,8 +19,9 @@ type Manifest struct {
 	Files   map[string]int64 `json:"files"` // output file → rows
 	Rows    int64            `json:"rows"`  // all output files
 	// Skipped counts rows that matched the filters but are in no output:
-	// no_prompt (no task source, no suite task with its hash), cached
-	// (duplicates of real evaluations).
+	// invalid (evaluations whose valid is false: the API told the trainer to
+	// drop them; --include-invalid keeps them), no_prompt (no task source,
+	// no suite task with its hash).
 	Skipped map[string]int64 `json:"skipped"`
 }
 
@@ -31,6 +32,8 @@ type ManifestFilters struct {
 	Task       []string   `json:"task,omitempty"`
 	Status     []string   `json:"status,omitempty"`
 	MinSpeedup *float64   `json:"min_speedup,omitempty"`
+	// IncludeInvalid: invalid evaluations were kept (else counted in skipped).
+	IncludeInvalid bool `json:"include_invalid,omitempty"`
 }
 
 // ManifestOptions are the format's options (only those of its format).
@@ -50,7 +53,7 @@ func newManifest(spec Spec, src Source) *Manifest {
 	m := &Manifest{
 		ExportID: src.ExportID, Format: spec.Format, SchemaVersion: SchemaVersion, CreatedAt: now().UTC().Truncate(time.Millisecond),
 		KernelgateVersion: src.Version, Sources: []string{}, Files: map[string]int64{}, Skipped: map[string]int64{},
-		Filters: ManifestFilters{Task: f.Tasks, Status: f.Statuses, MinSpeedup: f.MinSpeedup},
+		Filters: ManifestFilters{Task: f.Tasks, Status: f.Statuses, MinSpeedup: f.MinSpeedup, IncludeInvalid: f.IncludeInvalid},
 	}
 	if !f.Since.IsZero() {
 		m.Filters.Since = ptr(f.Since)
@@ -68,12 +71,16 @@ func newManifest(spec Spec, src Source) *Manifest {
 		m.Options.MinMargin, m.Options.MaxPairsPerTask = ptr(spec.MinMargin), ptr(spec.MaxPairsPerTask)
 		m.Skipped[SkipNoPrompt], m.Skipped[SkipCached] = 0, 0
 	}
+	if readsEvaluations(spec.Format) && !f.IncludeInvalid {
+		m.Skipped[SkipInvalid] = 0
+	}
 	return m
 }
 
 // Reasons a matching row is in no output.
 const (
 	SkipNoPrompt = "no_prompt"
+	SkipInvalid  = "invalid"
 	SkipCached   = "cached"
 )
 

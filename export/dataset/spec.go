@@ -51,6 +51,9 @@ type Request struct {
 	TopK            *int     `json:"top_k,omitempty"`              // sft
 	MinMargin       *float64 `json:"min_margin,omitempty"`         // dpo
 	MaxPairsPerTask *int     `json:"max_pairs_per_task,omitempty"` // dpo
+	// IncludeInvalid keeps evaluations whose valid is false (a deadline
+	// stop, a broken reference): left out by default, as a trainer drops them.
+	IncludeInvalid bool `json:"include_invalid,omitempty"`
 }
 
 // InputError is a bad request: the CLI exits 2 on it, the gateway answers
@@ -73,6 +76,8 @@ type Filter struct {
 	Tasks        []string  // exact ids or path.Match globs
 	Statuses     []string
 	MinSpeedup   *float64 // rows with a null speedup never pass it
+	// IncludeInvalid keeps evaluations with valid false (export.Evaluation.IsValid).
+	IncludeInvalid bool
 }
 
 // Spec is a checked Request, defaults filled in.
@@ -114,6 +119,7 @@ func (r Request) Parse() (Spec, error) {
 		}
 	}
 	s.Filter.Statuses = slices.Clone(r.Status)
+	s.Filter.IncludeInvalid = r.IncludeInvalid
 	if v := r.MinSpeedup; v != nil {
 		if math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0 {
 			return s, inputErr("min_speedup", "min speedup %g: want a finite number, 0 or more", *v)
@@ -154,11 +160,12 @@ func (s Spec) applies() error {
 	var field string
 	switch s.Format {
 	case FormatVerl: // task suites: ids only
-		field = firstSet(!f.Since.IsZero(), "since", !f.Until.IsZero(), "until", len(f.Statuses) > 0, "status", f.MinSpeedup != nil, "min_speedup")
-	case FormatSkills: // no task_id, no speedup
-		field = firstSet(len(f.Tasks) > 0, "task", f.MinSpeedup != nil, "min_speedup")
+		field = firstSet(!f.Since.IsZero(), "since", !f.Until.IsZero(), "until", len(f.Statuses) > 0, "status", f.MinSpeedup != nil, "min_speedup",
+			f.IncludeInvalid, "include_invalid")
+	case FormatSkills: // no task_id, no speedup, no evaluations
+		field = firstSet(len(f.Tasks) > 0, "task", f.MinSpeedup != nil, "min_speedup", f.IncludeInvalid, "include_invalid")
 	case FormatSearchTrees: // a tree is whole or not at all
-		field = firstSet(len(f.Statuses) > 0, "status", f.MinSpeedup != nil, "min_speedup")
+		field = firstSet(len(f.Statuses) > 0, "status", f.MinSpeedup != nil, "min_speedup", f.IncludeInvalid, "include_invalid")
 	}
 	if field != "" {
 		return inputErr(field, "%s does not apply to format %s (it has no such column)", field, s.Format)

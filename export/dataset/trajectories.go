@@ -32,7 +32,7 @@ type trajRow struct {
 // in its search, episode or reward batch by the search_steps and
 // episode_steps rows that name it.
 func (b *build) trajectories() error {
-	evals, files, err := readTable(b.log(), b.root, export.TableEvaluations, b.spec.Filter, b.spec.Filter.evaluation)
+	evals, files, err := readTable(b.log(), b.root, export.TableEvaluations, b.spec.Filter, b.keepEvaluation)
 	if err != nil {
 		return err
 	}
