@@ -66,10 +66,10 @@ func newManifest(spec Spec, src Source) *Manifest {
 		m.Options.TestFraction = ptr(spec.TestFraction)
 	case FormatSFT:
 		m.Options.TopK = ptr(spec.TopK)
-		m.Skipped[SkipNoPrompt], m.Skipped[SkipCached] = 0, 0
+		m.Skipped[SkipNoPrompt] = 0
 	case FormatDPO:
 		m.Options.MinMargin, m.Options.MaxPairsPerTask = ptr(spec.MinMargin), ptr(spec.MaxPairsPerTask)
-		m.Skipped[SkipNoPrompt], m.Skipped[SkipCached] = 0, 0
+		m.Skipped[SkipNoPrompt] = 0
 	}
 	if readsEvaluations(spec.Format) && !f.IncludeInvalid {
 		m.Skipped[SkipInvalid] = 0
@@ -81,7 +81,6 @@ func newManifest(spec Spec, src Source) *Manifest {
 const (
 	SkipNoPrompt = "no_prompt"
 	SkipInvalid  = "invalid"
-	SkipCached   = "cached"
 )
 
 func (m *Manifest) addFile(name string, rows int) {
