@@ -28,7 +28,7 @@ func sampleLog(t *testing.T) string {
 	writeLog(t, dir,
 		ev{id: "e1", task: "ci/a", code: "slow", status: ok, speedup: 1.0, min: 1},
 		ev{id: "e2", task: "ci/a", code: "fast", status: ok, speedup: 2.0, min: 2},
-		ev{id: "e3", task: "ci/a", code: "fast", status: ok, speedup: 2.0, min: 3},                // same code, later
+		ev{id: "e3", task: "ci/a", code: "fast", status: ok, speedup: 2.0, min: 3},               // same code, later
 		ev{id: "e4", task: "ci/a", code: "fast", status: ok, speedup: 2.0, min: 4, cached: true}, // a cache hit: e2's verdict
 		ev{id: "e5", task: "ci/a", code: "wrong", status: bad, min: 5},
 		ev{id: "e6", task: "ci/a", code: "broken", status: herr, min: 6},
