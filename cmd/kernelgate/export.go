@@ -88,7 +88,7 @@ func newExportCmd(g *globals) *cobra.Command {
 	fl.StringVar(&req.Since, "since", "", "rows at or after this time (RFC3339 or YYYY-MM-DD)")
 	fl.StringVar(&req.Until, "until", "", "rows before this time (RFC3339), or up to the end of this day (YYYY-MM-DD)")
 	fl.StringArrayVar(&req.Task, "task", nil, "task id or glob such as level2/* (repeatable)")
-	fl.StringArrayVar(&req.Status, "status", nil, "verdict status, or a skill's active|retired (repeatable)")
+	fl.StringArrayVar(&req.Status, "status", nil, "verdict status (evaluations, episode and search steps), or a skill's active|retired (skills), repeatable; arrow: each filters the tables of its kind, the manifest's filters_applied says which")
 	fl.Float64Var(&minSpeedup, "min-speedup", 0, "rows with a speedup of at least this")
 	fl.BoolVar(&req.IncludeInvalid, "include-invalid", false, "keep evaluations the API answered valid=false (a deadline stop, a broken reference); by default they are left out and counted in the manifest's skipped")
 	fl.Float64Var(&tf, "test-fraction", dataset.DefaultTestFraction, "verl: fraction of tasks in test.parquet (split by task id hash)")

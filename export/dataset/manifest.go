@@ -23,6 +23,14 @@ type Manifest struct {
 	// drop them; --include-invalid keeps them), no_prompt (no task source,
 	// no suite task with its hash).
 	Skipped map[string]int64 `json:"skipped"`
+	// FiltersApplied (arrow) names, per output file, the filters that
+	// selected its rows (since, until, task, status, min_speedup, and valid:
+	// invalid evaluations left out); a filter its table has no column for
+	// is not applied, and that table is whole on it.
+	FiltersApplied map[string][]string `json:"filters_applied,omitempty"`
+	// Empty (arrow) lists the files not written because no row matched:
+	// Hugging Face datasets refuses a file of 0 rows.
+	Empty []string `json:"empty,omitempty"`
 }
 
 // ManifestFilters are the filters as applied (times in UTC RFC3339).

@@ -70,7 +70,10 @@ func inputErr(field, format string, args ...any) *InputError {
 }
 
 // Filter selects log rows. Each part applies to the tables that have its
-// column: ts (skills: last_seen), task_id, status, speedup. Zero: all rows.
+// column: ts (skills: last_seen), task_id, status, speedup, valid. A status
+// is a verdict's (evaluations, episode_steps, search_steps) or a skill's
+// (skills: active, retired): each kind applies to the tables of its kind
+// only. Zero: all rows.
 type Filter struct {
 	Since, Until time.Time // [Since, Until); zero: open
 	Tasks        []string  // exact ids or path.Match globs
@@ -170,6 +173,16 @@ func (s Spec) applies() error {
 	if field != "" {
 		return inputErr(field, "%s does not apply to format %s (it has no such column)", field, s.Format)
 	}
+	switch s.Format {
+	case FormatSkills:
+		if st := f.statuses(false); len(st) > 0 {
+			return inputErr("status", "status %s does not apply to format skills (a skill's status is %s or %s)", st[0], export.SkillActive, export.SkillRetired)
+		}
+	case FormatSFT, FormatDPO, FormatTrajectories:
+		if st := f.statuses(true); len(st) > 0 {
+			return inputErr("status", "status %s is a skill's; format %s holds evaluations (a verdict's status)", st[0], s.Format)
+		}
+	}
 	return nil
 }
 
@@ -246,8 +259,28 @@ func (f Filter) task(id string) bool {
 	return false
 }
 
+// statuses are the filter's skill statuses (skill) or verdict statuses.
+func (f Filter) statuses(skill bool) []string {
+	var out []string
+	for _, s := range f.Statuses {
+		if (s == export.SkillActive || s == export.SkillRetired) == skill {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// status reports whether a verdict status passes: the filter names no
+// verdict status, or this one.
 func (f Filter) status(st string) bool {
-	return len(f.Statuses) == 0 || slices.Contains(f.Statuses, st)
+	s := f.statuses(false)
+	return len(s) == 0 || slices.Contains(s, st)
+}
+
+// skillStatus is status for a skill's status.
+func (f Filter) skillStatus(st string) bool {
+	s := f.statuses(true)
+	return len(s) == 0 || slices.Contains(s, st)
 }
 
 func (f Filter) speedup(sp *float64) bool {
@@ -264,7 +297,7 @@ func (f Filter) episodeStep(r export.EpisodeStep) bool {
 
 func (f Filter) rejected(r export.Rejected) bool { return f.time(r.TS) }
 
-func (f Filter) skill(r export.Skill) bool { return f.time(r.LastSeen) && f.status(r.Status) }
+func (f Filter) skill(r export.Skill) bool { return f.time(r.LastSeen) && f.skillStatus(r.Status) }
 
 func (f Filter) searchStep(r export.SearchStep) bool {
 	status := ""
