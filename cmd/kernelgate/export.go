@@ -50,10 +50,11 @@ func newExportCmd(g *globals) *cobra.Command {
 			if out == "" {
 				return usageError{errors.New("--out DIR is required")}
 			}
+			var leftOut []string
 			if len(taskDirs) == 0 {
 				wd, _ := os.Getwd()
 				exe, _ := os.Executable()
-				taskDirs = dataset.DefaultSuites(wd, exe)
+				taskDirs, leftOut = dataset.DefaultSuites(wd, exe)
 			}
 			ts, files, err := dataset.LoadSuites(taskDirs)
 			if err != nil {
@@ -63,7 +64,7 @@ func newExportCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			src := dataset.Source{DataDir: dataDir, Tasks: ts, TaskFiles: files, Version: version, Log: log}
+			src := dataset.Source{DataDir: dataDir, Tasks: ts, TaskFiles: files, Version: version, Log: log, SuitesLeftOut: leftOut}
 			m, err := dataset.Write(cmd.Context(), spec, src, out, force)
 			var ie *dataset.InputError
 			if errors.As(err, &ie) {
@@ -71,6 +72,10 @@ func newExportCmd(g *globals) *cobra.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if len(m.SuitesLeftOut) > 0 {
+				fmt.Fprintf(g.stderr, "kernelgate export: left out suite(s) %s, not among the defaults (%s); --tasks names the suites to read\n",
+					strings.Join(m.SuitesLeftOut, ", "), strings.Join(dataset.DefaultSuiteNames, ", "))
 			}
 			if m.Rows == 0 {
 				fmt.Fprintf(g.stderr, "kernelgate export: 0 rows matched; wrote an empty %s dataset to %s\n", m.Format, out)

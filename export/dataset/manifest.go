@@ -28,6 +28,9 @@ type Manifest struct {
 	// invalid evaluations left out); a filter its table has no column for
 	// is not applied, and that table is whole on it.
 	FiltersApplied map[string][]string `json:"filters_applied,omitempty"`
+	// SuitesLeftOut (verl) names the suites found beside the defaults but
+	// not read (heavy): no prompt of theirs is in the export.
+	SuitesLeftOut []string `json:"suites_left_out,omitempty"`
 	// Empty (arrow) lists the files not written because no row matched:
 	// Hugging Face datasets refuses a file of 0 rows.
 	Empty []string `json:"empty,omitempty"`
@@ -72,6 +75,7 @@ func newManifest(spec Spec, src Source) *Manifest {
 	switch spec.Format {
 	case FormatVerl:
 		m.Options.TestFraction = ptr(spec.TestFraction)
+		m.SuitesLeftOut = src.SuitesLeftOut
 	case FormatSFT:
 		m.Options.TopK = ptr(spec.TopK)
 		m.Skipped[SkipNoPrompt] = 0
