@@ -102,15 +102,10 @@ func codeKey(r export.Evaluation) string {
 	return r.CodeHash
 }
 
-// saidKey names what the model said: its completion where one was logged
-// (the text DPO shows, reply), else its code. The same completion sent
+// saidKey names what the model said, as DPO shows it (reply): its
+// completion where one was logged, else its code. The same completion sent
 // twice (a retry, a cache hit) is one candidate; the same code in other
 // prose is two.
-func saidKey(r export.Evaluation) string {
-	if c := reply(r)[0].Content; r.Completion != nil && c == *r.Completion {
-		return "completion:" + eval.HashSource(c)
-	}
-	return codeKey(r)
-}
+func saidKey(r export.Evaluation) string { return eval.HashSource(reply(r)[0].Content) }
 
 func isCorrect(r export.Evaluation) bool { return r.Correct && r.Status == "correct" }
