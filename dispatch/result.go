@@ -21,13 +21,13 @@ import (
 // job, whose queuer logs it.
 func PublishResult(ctx context.Context, b *bus.Bus, job Job, r Result) error {
 	if !job.TaskCheck && !job.Unlogged {
-		rew, wait, exec := r.Reward, r.QueueWaitMS, r.ExecMS
+		rew, valid, wait, exec := r.Reward, r.Valid, r.QueueWaitMS, r.ExecMS
 		ev := event.Evaluation{
 			EventID: job.ID, Time: time.Now().UTC(), EvalID: job.ID, BatchID: job.BatchID, TaskID: job.TaskID, TaskSource: job.Task.Source,
 			RequestID: job.RequestID, ClientID: job.ClientID,
 			Code: job.Code, Completion: job.Completion, Prompt: job.Prompt, RewardFn: rewardName(job.RewardFn),
 			SourceEvalID: r.Source, Options: &job.Options,
-			Reward: &rew, Cached: r.Cached, Verdict: r.Verdict,
+			Reward: &rew, Valid: &valid, Cached: r.Cached, Verdict: r.Verdict,
 		}
 		if !r.Cached && !r.Shared { // a cached or shared answer waited in no queue and ran nothing
 			ev.QueueWaitMS, ev.ExecMS = &wait, &exec

@@ -122,20 +122,23 @@ type Tolerance struct {
 }
 
 // Env describes where the evaluation ran. GPUUUID, Driver and the SM clocks
-// are filled by Go from NVML; the rest by the child.
+// are filled by Go from NVML; the rest by the child. The parquet tags are the
+// evaluations table's columns (package export embeds Env): each is optional,
+// so a part not known ("" here: no GPU, or a verdict made without a child)
+// is written as null.
 type Env struct {
-	Device           string `json:"device" parquet:"device"`
-	GPUName          string `json:"gpu_name,omitempty" parquet:"gpu_name"`
-	GPUUUID          string `json:"gpu_uuid,omitempty" parquet:"gpu_uuid"`
+	Device           string `json:"device" parquet:"device,optional"`
+	GPUName          string `json:"gpu_name,omitempty" parquet:"gpu_name,optional"`
+	GPUUUID          string `json:"gpu_uuid,omitempty" parquet:"gpu_uuid,optional"`
 	SMClockMHzBefore *int   `json:"sm_clock_mhz_before,omitempty" parquet:"sm_clock_mhz_before,optional"`
 	SMClockMHzAfter  *int   `json:"sm_clock_mhz_after,omitempty" parquet:"sm_clock_mhz_after,optional"`
-	Driver           string `json:"driver,omitempty" parquet:"driver"`
-	Python           string `json:"python" parquet:"python"`
-	Torch            string `json:"torch" parquet:"torch"`
-	Triton           string `json:"triton" parquet:"triton"`
-	HarnessVersion   string `json:"harness_version" parquet:"harness_version"`
-	Sandbox          string `json:"sandbox" parquet:"sandbox"`
-	SandboxDetail    string `json:"sandbox_detail" parquet:"sandbox_detail"`
+	Driver           string `json:"driver,omitempty" parquet:"driver,optional"`
+	Python           string `json:"python" parquet:"python,optional"`
+	Torch            string `json:"torch" parquet:"torch,optional"`
+	Triton           string `json:"triton" parquet:"triton,optional"`
+	HarnessVersion   string `json:"harness_version" parquet:"harness_version,optional"`
+	Sandbox          string `json:"sandbox" parquet:"sandbox,optional"`
+	SandboxDetail    string `json:"sandbox_detail" parquet:"sandbox_detail,optional"`
 }
 
 // Verdict is the outcome of one evaluation (schema 1.1, docs/protocol.md).

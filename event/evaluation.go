@@ -26,6 +26,11 @@ type Evaluation struct {
 	RewardFn string          `json:"reward_fn,omitempty"`
 	Reward   *float64        `json:"reward,omitempty"`
 	Cached   bool            `json:"cached,omitempty"` // answered from the result cache
+	// Valid is the reward function's valid, as the API answered it: false
+	// when the verdict says nothing of the candidate (a deadline stop, a
+	// broken reference) and the sample is to be dropped. nil: the publisher
+	// did not say (the log judges the verdict by RewardFn, as the API does).
+	Valid *bool `json:"valid,omitempty"`
 	// SourceEvalID: for a cached or shared answer, the evaluation that ran.
 	SourceEvalID string `json:"source_eval_id,omitempty"`
 	// Options are the harness options the verdict was made under.

@@ -11,24 +11,27 @@ import (
 
 // Evaluation is one row of the evaluations table: the event's ids and
 // inputs and the verdict flattened into typed columns. Optional columns are
-// pointers (null when nil). EvaluationRow is the one mapping that fills it.
+// pointers (null when nil), or strings tagged optional, where "" means not
+// known and is written as null, so a reader tests IS NULL, never = "".
+// EvaluationRow is the one mapping that fills it.
 // Where a verdict part keeps its shape in the row (Env), the row embeds the
 // verdict's own type, whose parquet tags name the columns; the parts that
 // are flattened (runtimes, tolerance, stage times) are mapped below. A test
 // holds every verdict field to its place here (verdictcolumns_test.go).
 type Evaluation struct {
-	EventID    string    `parquet:"event_id"`
-	TS         time.Time `parquet:"ts,timestamp(millisecond)"`
-	EvalID     string    `parquet:"eval_id"`
-	BatchID    string    `parquet:"batch_id"`
-	RequestID  string    `parquet:"request_id"`
-	ClientID   string    `parquet:"client_id"`
-	TaskID     string    `parquet:"task_id"`
-	TaskName   string    `parquet:"task_name"`
-	TaskHash   string    `parquet:"task_hash"`
-	CodeHash   string    `parquet:"code_hash"`
-	Code       string    `parquet:"code"`
-	Completion *string   `parquet:"completion,optional"`
+	EventID   string    `parquet:"event_id"`
+	TS        time.Time `parquet:"ts,timestamp(millisecond)"`
+	EvalID    string    `parquet:"eval_id"`
+	BatchID   string    `parquet:"batch_id"`
+	RequestID string    `parquet:"request_id,optional"` // null: the caller sent no X-Request-ID
+	ClientID  string    `parquet:"client_id,optional"`  // null: no API key (open mode), or a search's
+	// TaskID: null for an inline reference that is no registered task (task_hash names it).
+	TaskID     string  `parquet:"task_id,optional"`
+	TaskName   string  `parquet:"task_name,optional"`
+	TaskHash   string  `parquet:"task_hash"`
+	CodeHash   string  `parquet:"code_hash"`
+	Code       string  `parquet:"code"`
+	Completion *string `parquet:"completion,optional"`
 	// Prompt: the chat messages the completion answered; empty when the
 	// caller did not give them.
 	Prompt []event.PromptMessage `parquet:"prompt,list"`
@@ -39,6 +42,15 @@ type Evaluation struct {
 	RewardFn string      `parquet:"reward_fn"`
 	Reward   *float64    `parquet:"reward,optional"`
 	Cached   bool        `parquet:"cached"`
+	// Valid (schema 1.5) is the API's valid for this answer: false when the
+	// verdict says nothing of the candidate (a deadline stop, a broken
+	// reference, a harness error) and a trainer drops the sample. Null only
+	// in files written before the column (IsValid judges those).
+	Valid *bool `parquet:"valid,optional"`
+	// Retry (schema 1.5) is the verdict's retry: "deadline" when the
+	// request's deadline_s stopped the evaluation, "gpu_oom" when its
+	// retries ran out; null otherwise.
+	Retry string `parquet:"retry,optional"`
 
 	SchemaVersion     string   `parquet:"schema_version"` // the verdict's
 	Status            string   `parquet:"status"`
@@ -57,18 +69,18 @@ type Evaluation struct {
 	MaxRelError       *float64 `parquet:"max_rel_error,optional"`
 	Atol              *float64 `parquet:"atol,optional"`
 	Rtol              *float64 `parquet:"rtol,optional"`
-	TolDType          string   `parquet:"tol_dtype"`
-	TolSource         string   `parquet:"tol_source"`
+	TolDType          string   `parquet:"tol_dtype,optional"`
+	TolSource         string   `parquet:"tol_source,optional"`
 	TrialsPassed      int64    `parquet:"trials_passed"`
 	TrialsTotal       int64    `parquet:"trials_total"`
 	HackFlags         []string `parquet:"hack_flags,list"`
 	Warnings          []string `parquet:"warnings,list"`
 	TritonLaunches    int64    `parquet:"triton_launches"`
 	Coverage          *float64 `parquet:"coverage,optional"`
-	Feedback          string   `parquet:"feedback"`
-	ErrorSignature    string   `parquet:"error_signature"`
-	TaskError         string   `parquet:"task_error"`
-	OutputTail        string   `parquet:"output_tail"`
+	Feedback          string   `parquet:"feedback,optional"`
+	ErrorSignature    string   `parquet:"error_signature,optional"`
+	TaskError         string   `parquet:"task_error,optional"`
+	OutputTail        string   `parquet:"output_tail,optional"`
 	// StageTimes is the verdict's stage_ms as (stage, ms) pairs, sorted by
 	// stage: a list of structs, which every loader reads (Hugging Face
 	// datasets has no type for the MAP column schema 1.2 wrote as stage_ms).
@@ -83,8 +95,8 @@ type Evaluation struct {
 	ExecMS      *float64 `parquet:"exec_ms,optional"`
 
 	// TaskSource is the task's reference source (exports rebuild the
-	// prompt from it); "" in files written before the column existed.
-	TaskSource string `parquet:"task_source"`
+	// prompt from it); null in files written before the column existed.
+	TaskSource string `parquet:"task_source,optional"`
 }
 
 // EpisodeStep is one row of the episode_steps table.
@@ -93,7 +105,7 @@ type EpisodeStep struct {
 	TS          time.Time             `parquet:"ts,timestamp(millisecond)"`
 	EpisodeID   string                `parquet:"episode_id"`
 	Turn        int64                 `parquet:"turn"`
-	ClientID    string                `parquet:"client_id"`
+	ClientID    string                `parquet:"client_id,optional"` // null: no API key (open mode)
 	TaskID      string                `parquet:"task_id"`
 	Prompt      []event.PromptMessage `parquet:"prompt,list"`
 	Completion  string                `parquet:"completion"`
@@ -129,6 +141,7 @@ func EvaluationRow(ev event.Evaluation) Evaluation {
 		EvalID: ev.EvalID, BatchID: ev.BatchID, RequestID: ev.RequestID, ClientID: ev.ClientID,
 		TaskID: ev.TaskID, TaskName: v.TaskName, TaskHash: v.TaskHash, CodeHash: v.CodeHash,
 		Code: ev.Code, Completion: ev.Completion, Prompt: nonNil(ev.Prompt), RewardFn: ev.RewardFn, Reward: ev.Reward, Cached: ev.Cached,
+		Valid: clonePtr(ev.Valid), Retry: v.Retry,
 		Options:    optionsRow(ev.Options),
 		TaskSource: ev.TaskSource,
 
@@ -153,6 +166,9 @@ func EvaluationRow(ev event.Evaluation) Evaluation {
 	r.RefMedianMS = median(v.RefRuntime)
 	r.RefBeforeMedianMS = median(v.RefRuntimeBefore)
 	r.RefAfterMedianMS = median(v.RefRuntimeAfter)
+	if r.Valid == nil { // a publisher that did not say: judged as the API judges
+		r.Valid = ptr(validFor(ev.RewardFn, v))
+	}
 	if ev.SourceEvalID != "" {
 		r.SourceEvalID = ptr(ev.SourceEvalID)
 	}

@@ -18,8 +18,16 @@ package export
 // llm_calls table (every LLM call, its purpose, messages and cost); skills
 // rows gain reason, pattern, aliases and the on/off counts (and keep up to 32
 // example eval ids, not 5); search_steps gain skill_versions;
-// 1.4 (2026-12-01) evaluations gain reference_shared.
-const SchemaVersion = "1.4"
+// 1.4 (2026-12-01) evaluations gain reference_shared;
+// 1.5 (2026-12-07) a value not known is null, not "": evaluations' request_id,
+// client_id, task_id (an inline reference), task_name, tol_dtype, tol_source,
+// feedback, error_signature, task_error, output_tail, task_source and the env
+// columns (device, gpu_name, gpu_uuid, driver, python, torch, triton,
+// harness_version, sandbox, sandbox_detail), and episode_steps' client_id,
+// become optional (a 1.4 file's "" still reads as "" into the Go rows);
+// evaluations gain valid (the API's valid: false for a sample to drop) and
+// retry (the verdict's: "deadline" for a deadline stop).
+const SchemaVersion = "1.5"
 
 // Key/value metadata keys of every file the sink writes.
 const (

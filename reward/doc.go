@@ -20,6 +20,7 @@
 //   - For correct verdicts every function is non-decreasing in speedup.
 //
 // Who imports it: the gateway (rewards, episodes, the OpenRLHF adapter), the
-// rollout search (node rewards) and cmd/kernelgate (flags that name a reward).
+// rollout search (node rewards), cmd/kernelgate (flags that name a reward)
+// and export (a logged row's valid, where its publisher did not say).
 // It imports only the standard library and harness.
 package reward

@@ -129,6 +129,9 @@ func TestFinalDeliveryAnswersHarnessError(t *testing.T) {
 				if e.Subject != event.SubjectEvaluation || e.ID != job.ID || ee.BatchID != "b1" || ee.Verdict.Status != eval.StatusHarnessError {
 					t.Errorf("event %s %s %+v", e.Subject, e.ID, ee)
 				}
+				if ee.Valid == nil || *ee.Valid != r.Valid { // the log says what the API said
+					t.Errorf("logged valid %v, answered %v", ee.Valid, r.Valid)
+				}
 			case <-ctx.Done():
 				t.Fatal("no event logged")
 			}

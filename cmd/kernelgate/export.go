@@ -28,7 +28,8 @@ func newExportCmd(g *globals) *cobra.Command {
 		Long: "Reads the gateway's log under --data (read-only; parts being written are skipped) and, for verl\n" +
 			"and for rows logged without their task source, the task suites (--tasks). Writes --out with\n" +
 			"manifest.json. Filters: --since/--until (RFC3339 or YYYY-MM-DD, on the row's ts; a bare --until\n" +
-			"date is that whole day), --task (id or glob, repeatable), --status (repeatable), --min-speedup.",
+			"date is that whole day), --task (id or glob, repeatable), --status (repeatable), --min-speedup.\n" +
+			"Evaluations the API answered valid=false are left out (skipped.invalid) unless --include-invalid.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
@@ -49,10 +50,11 @@ func newExportCmd(g *globals) *cobra.Command {
 			if out == "" {
 				return usageError{errors.New("--out DIR is required")}
 			}
+			var leftOut []string
 			if len(taskDirs) == 0 {
 				wd, _ := os.Getwd()
 				exe, _ := os.Executable()
-				taskDirs = dataset.DefaultSuites(wd, exe)
+				taskDirs, leftOut = dataset.DefaultSuites(wd, exe)
 			}
 			ts, files, err := dataset.LoadSuites(taskDirs)
 			if err != nil {
@@ -62,7 +64,7 @@ func newExportCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			src := dataset.Source{DataDir: dataDir, Tasks: ts, TaskFiles: files, Version: version, Log: log}
+			src := dataset.Source{DataDir: dataDir, Tasks: ts, TaskFiles: files, Version: version, Log: log, SuitesLeftOut: leftOut}
 			m, err := dataset.Write(cmd.Context(), spec, src, out, force)
 			var ie *dataset.InputError
 			if errors.As(err, &ie) {
@@ -70,6 +72,10 @@ func newExportCmd(g *globals) *cobra.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if len(m.SuitesLeftOut) > 0 {
+				fmt.Fprintf(g.stderr, "kernelgate export: left out suite(s) %s, not among the defaults (%s); --tasks names the suites to read\n",
+					strings.Join(m.SuitesLeftOut, ", "), strings.Join(dataset.DefaultSuiteNames, ", "))
 			}
 			if m.Rows == 0 {
 				fmt.Fprintf(g.stderr, "kernelgate export: 0 rows matched; wrote an empty %s dataset to %s\n", m.Format, out)
@@ -87,8 +93,9 @@ func newExportCmd(g *globals) *cobra.Command {
 	fl.StringVar(&req.Since, "since", "", "rows at or after this time (RFC3339 or YYYY-MM-DD)")
 	fl.StringVar(&req.Until, "until", "", "rows before this time (RFC3339), or up to the end of this day (YYYY-MM-DD)")
 	fl.StringArrayVar(&req.Task, "task", nil, "task id or glob such as level2/* (repeatable)")
-	fl.StringArrayVar(&req.Status, "status", nil, "verdict status, or a skill's active|retired (repeatable)")
+	fl.StringArrayVar(&req.Status, "status", nil, "verdict status (evaluations, episode and search steps), or a skill's active|retired (skills), repeatable; arrow: each filters the tables of its kind, the manifest's filters_applied says which")
 	fl.Float64Var(&minSpeedup, "min-speedup", 0, "rows with a speedup of at least this")
+	fl.BoolVar(&req.IncludeInvalid, "include-invalid", false, "keep evaluations the API answered valid=false (a deadline stop, a broken reference); by default they are left out and counted in the manifest's skipped")
 	fl.Float64Var(&tf, "test-fraction", dataset.DefaultTestFraction, "verl: fraction of tasks in test.parquet (split by task id hash)")
 	fl.IntVar(&topK, "top-k", dataset.DefaultTopK, "sft: correct kernels per task (distinct code)")
 	fl.Float64Var(&minMargin, "min-margin", dataset.DefaultMinMargin, "dpo: a correct kernel is rejected when chosen.speedup >= (1+margin) x its speedup")

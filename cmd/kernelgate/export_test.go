@@ -61,6 +61,7 @@ func TestExportEmptyAndErrors(t *testing.T) {
 		{[]string{"--format", "sft", "--out", out}, exitUsage, "not empty"},
 		{[]string{"--format", "sft", "--data", t.TempDir()}, exitFailed, "no log under"},
 		{[]string{"--format", "verl", "--tasks", t.TempDir()}, exitUsage, "no"},
+		{[]string{"--format", "verl", "--include-invalid"}, exitUsage, "--include-invalid: include_invalid does not apply to format verl"},
 	} {
 		args := append([]string{"export", "--tasks", "../../datasets/ci", "--data", data, "--out", filepath.Join(t.TempDir(), "x")}, c.args...)
 		code, _, stderr := runCmd(t, args...)
@@ -70,5 +71,40 @@ func TestExportEmptyAndErrors(t *testing.T) {
 	}
 	if code, _, stderr := runCmd(t, "export", "--format", "dpo", "--data", data, "--out", out, "--force"); code != exitOK {
 		t.Errorf("--force over an export: exit %d: %s", code, stderr)
+	}
+}
+
+// Without --tasks, verl reads the default suites and says which suites it
+// found and left out (heavy), on stderr and in the manifest.
+func TestExportVerlSaysWhatItLeftOut(t *testing.T) {
+	wd := t.TempDir()
+	for _, p := range []string{"ci/1_add_relu.py", "heavy/1_add_relu.py"} {
+		src, err := os.ReadFile("../../datasets/ci/1_add_relu.py")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(wd, "datasets", p)
+		os.MkdirAll(filepath.Dir(dst), 0o755)
+		if err := os.WriteFile(dst, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(wd)
+	out := filepath.Join(t.TempDir(), "verl")
+	code, _, stderr := runCmd(t, "export", "--format", "verl", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "left out suite(s) heavy") || !strings.Contains(stderr, "--tasks") {
+		t.Errorf("stderr %q does not say heavy was left out", stderr)
+	}
+	if m := readManifest(t, out); m.Rows != 1 || len(m.SuitesLeftOut) != 1 || m.SuitesLeftOut[0] != "heavy" {
+		t.Errorf("manifest rows %d suites_left_out %v", m.Rows, m.SuitesLeftOut)
+	}
+	// Named with --tasks, nothing is left out by default.
+	out = filepath.Join(t.TempDir(), "verl")
+	code, _, stderr = runCmd(t, "export", "--format", "verl", "--out", out, "--tasks", "datasets/ci", "--tasks", "datasets/heavy")
+	if m := readManifest(t, out); code != exitOK || m.Rows != 2 || m.SuitesLeftOut != nil || strings.Contains(stderr, "left out") {
+		t.Errorf("--tasks: exit %d rows %d suites_left_out %v stderr %q", code, m.Rows, m.SuitesLeftOut, stderr)
 	}
 }

@@ -3,6 +3,8 @@ package dataset
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,12 +13,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/kernelgate/kernelgate/event"
+	"github.com/kernelgate/kernelgate/export"
 )
 
 func TestArrowReadsBack(t *testing.T) {
 	dir := sampleLog(t)
 	out, m := runExport(t, dir, Request{Format: "arrow", Task: []string{"ci/a"}})
-	if m.Files["evaluations.arrow"] != 6 || m.Files["episode_steps.arrow"] != 0 || m.Files["rejected.arrow"] != 0 {
+	// e6, a harness error, is a sample the API said to drop: counted, not written.
+	if m.Files["evaluations.arrow"] != 5 || m.Skipped[SkipInvalid] != 1 || len(m.Files) != 1 {
 		t.Fatalf("files %+v", m.Files)
 	}
 	if _, ok := m.Files["skills.arrow"]; ok {
@@ -45,7 +49,7 @@ func TestArrowReadsBack(t *testing.T) {
 			ids = append(ids, col.Value(j))
 		}
 	}
-	if n != 6 || ids[0] != "e1" {
+	if n != 5 || ids[0] != "e1" {
 		t.Errorf("rows %d ids %v", n, ids)
 	}
 	for _, c := range []struct {
@@ -57,19 +61,17 @@ func TestArrowReadsBack(t *testing.T) {
 			t.Errorf("column %s: %v, want %s", c.name, f, c.id)
 		}
 	}
-	// An empty table is a valid file with the schema.
-	fe, err := os.Open(filepath.Join(out, "rejected.arrow"))
-	if err != nil {
-		t.Fatal(err)
+	// A table no row of which matched is not written, and the manifest says so.
+	if !slices.Equal(m.Empty, []string{"episode_steps.arrow", "rejected.arrow"}) {
+		t.Errorf("empty %v", m.Empty)
 	}
-	defer fe.Close()
-	re, err := ipc.NewFileReader(fe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer re.Close()
-	if _, ok := re.Schema().FieldsByName("data"); !ok {
-		t.Errorf("rejected.arrow schema %s", re.Schema())
+	for _, name := range m.Empty {
+		if _, err := os.Stat(filepath.Join(out, name)); !os.IsNotExist(err) {
+			t.Errorf("%s written: %v", name, err)
+		}
+		if _, ok := m.Files[name]; ok {
+			t.Errorf("%s in files %v", name, m.Files)
+		}
 	}
 }
 
@@ -88,5 +90,71 @@ func TestArrowHasTheSearchTables(t *testing.T) {
 	_, m = runExport(t, dir, Request{Format: "arrow", Since: t0.Add(30 * time.Second).Format(time.RFC3339)})
 	if m.Files["searches.arrow"] != 1 || m.Files["search_steps.arrow"] != 0 {
 		t.Fatalf("since: files %+v", m.Files)
+	}
+}
+
+// arrowColumn reads the string column name of every record of the Arrow
+// IPC file at path.
+func arrowColumn(t *testing.T, path, name string) []string {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	r, err := ipc.NewFileReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out []string
+	for i := 0; i < r.NumRecords(); i++ {
+		rec, err := r.RecordBatch(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := rec.Column(rec.Schema().FieldIndices(name)[0]).(*array.String)
+		for j := 0; j < col.Len(); j++ {
+			out = append(out, col.Value(j))
+		}
+	}
+	return out
+}
+
+// A status filter applies to the tables whose status is of its kind and
+// leaves the others whole, and the manifest says which filters selected
+// each file.
+func TestArrowStatusFilterIsConsistent(t *testing.T) {
+	dir := sampleLog(t)
+	logEvents(t, dir, "w2",
+		logged{event.SubjectSearchStep, "s_1.1", event.SearchStep{EventID: "s_1.1", Time: t0, SearchID: "s_1", Seq: 1, TaskID: "ci/a", Action: "large", Error: "no code"}},
+		logged{event.SubjectSearch, "s_1.done.1", event.Search{EventID: "s_1.done.1", Time: t0, SearchID: "s_1", TaskID: "ci/a", State: "done", Steps: 1}},
+		logged{event.SubjectLLMCall, "c1", event.LLMCall{EventID: "c1", Time: t0, CallID: "c1", SearchID: "s_1", Purpose: "propose"}},
+		logged{event.SubjectSkill, "k1", export.SkillEvent{EventID: "k1", Time: t0, Reason: "created", Skill: export.Skill{SkillID: "k1", Version: 1, Status: export.SkillActive, LastSeen: t0, FirstSeen: t0}}},
+	)
+	_, m := runExport(t, dir, Request{Format: "arrow", Status: []string{"correct"}})
+	// evaluations: e1 e2 e3 e4 e7 e8 e9 are correct; the failed search step
+	// has no status; searches, llm_calls and skills are whole.
+	want := map[string]int64{"evaluations.arrow": 7, "searches.arrow": 1, "llm_calls.arrow": 1, "skills.arrow": 1}
+	if !reflect.DeepEqual(m.Files, want) {
+		t.Errorf("files %v, want %v", m.Files, want)
+	}
+	applied := map[string][]string{
+		"evaluations.arrow": {"status", "valid"}, "episode_steps.arrow": {"status"}, "rejected.arrow": {},
+		"search_steps.arrow": {"status"}, "searches.arrow": {}, "llm_calls.arrow": {}, "skills.arrow": {},
+	}
+	if !reflect.DeepEqual(m.FiltersApplied, applied) {
+		t.Errorf("filters_applied %v, want %v", m.FiltersApplied, applied)
+	}
+	// A skill's status filters skills only.
+	_, m = runExport(t, dir, Request{Format: "arrow", Status: []string{"retired"}, IncludeInvalid: true})
+	if m.Files["evaluations.arrow"] != 9 || m.Files["skills.arrow"] != 0 || !slices.Contains(m.Empty, "skills.arrow") ||
+		!reflect.DeepEqual(m.FiltersApplied["skills.arrow"], []string{"status"}) || len(m.FiltersApplied["evaluations.arrow"]) != 0 {
+		t.Errorf("retired: files %v empty %v applied %v", m.Files, m.Empty, m.FiltersApplied)
+	}
+	for _, r := range []Request{{Format: "skills", Status: []string{"correct"}}, {Format: "sft", Status: []string{"active"}}} {
+		if _, err := r.Parse(); err == nil {
+			t.Errorf("%s --status %s accepted: it matches no row of the format's kind", r.Format, r.Status[0])
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
 )
 
@@ -14,15 +15,18 @@ type group struct {
 	rows   []export.Evaluation
 }
 
-// groups reads the evaluations that pass the filter, drops cached answers
-// (duplicates of real evaluations) and rows without a prompt (both
-// counted in the manifest), and groups the rest by task and prompt, in a
-// stable order. With byLogged (DPO), a row's prompt is the one it logged (a
+// groups reads the evaluations that pass the filter (keepEvaluation), drops
+// rows without a prompt (counted in the manifest), and groups the rest by
+// task and prompt, in a stable order. A cached or shared answer is a row
+// like any other: its verdict is the completion's, and a completion it
+// repeats is one candidate (distinct), not a reason to lose the answer
+// whose twin was filtered out or asked under another prompt. With byLogged
+// (DPO), a row's prompt is the one it logged (a
 // trainer's, an episode turn's conversation, a search step's messages), else
 // the task's own, so answers are only paired under the prompt they answered;
 // without (SFT: the best kernels for a task), every row has the task's own.
 func (b *build) groups(byLogged bool) ([]*group, error) {
-	rows, files, err := readTable(b.log(), b.root, export.TableEvaluations, b.spec.Filter, b.spec.Filter.evaluation)
+	rows, files, err := readTable(b.log(), b.root, export.TableEvaluations, b.spec.Filter, b.keepEvaluation)
 	if err != nil {
 		return nil, err
 	}
@@ -31,10 +35,6 @@ func (b *build) groups(byLogged bool) ([]*group, error) {
 	byKey := map[string]*group{}
 	var out []*group
 	for _, r := range rows {
-		if r.Cached {
-			b.m.Skipped[SkipCached]++
-			continue
-		}
 		var prompt []Message
 		if byLogged {
 			prompt = loggedPrompt(r)
@@ -79,15 +79,13 @@ func cmpSpeedup(a, b *float64) int {
 	return cmp.Compare(*a, *b)
 }
 
-// distinct keeps the first row of each code hash.
-func distinct(rows []export.Evaluation) []export.Evaluation {
+// distinct keeps the first row of each key: codeKey for an export of code
+// (SFT), saidKey for one of what the model said (DPO).
+func distinct(rows []export.Evaluation, key func(export.Evaluation) string) []export.Evaluation {
 	seen := map[string]bool{}
 	var out []export.Evaluation
 	for _, r := range rows {
-		k := r.CodeHash
-		if k == "" {
-			k = "code:" + r.Code
-		}
+		k := key(r)
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, r)
@@ -95,5 +93,19 @@ func distinct(rows []export.Evaluation) []export.Evaluation {
 	}
 	return out
 }
+
+// codeKey names a row's code: its code hash.
+func codeKey(r export.Evaluation) string {
+	if r.CodeHash == "" {
+		return "code:" + r.Code
+	}
+	return r.CodeHash
+}
+
+// saidKey names what the model said, as DPO shows it (reply): its
+// completion where one was logged, else its code. The same completion sent
+// twice (a retry, a cache hit) is one candidate; the same code in other
+// prose is two.
+func saidKey(r export.Evaluation) string { return eval.HashSource(reply(r)[0].Content) }
 
 func isCorrect(r export.Evaluation) bool { return r.Correct && r.Status == "correct" }

@@ -28,8 +28,8 @@ func sampleLog(t *testing.T) string {
 	writeLog(t, dir,
 		ev{id: "e1", task: "ci/a", code: "slow", status: ok, speedup: 1.0, min: 1},
 		ev{id: "e2", task: "ci/a", code: "fast", status: ok, speedup: 2.0, min: 2},
-		ev{id: "e3", task: "ci/a", code: "fast", status: ok, speedup: 2.0, min: 3},                // same code, later
-		ev{id: "e4", task: "ci/a", code: "cache", status: ok, speedup: 9.0, min: 4, cached: true}, // a duplicate answer
+		ev{id: "e3", task: "ci/a", code: "fast", status: ok, speedup: 2.0, min: 3},               // same code, later
+		ev{id: "e4", task: "ci/a", code: "fast", status: ok, speedup: 2.0, min: 4, cached: true}, // a cache hit: e2's verdict
 		ev{id: "e5", task: "ci/a", code: "wrong", status: bad, min: 5},
 		ev{id: "e6", task: "ci/a", code: "broken", status: herr, min: 6},
 		ev{id: "e7", task: "level2/b", code: "tie1", status: ok, speedup: 1.5, min: 7, noSource: true},
@@ -57,13 +57,13 @@ func TestSFT(t *testing.T) {
 		r.Messages[1].Role != "assistant" || r.Messages[1].Content != "```python\nfast\n```" || *r.Speedup != 2 {
 		t.Errorf("sft row %+v", r)
 	}
-	if m.Files["sft.parquet"] != 3 || m.Skipped[SkipCached] != 1 || m.Skipped[SkipNoPrompt] != 0 || len(m.Sources) == 0 ||
+	if m.Files["sft.parquet"] != 3 || len(m.Skipped) != 2 || m.Skipped[SkipNoPrompt] != 0 || m.Skipped[SkipInvalid] != 1 || len(m.Sources) == 0 ||
 		!strings.HasPrefix(m.Sources[0], "parquet/table=evaluations/") {
 		t.Errorf("manifest %+v", m)
 	}
 
 	_, m = runExport(t, dir, Request{Format: "sft", TopK: ptr(5), Task: []string{"ci/*"}})
-	if m.Files["sft.parquet"] != 2 { // fast, slow: the duplicate code hash and the cached row are not kept
+	if m.Files["sft.parquet"] != 2 { // fast, slow: the code of e3 and e4 (a cache hit) is fast's
 		t.Errorf("top 5 of ci/*: %d rows", m.Files["sft.parquet"])
 	}
 }
@@ -90,7 +90,7 @@ func TestDPO(t *testing.T) {
 		got = append(got, r.ChosenEvalID+">"+r.RejectedEvalID+":"+r.RejectedStatus)
 	}
 	// fast beats wrong (incorrect) and slow (2.0 >= 1.5*1.0); slow beats wrong; the
-	// harness error says nothing; the cached row is skipped.
+	// harness error is invalid; e3 and the cache hit e4 are fast again: one candidate.
 	// Taken by rank sum: (fast, wrong), (slow, wrong), (fast, slow).
 	want := []string{"e2>e5:incorrect", "e1>e5:incorrect", "e2>e1:correct"}
 	if !reflect.DeepEqual(got, want) {
@@ -234,8 +234,9 @@ func TestFiltersAndEmpty(t *testing.T) {
 	}{
 		{Request{Format: "arrow", Status: []string{"incorrect"}}, 1},
 		{Request{Format: "arrow", MinSpeedup: ptr(1.9)}, 4},                                         // e2 e3 e4 e9
-		{Request{Format: "arrow", Since: "2026-11-29T10:05:00Z", Until: "2026-11-29T10:07:00Z"}, 2}, // e5 e6
-		{Request{Format: "arrow", Until: "2026-11-29"}, 9},
+		{Request{Format: "arrow", Since: "2026-11-29T10:05:00Z", Until: "2026-11-29T10:07:00Z"}, 1}, // e5 (e6 is invalid)
+		{Request{Format: "arrow", Since: "2026-11-29T10:05:00Z", Until: "2026-11-29T10:07:00Z", IncludeInvalid: true}, 2},
+		{Request{Format: "arrow", Until: "2026-11-29"}, 8},
 		{Request{Format: "arrow", Since: "2026-11-30"}, 0},
 		{Request{Format: "arrow", Task: []string{"level2/*", "api/x"}}, 3},
 		{Request{Format: "sft", Task: []string{"nope/*"}}, 0},

@@ -31,9 +31,12 @@ type Source struct {
 	// TaskFiles names the file of a task id, for the manifest (optional:
 	// a task without one is listed as task:<id>).
 	TaskFiles map[string]string
-	Version   string           // kernelgate's, for the manifest
-	ExportID  string           // the manifest's export_id (POST /v1/exports); "" for none
-	Now       func() time.Time // nil: time.Now
+	// SuitesLeftOut names the suites found but not read because they are
+	// not among the defaults (DefaultSuites): verl's manifest says so.
+	SuitesLeftOut []string
+	Version       string           // kernelgate's, for the manifest
+	ExportID      string           // the manifest's export_id (POST /v1/exports); "" for none
+	Now           func() time.Time // nil: time.Now
 	// Log hears of part files moved aside as unreadable (export.Quarantine);
 	// nil: they are moved all the same, silently.
 	Log *slog.Logger

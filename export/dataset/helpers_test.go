@@ -39,6 +39,10 @@ type ev struct {
 	completion     string
 	prompt         []event.PromptMessage
 	batch          string
+	valid          *bool  // the API's valid (nil: not said, judged by the reward function)
+	retry          string // the verdict's retry
+	taskError      string
+	inline         bool // an inline reference: no task id
 }
 
 func (e ev) event() event.Evaluation {
@@ -59,7 +63,11 @@ func (e ev) event() event.Evaluation {
 	if e.completion != "" {
 		ee.Completion = &e.completion
 	}
-	ee.Prompt, ee.BatchID = e.prompt, e.batch
+	ee.Prompt, ee.BatchID, ee.Valid = e.prompt, e.batch, e.valid
+	ee.Verdict.Retry, ee.Verdict.TaskError = e.retry, e.taskError
+	if e.inline {
+		ee.TaskID = ""
+	}
 	return ee
 }
 

@@ -19,9 +19,21 @@ type Manifest struct {
 	Files   map[string]int64 `json:"files"` // output file → rows
 	Rows    int64            `json:"rows"`  // all output files
 	// Skipped counts rows that matched the filters but are in no output:
-	// no_prompt (no task source, no suite task with its hash), cached
-	// (duplicates of real evaluations).
+	// invalid (evaluations whose valid is false: the API told the trainer to
+	// drop them; --include-invalid keeps them), no_prompt (no task source,
+	// no suite task with its hash).
 	Skipped map[string]int64 `json:"skipped"`
+	// FiltersApplied (arrow) names, per output file, the filters that
+	// selected its rows (since, until, task, status, min_speedup, and valid:
+	// invalid evaluations left out); a filter its table has no column for
+	// is not applied, and that table is whole on it.
+	FiltersApplied map[string][]string `json:"filters_applied,omitempty"`
+	// SuitesLeftOut (verl) names the suites found beside the defaults but
+	// not read (heavy): no prompt of theirs is in the export.
+	SuitesLeftOut []string `json:"suites_left_out,omitempty"`
+	// Empty (arrow) lists the files not written because no row matched:
+	// Hugging Face datasets refuses a file of 0 rows.
+	Empty []string `json:"empty,omitempty"`
 }
 
 // ManifestFilters are the filters as applied (times in UTC RFC3339).
@@ -31,6 +43,8 @@ type ManifestFilters struct {
 	Task       []string   `json:"task,omitempty"`
 	Status     []string   `json:"status,omitempty"`
 	MinSpeedup *float64   `json:"min_speedup,omitempty"`
+	// IncludeInvalid: invalid evaluations were kept (else counted in skipped).
+	IncludeInvalid bool `json:"include_invalid,omitempty"`
 }
 
 // ManifestOptions are the format's options (only those of its format).
@@ -50,7 +64,7 @@ func newManifest(spec Spec, src Source) *Manifest {
 	m := &Manifest{
 		ExportID: src.ExportID, Format: spec.Format, SchemaVersion: SchemaVersion, CreatedAt: now().UTC().Truncate(time.Millisecond),
 		KernelgateVersion: src.Version, Sources: []string{}, Files: map[string]int64{}, Skipped: map[string]int64{},
-		Filters: ManifestFilters{Task: f.Tasks, Status: f.Statuses, MinSpeedup: f.MinSpeedup},
+		Filters: ManifestFilters{Task: f.Tasks, Status: f.Statuses, MinSpeedup: f.MinSpeedup, IncludeInvalid: f.IncludeInvalid},
 	}
 	if !f.Since.IsZero() {
 		m.Filters.Since = ptr(f.Since)
@@ -61,12 +75,16 @@ func newManifest(spec Spec, src Source) *Manifest {
 	switch spec.Format {
 	case FormatVerl:
 		m.Options.TestFraction = ptr(spec.TestFraction)
+		m.SuitesLeftOut = src.SuitesLeftOut
 	case FormatSFT:
 		m.Options.TopK = ptr(spec.TopK)
-		m.Skipped[SkipNoPrompt], m.Skipped[SkipCached] = 0, 0
+		m.Skipped[SkipNoPrompt] = 0
 	case FormatDPO:
 		m.Options.MinMargin, m.Options.MaxPairsPerTask = ptr(spec.MinMargin), ptr(spec.MaxPairsPerTask)
-		m.Skipped[SkipNoPrompt], m.Skipped[SkipCached] = 0, 0
+		m.Skipped[SkipNoPrompt] = 0
+	}
+	if readsEvaluations(spec.Format) && !f.IncludeInvalid {
+		m.Skipped[SkipInvalid] = 0
 	}
 	return m
 }
@@ -74,7 +92,7 @@ func newManifest(spec Spec, src Source) *Manifest {
 // Reasons a matching row is in no output.
 const (
 	SkipNoPrompt = "no_prompt"
-	SkipCached   = "cached"
+	SkipInvalid  = "invalid"
 )
 
 func (m *Manifest) addFile(name string, rows int) {

@@ -31,7 +31,7 @@ func (b *build) sft() error {
 			}
 		}
 		slices.SortFunc(ok, byQuality)
-		ok = distinct(ok)
+		ok = distinct(ok, codeKey)
 		for _, r := range ok[:min(len(ok), b.spec.TopK)] {
 			rows = append(rows, sftRow{
 				Messages: append(slices.Clone(g.prompt), answer(r.Code)...),

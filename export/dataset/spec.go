@@ -51,6 +51,9 @@ type Request struct {
 	TopK            *int     `json:"top_k,omitempty"`              // sft
 	MinMargin       *float64 `json:"min_margin,omitempty"`         // dpo
 	MaxPairsPerTask *int     `json:"max_pairs_per_task,omitempty"` // dpo
+	// IncludeInvalid keeps evaluations whose valid is false (a deadline
+	// stop, a broken reference): left out by default, as a trainer drops them.
+	IncludeInvalid bool `json:"include_invalid,omitempty"`
 }
 
 // InputError is a bad request: the CLI exits 2 on it, the gateway answers
@@ -67,12 +70,17 @@ func inputErr(field, format string, args ...any) *InputError {
 }
 
 // Filter selects log rows. Each part applies to the tables that have its
-// column: ts (skills: last_seen), task_id, status, speedup. Zero: all rows.
+// column: ts (skills: last_seen), task_id, status, speedup, valid. A status
+// is a verdict's (evaluations, episode_steps, search_steps) or a skill's
+// (skills: active, retired): each kind applies to the tables of its kind
+// only. Zero: all rows.
 type Filter struct {
 	Since, Until time.Time // [Since, Until); zero: open
 	Tasks        []string  // exact ids or path.Match globs
 	Statuses     []string
 	MinSpeedup   *float64 // rows with a null speedup never pass it
+	// IncludeInvalid keeps evaluations with valid false (export.Evaluation.IsValid).
+	IncludeInvalid bool
 }
 
 // Spec is a checked Request, defaults filled in.
@@ -114,6 +122,7 @@ func (r Request) Parse() (Spec, error) {
 		}
 	}
 	s.Filter.Statuses = slices.Clone(r.Status)
+	s.Filter.IncludeInvalid = r.IncludeInvalid
 	if v := r.MinSpeedup; v != nil {
 		if math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0 {
 			return s, inputErr("min_speedup", "min speedup %g: want a finite number, 0 or more", *v)
@@ -154,14 +163,25 @@ func (s Spec) applies() error {
 	var field string
 	switch s.Format {
 	case FormatVerl: // task suites: ids only
-		field = firstSet(!f.Since.IsZero(), "since", !f.Until.IsZero(), "until", len(f.Statuses) > 0, "status", f.MinSpeedup != nil, "min_speedup")
-	case FormatSkills: // no task_id, no speedup
-		field = firstSet(len(f.Tasks) > 0, "task", f.MinSpeedup != nil, "min_speedup")
+		field = firstSet(!f.Since.IsZero(), "since", !f.Until.IsZero(), "until", len(f.Statuses) > 0, "status", f.MinSpeedup != nil, "min_speedup",
+			f.IncludeInvalid, "include_invalid")
+	case FormatSkills: // no task_id, no speedup, no evaluations
+		field = firstSet(len(f.Tasks) > 0, "task", f.MinSpeedup != nil, "min_speedup", f.IncludeInvalid, "include_invalid")
 	case FormatSearchTrees: // a tree is whole or not at all
-		field = firstSet(len(f.Statuses) > 0, "status", f.MinSpeedup != nil, "min_speedup")
+		field = firstSet(len(f.Statuses) > 0, "status", f.MinSpeedup != nil, "min_speedup", f.IncludeInvalid, "include_invalid")
 	}
 	if field != "" {
 		return inputErr(field, "%s does not apply to format %s (it has no such column)", field, s.Format)
+	}
+	switch s.Format {
+	case FormatSkills:
+		if st := f.statuses(false); len(st) > 0 {
+			return inputErr("status", "status %s does not apply to format skills (a skill's status is %s or %s)", st[0], export.SkillActive, export.SkillRetired)
+		}
+	case FormatSFT, FormatDPO, FormatTrajectories:
+		if st := f.statuses(true); len(st) > 0 {
+			return inputErr("status", "status %s is a skill's; format %s holds evaluations (a verdict's status)", st[0], s.Format)
+		}
 	}
 	return nil
 }
@@ -239,8 +259,28 @@ func (f Filter) task(id string) bool {
 	return false
 }
 
+// statuses are the filter's skill statuses (skill) or verdict statuses.
+func (f Filter) statuses(skill bool) []string {
+	var out []string
+	for _, s := range f.Statuses {
+		if (s == export.SkillActive || s == export.SkillRetired) == skill {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// status reports whether a verdict status passes: the filter names no
+// verdict status, or this one.
 func (f Filter) status(st string) bool {
-	return len(f.Statuses) == 0 || slices.Contains(f.Statuses, st)
+	s := f.statuses(false)
+	return len(s) == 0 || slices.Contains(s, st)
+}
+
+// skillStatus is status for a skill's status.
+func (f Filter) skillStatus(st string) bool {
+	s := f.statuses(true)
+	return len(s) == 0 || slices.Contains(s, st)
 }
 
 func (f Filter) speedup(sp *float64) bool {
@@ -257,7 +297,7 @@ func (f Filter) episodeStep(r export.EpisodeStep) bool {
 
 func (f Filter) rejected(r export.Rejected) bool { return f.time(r.TS) }
 
-func (f Filter) skill(r export.Skill) bool { return f.time(r.LastSeen) && f.status(r.Status) }
+func (f Filter) skill(r export.Skill) bool { return f.time(r.LastSeen) && f.skillStatus(r.Status) }
 
 func (f Filter) searchStep(r export.SearchStep) bool {
 	status := ""

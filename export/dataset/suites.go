@@ -14,15 +14,18 @@ import (
 var DefaultSuiteNames = []string{"ci", "level1", "level2", "level3"}
 
 // DefaultSuites are the DefaultSuiteNames found under the datasets/ that
-// tasks.DefaultDirs finds (next to wd, else next to the binary exe).
-func DefaultSuites(wd, exe string) []string {
-	var out []string
+// tasks.DefaultDirs finds (next to wd, else next to the binary exe), and
+// the names of the other suites found there (heavy: tasks too large for
+// most hosts), which an export reads only when asked (Source.SuitesLeftOut).
+func DefaultSuites(wd, exe string) (dirs, leftOut []string) {
 	for _, d := range tasks.DefaultDirs(wd, exe) {
 		if slices.Contains(DefaultSuiteNames, filepath.Base(d)) {
-			out = append(out, d)
+			dirs = append(dirs, d)
+		} else {
+			leftOut = append(leftOut, filepath.Base(d))
 		}
 	}
-	return out
+	return dirs, leftOut
 }
 
 // LoadSuites loads dirs (tasks.LoadSuites) and names each task's file, for

@@ -19,20 +19,38 @@ type trajRow struct {
 	Action     string    `parquet:"action"`          // search: large, small, tune, ...; episode: turn; reward: sample
 	TaskID     string    `parquet:"task_id"`
 	EvalID     string    `parquet:"eval_id"`
-	Prompt     []Message `parquet:"prompt,list"` // logged, else the task's own
-	Completion string    `parquet:"completion"`  // the model's text, else the code as one fenced block
-	Reward     *float64  `parquet:"reward,optional"`
-	Status     string    `parquet:"status"`
-	Speedup    *float64  `parquet:"speedup,optional"`
-	Done       bool      `parquet:"done"` // episode: its last turn
+	Prompt     []Message `parquet:"prompt,list"` // logged, else the task's own (prompt_source says which)
+	// Completion is the model's text as logged; null where the caller sent
+	// code alone (no completion was ever written): Code is what was judged.
+	Completion *string  `parquet:"completion,optional"`
+	Reward     *float64 `parquet:"reward,optional"`
+	Status     string   `parquet:"status"`
+	Speedup    *float64 `parquet:"speedup,optional"`
+	// Done: the step ends its trajectory. A reward is a one-step episode
+	// (always done); an episode's last turn.
+	Done bool `parquet:"done"`
+	// PromptSource says where Prompt came from: "sent" (the caller gave it,
+	// or the episode's or search's own conversation), "task" (not sent:
+	// filled in from the task's prompt, tasks.Prompt), "none" (neither is
+	// known: Prompt is empty).
+	PromptSource string `parquet:"prompt_source"`
+	Code         string `parquet:"code"`
 }
+
+// Where a trajectory row's prompt came from.
+const (
+	PromptSent = "sent"
+	PromptTask = "task"
+	PromptNone = "none"
+)
 
 // trajectories writes trajectories.parquet: every evaluation the model's
 // text produced (cached answers included: they were rewards it got), placed
 // in its search, episode or reward batch by the search_steps and
-// episode_steps rows that name it.
+// episode_steps rows that name it. A row whose prompt is not known is kept
+// with an empty one and prompt_source "none".
 func (b *build) trajectories() error {
-	evals, files, err := readTable(b.log(), b.root, export.TableEvaluations, b.spec.Filter, b.spec.Filter.evaluation)
+	evals, files, err := readTable(b.log(), b.root, export.TableEvaluations, b.spec.Filter, b.keepEvaluation)
 	if err != nil {
 		return err
 	}
@@ -66,17 +84,15 @@ func (b *build) trajectories() error {
 	srcs := newSources(b.src.Tasks)
 	var rows []trajRow
 	for _, e := range evals {
-		prompt := loggedPrompt(e)
+		prompt, from := loggedPrompt(e), PromptSent
 		if prompt == nil {
-			src, ok := srcs.of(e)
-			if !ok {
-				b.m.Skipped[SkipNoPrompt]++
-				continue
+			prompt, from = []Message{}, PromptNone
+			if src, ok := srcs.of(e); ok {
+				prompt, from = userPrompt(src), PromptTask
 			}
-			prompt = userPrompt(src)
 		}
 		r := trajRow{Source: "reward", Trajectory: e.BatchID, Step: evalIndex(e.EvalID), Action: "sample",
-			TaskID: e.TaskID, EvalID: e.EvalID, Prompt: prompt, Completion: reply(e)[0].Content,
+			TaskID: e.TaskID, EvalID: e.EvalID, Prompt: prompt, PromptSource: from, Completion: e.Completion, Code: e.Code,
 			Reward: e.Reward, Status: e.Status, Speedup: e.Speedup}
 		if s, ok := search[e.EvalID]; ok {
 			r.Source, r.Trajectory, r.Step, r.Action = "search", s.SearchID, s.Seq, s.Action
@@ -86,6 +102,8 @@ func (b *build) trajectories() error {
 			if ep.Turn > 1 {
 				r.Parent = ptr(ep.Turn - 1)
 			}
+		} else {
+			r.Done = true // a reward is a one-step episode
 		}
 		rows = append(rows, r)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kernelgate/kernelgate/event"
+	"github.com/kernelgate/kernelgate/tasks"
 )
 
 // mixedLog logs a reward batch (sampleLog), a two-turn episode and a search
@@ -41,13 +42,16 @@ func TestTrajectories(t *testing.T) {
 		t.Fatalf("%d rows: %+v", len(rows), rows)
 	}
 	if r := got["b_1-00000"]; r.Source != "reward" || r.Trajectory != "b_1" || r.Action != "sample" || r.Prompt[0].Content != "p" ||
-		r.Completion != "```python\nx\n```" || r.Status != "correct" {
+		r.PromptSource != PromptSent || r.Completion == nil || *r.Completion != "```python\nx\n```" || r.Code != "x" ||
+		r.Status != "correct" || !r.Done {
 		t.Errorf("reward row %+v", r)
 	}
 	if r := got["ep_1-2"]; r.Source != "episode" || r.Trajectory != "ep_1" || r.Step != 2 || r.Parent == nil || *r.Parent != 1 || !r.Done {
 		t.Errorf("episode row %+v", r)
 	}
-	if r := got["ep_1-1"]; r.Parent != nil || r.Done || r.Completion != "```python\nbad\n```" {
+	// Logged from code alone: no completion, and the task's prompt, said so.
+	if r := got["ep_1-1"]; r.Parent != nil || r.Done || r.Completion != nil || r.Code != "bad" ||
+		r.PromptSource != PromptTask || r.Prompt[0].Content != tasks.Prompt(srcA) {
 		t.Errorf("episode turn 1 %+v", r)
 	}
 	if r := got["s_1-2"]; r.Source != "search" || r.Trajectory != "s_1" || r.Step != 3 || r.Action != "small" ||
@@ -72,5 +76,34 @@ func TestSearchTreesHaveTheRoot(t *testing.T) {
 	}
 	if _, err := (Request{Format: "search-trees", Status: []string{"correct"}}).Parse(); err == nil {
 		t.Error("--status on search-trees was accepted")
+	}
+}
+
+// A row says where its prompt came from, and one whose prompt is not known
+// at all is kept with prompt_source "none", not dropped.
+func TestTrajectoryPromptSource(t *testing.T) {
+	dir := t.TempDir()
+	writeLog(t, dir,
+		ev{id: "r-00000", task: "ci/a", code: "a", status: ok, speedup: 1, min: 1, batch: "r", prompt: []event.PromptMessage{{Role: "user", Content: "mine"}}},
+		ev{id: "r-00001", task: "ci/a", code: "b", status: bad, min: 2, batch: "r", completion: "words\n```python\nb\n```"},
+		ev{id: "r-00002", task: "zz/gone", code: "c", status: bad, min: 3, batch: "r", noSource: true},
+	)
+	out := filepath.Join(t.TempDir(), "out")
+	m, err := Write(t.Context(), spec(t, Request{Format: "trajectories"}), Source{DataDir: dir}, out, false) // no suites
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := read[trajRow](t, filepath.Join(out, "trajectories.parquet"))
+	want := map[string]string{"r-00000": PromptSent, "r-00001": PromptTask, "r-00002": PromptNone}
+	if len(rows) != 3 || m.Skipped[SkipNoPrompt] != 0 {
+		t.Fatalf("rows %+v, skipped %v", rows, m.Skipped)
+	}
+	for _, r := range rows {
+		if r.PromptSource != want[r.EvalID] || !r.Done || (r.PromptSource == PromptNone) != (len(r.Prompt) == 0) {
+			t.Errorf("%s: prompt_source %q done %v prompt %v", r.EvalID, r.PromptSource, r.Done, r.Prompt)
+		}
+	}
+	if r := rows[1]; r.Completion == nil || *r.Completion != "words\n```python\nb\n```" || rows[0].Completion != nil {
+		t.Errorf("completions %v %v", rows[0].Completion, r.Completion)
 	}
 }

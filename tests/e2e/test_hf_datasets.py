@@ -83,10 +83,14 @@ def test_datasets_loads_every_table_and_export(serve, tmp_path):
             if pq.ParquetFile(f).metadata.num_rows == 0:
                 continue   # an empty export is a schema-only file: datasets refuses 0-row files
             exported[f"{fmt}/{f.name}"] = datasets.load_dataset("parquet", data_files=[str(f)], split="train").num_rows
-        for f in sorted(out.glob("*.arrow")):
-            if f.stat().st_size and pa_rows(f):
-                exported[f"{fmt}/{f.name}"] = datasets.load_dataset("arrow", data_files=[str(f)], split="train").num_rows
-    assert exported.get("sft/sft.parquet") == 1 and exported.get("dpo/dpo.parquet") == 1, exported
+        for f in sorted(out.glob("*.arrow")):   # arrow writes no file for a table with no row: each loads
+            exported[f"{fmt}/{f.name}"] = datasets.load_dataset("arrow", data_files=[str(f)], split="train").num_rows
+            assert exported[f"{fmt}/{f.name}"] == pa_rows(f) > 0, f
+    # DPO: the chat prompt's pair, and under the task's own prompt the cache hit of the
+    # kernel (a repeat without a prompt) over the episode's first turn (a cache hit of WRONG).
+    assert exported.get("sft/sft.parquet") == 1 and exported.get("dpo/dpo.parquet") == 2, exported
+    pairs = {(r["chosen_eval_id"], r["rejected_eval_id"]) for r in pq.read_table(tmp_path / "out-dpo" / "dpo.parquet").to_pylist()}
+    assert pairs == {(mine[0]["eval_id"], mine[1]["eval_id"]), (f"{again['batch_id']}-00000", steps[0]["eval_id"])}, pairs
     assert exported.get("trajectories/trajectories.parquet") == 6, exported   # 4 rewards (1 cached), 2 episode turns
     assert (tmp_path / "out-search-trees" / "search_trees.parquet").exists()  # no search here: an empty file
     assert exported.get("arrow/evaluations.arrow") == 6 and exported.get("arrow/episode_steps.arrow") == 2, exported

@@ -23,6 +23,7 @@ OPTS = {"seeds": 1, "timing": False}
 
 
 BROKEN = KERNEL.replace("tl.maximum(x + y, 0.0)", "tl.foo(x + y, 0.0)")   # the same error every time
+BROKEN_TASK = TASK.replace("return torch.relu(x + y)", "raise RuntimeError('forward is broken')")
 RULE = "You cannot call tl.foo: triton.language has no such function."
 FAILS = 4   # proposals that fail: 3 make the rule (the memory's threshold), the 4th hits it
 
@@ -83,6 +84,10 @@ def build_log(tmp_path, llm_url):
                                            "completions": [fenced(KERNEL, "Inline.")]})
         assert status == 200 and r["cached"] == [True], r   # the same kernel, the same task by content
         ids["inline"] = r["batch_id"]
+        status, r = s.post("/v1/rewards", {"reference": BROKEN_TASK, "options": OPTS, "wait_s": 120,
+                                           "completions": [fenced(KERNEL)]})
+        assert status == 200 and r["valid"] == [False], r   # not the candidate's doing: a sample to drop
+        ids["broken"] = r["batch_id"]
         for _ in range(2):                                   # a retry: one batch, logged once
             status, r = s.post("/v1/rewards", {"task_id": "ci/1_add_relu", "options": OPTS, "wait_s": 120,
                                                "completions": ["no code at all"]}, headers={"X-Request-ID": "retry-1"})
@@ -168,6 +173,14 @@ def test_the_log_answers_a_trainers_questions(tmp_path, llm):  # noqa: F811
     }
     assert {k: q(sql)[0][0] for k, sql in unresolved.items()} == dict.fromkeys(unresolved, 0)
 
+    # The samples the API told the trainer to drop, and why; no '' stands in for a null.
+    dropped = q("SELECT eval_id, status, retry, task_error FROM evaluations WHERE NOT valid")
+    assert [(e, st) for e, st, _, _ in dropped] == [(f"{ids['broken']}-00000", "harness_error")], dropped
+    assert "forward is broken" in dropped[0][3], dropped
+    assert q("SELECT count(*) FROM evaluations WHERE request_id = '' OR client_id = '' OR task_id = '' OR gpu_name = '' "
+             "OR feedback = '' OR error_signature = '' OR task_error = '' OR output_tail = ''") == [(0,)]
+    assert q(f"SELECT task_id FROM evaluations WHERE batch_id = '{ids['broken']}'") == [(None,)]   # an inline task: no id
+
     # Retries logged once; the inline reference logged as its task; each search's final state.
     assert q("SELECT count(*) FROM evaluations WHERE request_id = 'retry-1'")[0][0] == 1
     assert q(f"SELECT DISTINCT task_id FROM evaluations WHERE batch_id = '{ids['inline']}'") == [("ci/1_add_relu",)]
@@ -210,6 +223,10 @@ def test_the_log_answers_a_trainers_questions(tmp_path, llm):  # noqa: F811
     for f in (traj, dpo, trees, skills):
         assert datasets.load_dataset("parquet", data_files=[str(f)], split="train").num_rows > 0, f
     arrow = export(data, "arrow", tmp_path / "arrow")
+    manifest = json.loads((arrow / "manifest.json").read_text())
     got = {f.stem: datasets.load_dataset("arrow", data_files=[str(f)], split="train").num_rows
-           for f in sorted(arrow.glob("*.arrow")) if f.stem != "rejected"}   # rejected: none here, an empty file
-    assert got == {k: v for k, v in loaded.items() if k != "rejected"}, (got, loaded)
+           for f in sorted(arrow.glob("*.arrow"))}   # an empty table is not written: every file loads
+    assert manifest["empty"] == ["rejected.arrow"], manifest   # nothing was rejected
+    assert manifest["skipped"]["invalid"] == 1, manifest   # the broken reference's row
+    want = {k: v - (k == "evaluations") for k, v in loaded.items()}
+    assert got == want, (got, want)
