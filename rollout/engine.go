@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/reward"
+	"github.com/kernelgate/kernelgate/tasks"
 )
 
 // maxLLMErrors LLM calls failing in a row (after the client's own retries)
@@ -141,7 +142,7 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 	id := len(s.tree.nodes)
 	st.EvalID = fmt.Sprintf("%s-%d", s.cfg.SearchID, id)
 	job := eval.Job{
-		Task:    eval.Task{Name: s.cfg.TaskID, Path: "/tasks/" + s.cfg.TaskID + ".py", Source: s.cfg.TaskSource},
+		Task:    tasks.HarnessTask(s.cfg.TaskID, s.cfg.TaskSource),
 		Code:    p.code,
 		Options: s.cfg.Options,
 	}

@@ -222,3 +222,16 @@ func TestLLMDownWithinASmallBudgetFails(t *testing.T) {
 		t.Errorf("status %s after %d steps; want failed after 3", res.Status, len(steps))
 	}
 }
+
+// A search names its task as every other path does: the harness job (and so
+// the verdict's task_name) carries the id's last segment, the id itself
+// stays the search's task_id.
+func TestSearchJobsNameTheTaskByItsName(t *testing.T) {
+	llm, ev := &fakeLLM{respond: func(Request, int) (string, error) { return fenced(kernel("OK")), nil }}, &fakeEval{}
+	cfg := testConfig(PolicySample, 1)
+	cfg.TaskID = "ci/1_add"
+	run(t, cfg, llm, ev, nil)
+	if len(ev.jobs) != 1 || ev.jobs[0].Task.Name != "1_add" || ev.jobs[0].Task.Path != "/tasks/ci/1_add.py" {
+		t.Fatalf("jobs %+v: want one, of task 1_add", ev.jobs)
+	}
+}
