@@ -46,6 +46,19 @@ type Evaluator interface {
 	Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error)
 }
 
+// CachedEvaluator is an Evaluator with a result cache in front of it
+// (dispatch's): the search evaluates through it when its evaluator is one,
+// so a kernel already judged, by this search or by any other path, is
+// answered from the cache instead of run again.
+type CachedEvaluator interface {
+	Evaluator
+	// EvaluateCached judges job as Evaluate does; evalID is the id the step
+	// logs the evaluation under, which the cache keeps for later answers.
+	// source is "" when the job ran, else the eval_id of the evaluation
+	// whose cached verdict answered it.
+	EvaluateCached(ctx context.Context, evalID string, job eval.Job) (v eval.Verdict, source string, err error)
+}
+
 // Skill is one validity rule as a prompt sees it.
 type Skill struct {
 	ID        string `json:"id"`

@@ -148,8 +148,8 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 	}
 	job.Hash() // carried to the evaluator and, through it, to the verdict
 	t0 := time.Now()
-	v, err := s.deps.Eval.Evaluate(ctx, job)
-	st.EvalMS = ms(time.Since(t0))
+	v, source, err := s.evaluate(ctx, st.EvalID, job)
+	st.EvalMS, st.Cached, st.SourceEvalID = ms(time.Since(t0)), source != "", source
 	if ctx.Err() != nil {
 		return
 	}
@@ -179,6 +179,16 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 			s.log.Warn("skills observe failed", "node", n.ID, "err", err)
 		}
 	}
+}
+
+// evaluate judges job through the result cache when the evaluator has one;
+// source is the cached verdict's evaluation ("" when job ran).
+func (s *search) evaluate(ctx context.Context, evalID string, job eval.Job) (eval.Verdict, string, error) {
+	if c, ok := s.deps.Eval.(CachedEvaluator); ok {
+		return c.EvaluateCached(ctx, evalID, job)
+	}
+	v, err := s.deps.Eval.Evaluate(ctx, job)
+	return v, "", err
 }
 
 // record completes a step, counts it and hands it to OnStep.

@@ -27,15 +27,19 @@ type Step struct {
 	// EvalMS is the evaluator's call (harness time); StepMS the step from
 	// planning to its record, so StepMS - LatencyMS - EvalMS is the search's
 	// own overhead. A step resumed from a log keeps its logged figures.
-	EvalMS      float64       `json:"eval_ms"`
-	StepMS      float64       `json:"step_ms"`
-	Model       string        `json:"model"`
-	EvalID      string        `json:"eval_id"`
-	Verdict     *eval.Verdict `json:"verdict"`
-	Reward      float64       `json:"reward"`
-	BestSpeedup *float64      `json:"best_speedup"`
-	BestNode    int           `json:"best_node"`
-	SkillIDs    []string      `json:"skill_ids"`
+	EvalMS  float64       `json:"eval_ms"`
+	StepMS  float64       `json:"step_ms"`
+	Model   string        `json:"model"`
+	EvalID  string        `json:"eval_id"`
+	Verdict *eval.Verdict `json:"verdict"`
+	// Cached: the verdict came from the result cache (nothing ran);
+	// SourceEvalID is then the evaluation that made it.
+	Cached       bool     `json:"cached"`
+	SourceEvalID string   `json:"source_eval_id,omitempty"`
+	Reward       float64  `json:"reward"`
+	BestSpeedup  *float64 `json:"best_speedup"`
+	BestNode     int      `json:"best_node"`
+	SkillIDs     []string `json:"skill_ids"`
 	// SkillVersions[i] is the version of SkillIDs[i] the prompt held.
 	SkillVersions []int     `json:"skill_versions,omitempty"`
 	Duplicate     bool      `json:"duplicate"`

@@ -108,7 +108,10 @@ func (m *Manager) publishEvaluation(ctx context.Context, cfg rollout.Config, s r
 	out := event.Evaluation{
 		EventID: s.EvalID, Time: s.Time, EvalID: s.EvalID, BatchID: s.SearchID,
 		TaskID: cfg.TaskID, TaskSource: cfg.TaskSource, Code: s.Code, RewardFn: "adaexplore",
-		Reward: &reward, ExecMS: &exec, Options: &opts, Verdict: *s.Verdict,
+		Reward: &reward, Options: &opts, Verdict: *s.Verdict, Cached: s.Cached, SourceEvalID: s.SourceEvalID,
+	}
+	if !s.Cached { // a cached answer ran nothing
+		out.ExecMS = &exec
 	}
 	if s.Completion != "" {
 		completion := s.Completion
