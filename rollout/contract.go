@@ -31,6 +31,9 @@ type Completion struct {
 	CompletionTokens int
 	Latency          time.Duration
 	FinishReason     string // "stop", "length", ...
+	// CallID is the id the call was logged under (an llm_calls row), when a
+	// logger wraps the LLM; the step that made the call lists it.
+	CallID string
 }
 
 // LLM completes chat messages. rollout/llm implements it over any

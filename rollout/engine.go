@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/reward"
 	"github.com/kernelgate/kernelgate/tasks"
 )
@@ -90,7 +91,7 @@ func (s *search) loop(ctx context.Context) string {
 			if p, ok = s.tune(parent); !ok {
 				s.untunable[parent] = true
 				s.log.Info("tune skipped: nothing tunable", "node", parent)
-				s.record(Step{Parent: parent, Action: ActionTune, Model: ActionTune, Error: errNothingToTune})
+				s.record(Step{Parent: parent, Action: ActionTune, Model: ActionTune, Error: errNothingToTune, Failure: event.FailureTune})
 				action = ActionSmall
 			}
 		}
@@ -125,12 +126,12 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 		Parent: parent, Action: p.action, Prompt: p.prompt, PromptVersion: p.version,
 		Completion: p.completion, Code: p.code, TokensIn: p.tokensIn, TokensOut: p.tokensOut,
 		LatencyMS: float64(p.latency) / float64(time.Millisecond), Model: p.model,
-		SkillIDs: p.used, SkillVersions: p.usedVersions, Error: p.err,
+		SkillIDs: p.used, SkillVersions: p.usedVersions, CallIDs: p.callIDs, Error: p.err, Failure: p.failure,
 	}
 	if p.action == ActionTune {
 		st.PromptVersion = "" // no prompt: the mutation is in Completion
 	}
-	if p.llmFailed {
+	if p.failure == event.FailureLLM {
 		s.llmErrors++
 	} else {
 		s.llmErrors = 0
@@ -154,7 +155,7 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 		return
 	}
 	if err != nil {
-		st.Error = "evaluate: " + err.Error()
+		st.Error, st.Failure = "evaluate: "+err.Error(), event.FailureEvaluate
 		s.record(st)
 		return
 	}
