@@ -48,7 +48,13 @@ func (s *Service) evaluate(ctx context.Context, evalID string, hj eval.Job, cach
 	job.Hash() // the ones hj carries, if it does
 	if cached {
 		if v, source, ok := s.fromCache(ctx, job); ok && source != "" {
-			return cachedResult(job, v, source).Verdict, source, nil
+			// Announced as a worker's result is, so that whoever counts
+			// verdicts (the gateway's metrics) counts this one, as cached.
+			r := cachedResult(job, v, source)
+			if err := PublishResult(ctx, s.Bus, job, r); err != nil {
+				s.log().Warn("announcing a cached verdict failed", "job", job.ID, "err", err)
+			}
+			return r.Verdict, source, nil
 		}
 	}
 	if d, ok := ctx.Deadline(); ok {
