@@ -43,8 +43,8 @@ type LLM interface {
 	Complete(ctx context.Context, req Request) (Completion, error)
 }
 
-// Evaluator judges a kernel: harness.Supervisor in the CLI, the job queue in
-// the gateway.
+// Evaluator judges a kernel: dispatch.Local (the result cache in front of a
+// harness.Supervisor) in the CLI, the job queue in the gateway.
 type Evaluator interface {
 	Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error)
 }
