@@ -2,9 +2,11 @@
 // bus, both ends of it. Everyone who wants evaluations reaches it through
 // Service: the gateway's reward batches (Submit, Follow, Record, Results),
 // task checks (CheckTask), episodes through the gateway, and the search
-// runner (Evaluate, ahead of bulk batches on jobs.interactive.<mode>). The
-// worker package is the other end: it pulls jobs, runs them with the harness
-// and answers through PublishResult, Claim and Drain.
+// runner (EvaluateCached, through the result cache and ahead of bulk batches
+// on jobs.interactive.<mode>). The worker package is the other end: it pulls
+// jobs, runs them with the harness and answers through PublishResult, Claim
+// and Drain. Local is the cache in front of an in-process harness, for the
+// commands that run searches without a queue (search, adapt).
 //
 // What travels: Job and Result (job.go), on subjects that name the timing
 // mode and any environment a job requires (route.go); results are stored in

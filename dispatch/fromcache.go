@@ -2,7 +2,10 @@ package dispatch
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 
+	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
 )
 
@@ -12,15 +15,20 @@ import (
 // one made under another harness, torch, triton or GPU model is never
 // served. A cache that fails costs an evaluation, never the request.
 func (s *Service) fromCache(ctx context.Context, job Job) (eval.Verdict, string, bool) {
-	mode := s.mode()
-	for _, env := range s.envs() {
+	return lookup(ctx, s.Bus, s.mode(), s.envs(), job, s.log())
+}
+
+// lookup is fromCache over the cache in b, for workers of mode ("": any)
+// in envs.
+func lookup(ctx context.Context, b *bus.Bus, mode string, envs []Env, job Job, log *slog.Logger) (eval.Verdict, string, bool) {
+	for _, env := range envs {
 		key, err := CacheKey(job, env)
 		if err != nil {
 			return eval.Verdict{}, "", false
 		}
-		data, ok, err := s.Bus.CacheGet(ctx, key)
+		data, ok, err := b.CacheGet(ctx, key)
 		if err != nil {
-			s.log().Warn("result cache lookup failed; evaluating", "job", job.ID, "err", err)
+			log.Warn("result cache lookup failed; evaluating", "job", job.ID, "err", err)
 			return eval.Verdict{}, "", false
 		}
 		if !ok {
@@ -28,7 +36,7 @@ func (s *Service) fromCache(ctx context.Context, job Job) (eval.Verdict, string,
 		}
 		v, source, err := CacheEntry(data)
 		if err != nil {
-			s.log().Warn("malformed cache entry; evaluating", "job", job.ID, "err", err)
+			log.Warn("malformed cache entry; evaluating", "job", job.ID, "err", err)
 			continue
 		}
 		// The key says all of this; the entry is checked against it anyway,
@@ -48,4 +56,26 @@ func cachedResult(job Job, v eval.Verdict, source string) Result {
 	r := Scored(job, v)
 	r.Cached, r.Source = true, source
 	return r
+}
+
+// Remember files v, the verdict of job's evaluation, in the result cache
+// in b when it is deterministic (Cacheable), under the environment it
+// records and the eval_id the job is logged under (Job.LoggedAs). Workers
+// call it after each evaluation, and so does Local.
+func Remember(ctx context.Context, b *bus.Bus, job Job, v eval.Verdict) error {
+	if job.TaskCheck || !Cacheable(v) { // a task check has no code: its verdict is no answer to one
+		return nil
+	}
+	key, err := CacheKey(job, EnvOf(v))
+	if err != nil {
+		return fmt.Errorf("dispatch.Remember: %w", err)
+	}
+	data, err := CacheValue(v, job.LoggedAs())
+	if err != nil {
+		return fmt.Errorf("dispatch.Remember: %w", err)
+	}
+	if err := b.CachePut(ctx, key, data); err != nil {
+		return fmt.Errorf("dispatch.Remember: %w", err)
+	}
+	return nil
 }

@@ -79,6 +79,11 @@ type Job struct {
 	// Unlogged: whoever queued the job logs its evaluation itself (a search
 	// step, with its prompt and the step's eval_id), so the worker does not.
 	Unlogged bool `json:"unlogged,omitempty"`
+	// LogID is the eval_id an Unlogged job's queuer logs it under (a search
+	// step's): the result cache names it as the evaluation that ran, so a
+	// verdict served from the cache later points at a row of the log. "":
+	// the job's ID.
+	LogID string `json:"log_id,omitempty"`
 	// Lead marks the first job a batch of several queued: a worker starts
 	// it beside another rather than alone (worker/gang.go), so a group's
 	// verdicts arrive together.
@@ -104,6 +109,14 @@ type Result struct {
 	Source      string  `json:"source,omitempty"`
 	QueueWaitMS float64 `json:"queue_wait_ms"`
 	ExecMS      float64 `json:"exec_ms"`
+}
+
+// LoggedAs is the eval_id j's evaluation is logged under: LogID, else ID.
+func (j Job) LoggedAs() string {
+	if j.LogID != "" {
+		return j.LogID
+	}
+	return j.ID
 }
 
 // queued is Job without its JSON methods, for them to encode the fields.

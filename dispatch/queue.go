@@ -21,22 +21,50 @@ import (
 // back (a worker may be running it) but stops at ctx's deadline, if it has
 // one.
 func (s *Service) Evaluate(ctx context.Context, hj eval.Job) (eval.Verdict, error) {
+	v, _, err := s.evaluate(ctx, "", hj, false)
+	return v, err
+}
+
+// EvaluateCached is Evaluate through the result cache, for a caller that
+// logs the evaluation itself under evalID (a search step): a verdict the
+// cache holds for the job's work, made where the workers run, answers at
+// once, with source the eval_id of the evaluation that made it; otherwise
+// the job is queued as Evaluate queues it (source ""), and its worker files
+// the verdict in the cache under evalID. An entry that names no evaluation
+// (written before entries did) is not used: the caller logs source as the
+// row that ran.
+func (s *Service) EvaluateCached(ctx context.Context, evalID string, hj eval.Job) (v eval.Verdict, source string, err error) {
+	return s.evaluate(ctx, evalID, hj, true)
+}
+
+func (s *Service) evaluate(ctx context.Context, evalID string, hj eval.Job, cached bool) (eval.Verdict, string, error) {
 	if hj.Check != nil {
 		// A worker of the version before jobs embedded eval.Job drops them
 		// and would check at the defaults; no caller needs them.
-		return eval.Verdict{}, errors.New("dispatch.Evaluate: a task check's options do not travel in a job")
+		return eval.Verdict{}, "", errors.New("dispatch.Evaluate: a task check's options do not travel in a job")
 	}
 	batch := "q_" + rand.Text()
-	job := Job{ID: EvalID(batch, 0), BatchID: batch, Job: hj, EnqueuedAt: time.Now().UTC(), Unlogged: true}
+	job := Job{ID: EvalID(batch, 0), BatchID: batch, Job: hj, EnqueuedAt: time.Now().UTC(), Unlogged: true, LogID: evalID}
 	job.Hash() // the ones hj carries, if it does
+	if cached {
+		if v, source, ok := s.fromCache(ctx, job); ok && source != "" {
+			// Announced as a worker's result is, so that whoever counts
+			// verdicts (the gateway's metrics) counts this one, as cached.
+			r := cachedResult(job, v, source)
+			if err := PublishResult(ctx, s.Bus, job, r); err != nil {
+				s.log().Warn("announcing a cached verdict failed", "job", job.ID, "err", err)
+			}
+			return r.Verdict, source, nil
+		}
+	}
 	if d, ok := ctx.Deadline(); ok {
 		job.Deadline = d
 	}
 	r, err := s.one(ctx, job, true)
 	if err != nil {
-		return eval.Verdict{}, fmt.Errorf("dispatch.Evaluate: %w", err)
+		return eval.Verdict{}, "", fmt.Errorf("dispatch.Evaluate: %w", err)
 	}
-	return r.Verdict, nil
+	return r.Verdict, "", nil
 }
 
 // CheckTask queues a run of t's reference once in the sandbox (a task

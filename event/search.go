@@ -37,9 +37,23 @@ type SearchStep struct {
 	BestNode      int             `json:"best_node"`
 	SkillIDs      []string        `json:"skill_ids"`
 	SkillVersions []int           `json:"skill_versions,omitempty"`
+	CallIDs       []string        `json:"call_ids,omitempty"` // the step's LLM calls (llm_calls.call_id), in order
 	Duplicate     bool            `json:"duplicate"`
 	Error         string          `json:"error"`
+	Failure       string          `json:"failure,omitempty"` // Error's kind (Failure*); "" for a step that made a node
 }
+
+// What a failed search step failed at (SearchStep.Failure). Only an answer
+// failure is the model's: it answered, and the answer held no code or no
+// edits that apply (a negative sample, scored as an invalid submission);
+// the others are no judgement of the model.
+const (
+	FailureLLM      = "llm"             // the LLM call failed: no answer
+	FailurePrompt   = "prompt"          // the prompt did not render
+	FailureAnswer   = "answer"          // the answer held no usable code
+	FailureEvaluate = "evaluate"        // the evaluator failed
+	FailureTune     = "nothing_to_tune" // a tune found no launch parameter (no LLM call)
+)
 
 // SearchStepID is a step's event id.
 func SearchStepID(searchID string, seq int) string { return fmt.Sprintf("%s.%d", searchID, seq) }
@@ -85,6 +99,7 @@ type LLMCall struct {
 	Time             time.Time       `json:"ts"`
 	CallID           string          `json:"call_id"`
 	SearchID         string          `json:"search_id,omitempty"` // "" for the skill memory's calls
+	StepSeq          int             `json:"step_seq,omitempty"`  // the search step it was made for; 0: none
 	Purpose          string          `json:"purpose"`
 	Model            string          `json:"model"`
 	Messages         []PromptMessage `json:"messages"`

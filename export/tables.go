@@ -26,7 +26,16 @@ package export
 // harness_version, sandbox, sandbox_detail), and episode_steps' client_id,
 // become optional (a 1.4 file's "" still reads as "" into the Go rows);
 // evaluations gain valid (the API's valid: false for a sample to drop) and
-// retry (the verdict's: "deadline" for a deadline stop).
+// retry (the verdict's: "deadline" for a deadline stop);
+// on the search side, search_steps gain call_ids (the step's
+// llm_calls) and failure (what a failed step failed at), and llm_calls gain
+// step_seq and step_id (the step a call was made for), keys both ways;
+// search_steps' prompt_version, completion, code, model, compiled, correct,
+// error_signature, feedback, best_node and error, llm_calls' model, and
+// skills' torch, triton, gpu_arch, retired_reason and source_search_id are
+// null where 1.4 wrote "", 0 or false for not known; search_steps.reward is
+// null for a failed step that judged no answer of the model's (0 for an
+// answer without usable code).
 const SchemaVersion = "1.5"
 
 // Key/value metadata keys of every file the sink writes.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/tasks"
 )
 
@@ -23,10 +24,14 @@ type proposal struct {
 	latency             time.Duration
 	model               string
 	used, omitted       []string
-	usedVersions        []int // the version of each used rule, as retrieved
+	usedVersions        []int    // the version of each used rule, as retrieved
+	callIDs             []string // the logged LLM calls made, in order
 	err                 string
-	llmFailed           bool // err came from the LLM call itself
+	failure             string // err's kind (event.Failure*)
 }
+
+// fail records why p has no code: err, of kind failure.
+func (p *proposal) fail(failure, err string) { p.failure, p.err = failure, err }
 
 // call makes one LLM call and adds its cost to p; it returns false when the
 // call failed (p.err says why).
@@ -34,6 +39,9 @@ func (s *search) call(ctx context.Context, p *proposal, purpose, text string) (s
 	msgs := []Message{{Role: "user", Content: text}}
 	p.prompt = msgs
 	c, err := s.deps.LLM.Complete(ctx, Request{Messages: msgs, Purpose: purpose})
+	if c.CallID != "" { // a failed call is a row too
+		p.callIDs = append(p.callIDs, c.CallID)
+	}
 	p.tokensIn += c.PromptTokens
 	p.tokensOut += c.CompletionTokens
 	p.latency += c.Latency
@@ -41,7 +49,7 @@ func (s *search) call(ctx context.Context, p *proposal, purpose, text string) (s
 		p.model = c.Model
 	}
 	if err != nil {
-		p.err, p.llmFailed = fmt.Sprintf("%s: llm: %v", purpose, err), true
+		p.fail(event.FailureLLM, fmt.Sprintf("%s: llm: %v", purpose, err))
 		return "", false
 	}
 	p.completion, p.finish = c.Text, c.FinishReason
@@ -78,7 +86,7 @@ func (s *search) propose(ctx context.Context, parent int, action string) proposa
 	}
 	text, err := render(action, d)
 	if err != nil {
-		p.err = err.Error()
+		p.fail(event.FailurePrompt, err.Error())
 		return p
 	}
 	answer, ok := s.call(ctx, &p, action, text)
@@ -86,7 +94,7 @@ func (s *search) propose(ctx context.Context, parent int, action string) proposa
 		return p
 	}
 	if p.code, ok = s.deps.Extract.Code(answer); !ok {
-		p.err = action + ": no code in the answer"
+		p.fail(event.FailureAnswer, action+": no code in the answer")
 	}
 	p.source = answer
 	return p
@@ -103,7 +111,7 @@ func (s *search) small(ctx context.Context, p proposal, d promptData, parent int
 	}
 	text, err := render("revise", d)
 	if err != nil {
-		p.err = err.Error()
+		p.fail(event.FailurePrompt, err.Error())
 		return p
 	}
 	guidance, ok := s.call(ctx, &p, "small.revise", text)
@@ -112,7 +120,7 @@ func (s *search) small(ctx context.Context, p proposal, d promptData, parent int
 	}
 	d.Chain, d.Code, d.Guidance = nil, s.tree.nodes[parent].Code, strings.TrimSpace(guidance)
 	if text, err = render("tune", d); err != nil {
-		p.err = err.Error()
+		p.fail(event.FailurePrompt, err.Error())
 		return p
 	}
 	answer, ok := s.call(ctx, &p, "small.tune", text)
@@ -132,7 +140,7 @@ func (s *search) small(ctx context.Context, p proposal, d promptData, parent int
 		p.code, err = s.deps.Extract.Apply(d.Code, edits)
 	}
 	if err != nil {
-		p.err = "small.tune: " + err.Error()
+		p.fail(event.FailureAnswer, "small.tune: "+err.Error())
 	}
 	return p
 }

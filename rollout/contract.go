@@ -31,6 +31,9 @@ type Completion struct {
 	CompletionTokens int
 	Latency          time.Duration
 	FinishReason     string // "stop", "length", ...
+	// CallID is the id the call was logged under (an llm_calls row), when a
+	// logger wraps the LLM; the step that made the call lists it.
+	CallID string
 }
 
 // LLM completes chat messages. rollout/llm implements it over any
@@ -40,10 +43,23 @@ type LLM interface {
 	Complete(ctx context.Context, req Request) (Completion, error)
 }
 
-// Evaluator judges a kernel: harness.Supervisor in the CLI, the job queue in
-// the gateway.
+// Evaluator judges a kernel: dispatch.Local (the result cache in front of a
+// harness.Supervisor) in the CLI, the job queue in the gateway.
 type Evaluator interface {
 	Evaluate(ctx context.Context, job eval.Job) (eval.Verdict, error)
+}
+
+// CachedEvaluator is an Evaluator with a result cache in front of it
+// (dispatch's): the search evaluates through it when its evaluator is one,
+// so a kernel already judged, by this search or by any other path, is
+// answered from the cache instead of run again.
+type CachedEvaluator interface {
+	Evaluator
+	// EvaluateCached judges job as Evaluate does; evalID is the id the step
+	// logs the evaluation under, which the cache keeps for later answers.
+	// source is "" when the job ran, else the eval_id of the evaluation
+	// whose cached verdict answered it.
+	EvaluateCached(ctx context.Context, evalID string, job eval.Job) (v eval.Verdict, source string, err error)
 }
 
 // Skill is one validity rule as a prompt sees it.

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/reward"
+	"github.com/kernelgate/kernelgate/tasks"
 )
 
 // maxLLMErrors LLM calls failing in a row (after the client's own retries)
@@ -89,7 +91,7 @@ func (s *search) loop(ctx context.Context) string {
 			if p, ok = s.tune(parent); !ok {
 				s.untunable[parent] = true
 				s.log.Info("tune skipped: nothing tunable", "node", parent)
-				s.record(Step{Parent: parent, Action: ActionTune, Model: ActionTune, Error: errNothingToTune})
+				s.record(Step{Parent: parent, Action: ActionTune, Model: ActionTune, Error: errNothingToTune, Failure: event.FailureTune})
 				action = ActionSmall
 			}
 		}
@@ -124,12 +126,12 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 		Parent: parent, Action: p.action, Prompt: p.prompt, PromptVersion: p.version,
 		Completion: p.completion, Code: p.code, TokensIn: p.tokensIn, TokensOut: p.tokensOut,
 		LatencyMS: float64(p.latency) / float64(time.Millisecond), Model: p.model,
-		SkillIDs: p.used, SkillVersions: p.usedVersions, Error: p.err,
+		SkillIDs: p.used, SkillVersions: p.usedVersions, CallIDs: p.callIDs, Error: p.err, Failure: p.failure,
 	}
 	if p.action == ActionTune {
 		st.PromptVersion = "" // no prompt: the mutation is in Completion
 	}
-	if p.llmFailed {
+	if p.failure == event.FailureLLM {
 		s.llmErrors++
 	} else {
 		s.llmErrors = 0
@@ -141,19 +143,19 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 	id := len(s.tree.nodes)
 	st.EvalID = fmt.Sprintf("%s-%d", s.cfg.SearchID, id)
 	job := eval.Job{
-		Task:    eval.Task{Name: s.cfg.TaskID, Path: "/tasks/" + s.cfg.TaskID + ".py", Source: s.cfg.TaskSource},
+		Task:    tasks.HarnessTask(s.cfg.TaskID, s.cfg.TaskSource),
 		Code:    p.code,
 		Options: s.cfg.Options,
 	}
 	job.Hash() // carried to the evaluator and, through it, to the verdict
 	t0 := time.Now()
-	v, err := s.deps.Eval.Evaluate(ctx, job)
-	st.EvalMS = ms(time.Since(t0))
+	v, source, err := s.evaluate(ctx, st.EvalID, job)
+	st.EvalMS, st.Cached, st.SourceEvalID = ms(time.Since(t0)), source != "", source
 	if ctx.Err() != nil {
 		return
 	}
 	if err != nil {
-		st.Error = "evaluate: " + err.Error()
+		st.Error, st.Failure = "evaluate: "+err.Error(), event.FailureEvaluate
 		s.record(st)
 		return
 	}
@@ -178,6 +180,16 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 			s.log.Warn("skills observe failed", "node", n.ID, "err", err)
 		}
 	}
+}
+
+// evaluate judges job through the result cache when the evaluator has one;
+// source is the cached verdict's evaluation ("" when job ran).
+func (s *search) evaluate(ctx context.Context, evalID string, job eval.Job) (eval.Verdict, string, error) {
+	if c, ok := s.deps.Eval.(CachedEvaluator); ok {
+		return c.EvaluateCached(ctx, evalID, job)
+	}
+	v, err := s.deps.Eval.Evaluate(ctx, job)
+	return v, "", err
 }
 
 // record completes a step, counts it and hands it to OnStep.

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/event"
 )
 
 // run runs a search with the fakes and collects its steps.
@@ -97,10 +100,15 @@ func TestBrokenFixFaster(t *testing.T) {
 	if res.Best == nil || res.Best.ID != 4 || *res.Best.Verdict.Speedup != 2.5 {
 		t.Errorf("best = %+v, want node 4 at 2.5x", res.Best)
 	}
-	if len(steps) != 5 || steps[3].Action != ActionTune || steps[3].Error != errNothingToTune || steps[3].Parent != 3 {
+	if len(steps) != 5 || steps[3].Action != ActionTune || steps[3].Error != errNothingToTune || steps[3].Parent != 3 ||
+		steps[3].Failure != event.FailureTune || steps[3].CallIDs != nil {
 		t.Errorf("want 4 steps and a skipped tune of node 3 fourth; got %d steps, fourth %+v", len(steps), steps[3])
 	}
 	last := steps[len(steps)-1]
+	// A small step lists both its calls, the reviser's then the tuner's.
+	if calls := llm.calls; len(calls) != 6 || !slices.Equal(last.CallIDs, []string{"c5", "c6"}) || last.Failure != "" {
+		t.Errorf("last step's calls %v (failure %q), want [c5 c6] of %d calls", last.CallIDs, last.Failure, len(calls))
+	}
 	if last.BestNode != 4 || last.BestSpeedup == nil || *last.BestSpeedup != 2.5 || last.TokensIn != 200 {
 		t.Errorf("last step: best %d %v, tokens in %d; want 4, 2.5, 200 (two calls)", last.BestNode, last.BestSpeedup, last.TokensIn)
 	}
@@ -220,5 +228,54 @@ func TestLLMDownWithinASmallBudgetFails(t *testing.T) {
 	res, steps := run(t, testConfig(PolicyAdaExplore, 3), llm, &fakeEval{}, nil)
 	if res.Status != StatusFailed || len(steps) != 3 {
 		t.Errorf("status %s after %d steps; want failed after 3", res.Status, len(steps))
+	}
+}
+
+// A search names its task as every other path does: the harness job (and so
+// the verdict's task_name) carries the id's last segment, the id itself
+// stays the search's task_id.
+func TestSearchJobsNameTheTaskByItsName(t *testing.T) {
+	llm, ev := &fakeLLM{respond: func(Request, int) (string, error) { return fenced(kernel("OK")), nil }}, &fakeEval{}
+	cfg := testConfig(PolicySample, 1)
+	cfg.TaskID = "ci/1_add"
+	run(t, cfg, llm, ev, nil)
+	if len(ev.jobs) != 1 || ev.jobs[0].Task.Name != "1_add" || ev.jobs[0].Task.Path != "/tasks/ci/1_add.py" {
+		t.Fatalf("jobs %+v: want one, of task 1_add", ev.jobs)
+	}
+}
+
+// failingEval is an evaluator that never judges: the harness is down.
+type failingEval struct{}
+
+func (failingEval) Evaluate(context.Context, eval.Job) (eval.Verdict, error) {
+	return eval.Verdict{}, errors.New("no zygote")
+}
+
+// A failed step says what failed, so a reader tells the model's failures
+// (an answer without usable code: a negative sample) from the rest, and
+// lists the calls it made, a failed call included.
+func TestFailedStepsSayWhatFailed(t *testing.T) {
+	tests := []struct {
+		name    string
+		respond func(Request, int) (string, error)
+		ev      Evaluator
+		failure string
+		calls   []string
+	}{
+		{"prose", func(Request, int) (string, error) { return "I would fuse the add and the ReLU.", nil }, &fakeEval{}, event.FailureAnswer, []string{"c1"}},
+		{"llm", func(Request, int) (string, error) { return "", errors.New("503") }, &fakeEval{}, event.FailureLLM, []string{"c1"}},
+		{"evaluate", func(Request, int) (string, error) { return fenced(kernel("OK")), nil }, failingEval{}, event.FailureEvaluate, []string{"c1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var steps []Step
+			deps := Deps{LLM: &fakeLLM{respond: tt.respond}, Eval: tt.ev, Extract: fakeExtract{}, OnStep: func(s Step) { steps = append(steps, s) }}
+			if _, err := Run(t.Context(), testConfig(PolicySample, 1), deps); err != nil {
+				t.Fatal(err)
+			}
+			if len(steps) != 1 || steps[0].Node != 0 || steps[0].Error == "" || steps[0].Failure != tt.failure || !slices.Equal(steps[0].CallIDs, tt.calls) {
+				t.Fatalf("steps %+v: want one failed step, failure %s, calls %v", steps, tt.failure, tt.calls)
+			}
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 // fakeLLM answers each call with respond(req, n), n counting the calls of
 // that purpose from 0. Each answer costs 100 prompt and 50 completion tokens.
+// Calls are numbered c1, c2, ... as a logger names them (Completion.CallID).
 // With block set, a call waits for its context instead (an endless answer).
 type fakeLLM struct {
 	respond func(req Request, n int) (string, error)
@@ -34,17 +35,18 @@ func (f *fakeLLM) Complete(ctx context.Context, req Request) (Completion, error)
 	n := f.n[req.Purpose]
 	f.n[req.Purpose]++
 	f.calls = append(f.calls, req)
+	id := fmt.Sprintf("c%d", len(f.calls))
 	f.mu.Unlock()
 	if f.block {
 		<-ctx.Done()
-		return Completion{}, ctx.Err()
+		return Completion{CallID: id}, ctx.Err()
 	}
 	text, err := f.respond(req, n)
 	if err != nil {
-		return Completion{}, err
+		return Completion{CallID: id}, err
 	}
 	return Completion{Text: text, Model: "fake-model", PromptTokens: 100, CompletionTokens: 50,
-		Latency: time.Millisecond, FinishReason: "stop"}, nil
+		Latency: time.Millisecond, FinishReason: "stop", CallID: id}, nil
 }
 
 func (f *fakeLLM) purposes() []string {

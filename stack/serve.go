@@ -169,8 +169,9 @@ func (s *serve) runWorkers(ctx context.Context) error {
 // openSearches wires /v1/searches and /v1/skills when there is an LLM
 // endpoint; without one those endpoints answer 503. Searches that were
 // running when the process stopped resume. Their evaluations go through
-// the evaluation service (dispatch.Service.Evaluate), ahead of bulk
-// batches, to the local workers or, with none, to those on other hosts.
+// the evaluation service (dispatch.Service.EvaluateCached): the result
+// cache, then ahead of bulk batches to the local workers or, with none, to
+// those on other hosts.
 func (s *serve) openSearches(ctx context.Context) error {
 	if s.cfg.LLM == nil {
 		s.log.Info("searches off: no --llm-url")

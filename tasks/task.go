@@ -35,8 +35,14 @@ type Task struct {
 // Harness is the task as a harness job carries it. The path is a label
 // (it names the task in task_error feedback), not a file on this host: no
 // server path reaches an LLM prompt.
-func (t Task) Harness() eval.Task {
-	return eval.Task{Name: t.Name, Path: "/tasks/" + t.ID + ".py", Source: t.Source}
+func (t Task) Harness() eval.Task { return HarnessTask(t.ID, t.Source) }
+
+// HarnessTask is task id with source as a harness job carries it, for a
+// caller that holds the id and the source but no Task (a search): named by
+// the id's last segment, as every verdict's task_name is, so a search's
+// rows name the task as reward rows do (task_id is the suite id).
+func HarnessTask(id, source string) eval.Task {
+	return eval.Task{Name: nameOf(id), Path: "/tasks/" + id + ".py", Source: source}
 }
 
 // Prompt is the task's prompt text (see Prompt).

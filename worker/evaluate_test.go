@@ -53,3 +53,31 @@ func TestEvaluateStopsWaitingWithItsCaller(t *testing.T) {
 		t.Fatalf("%d evaluations started, want 1", ev.calls.Load())
 	}
 }
+
+// A search's evaluation goes through the result cache: the first run files
+// its verdict under the step's eval_id (not the queue's job id, which no row
+// of the log carries), and the same work asked again is answered from the
+// cache, pointing at that eval_id, without a second run.
+func TestEvaluateCachedAnswersARepeatFromTheCache(t *testing.T) {
+	ev := &scriptedEvaluator{status: eval.StatusCorrect}
+	b := startRun(t, ev)
+	envs := func() []dispatch.Env { return []dispatch.Env{dispatch.EnvOf(eval.Verdict{})} } // the scripted verdicts'
+	q := &dispatch.Service{Bus: b, Mode: cpuMode, Envs: envs, Poll: 200 * time.Millisecond}
+	job := eval.Job{Task: eval.Task{Name: "t", Source: "src"}, Code: "code", Options: eval.DefaultOptions()}
+	v, source, err := q.EvaluateCached(t.Context(), "s_1-1", job)
+	if err != nil || source != "" || v.Status != eval.StatusCorrect {
+		t.Fatalf("first evaluation: %+v, source %q, %v", v, source, err)
+	}
+	v, source, err = q.EvaluateCached(t.Context(), "s_1-2", job)
+	if err != nil || source != "s_1-1" || v.Status != eval.StatusCorrect || v.ExecMS != nil {
+		t.Fatalf("the repeat: %+v, source %q (want s_1-1), %v", v, source, err)
+	}
+	other := job
+	other.Code = "other code"
+	if _, source, err = q.EvaluateCached(t.Context(), "s_1-3", other); err != nil || source != "" {
+		t.Fatalf("other code: source %q, %v; want a run of its own", source, err)
+	}
+	if n := ev.calls.Load(); n != 2 {
+		t.Fatalf("%d evaluations, want 2 (the repeat was cached)", n)
+	}
+}

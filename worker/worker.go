@@ -189,17 +189,7 @@ func (h *handler) claim(ctx context.Context, log *slog.Logger, job dispatch.Job,
 // result is announced, so a client that repeats the request on hearing of it
 // is answered from the cache. A failed store costs a rerun, not the job.
 func (h *handler) cache(ctx context.Context, log *slog.Logger, job dispatch.Job, v eval.Verdict) {
-	if job.TaskCheck || !dispatch.Cacheable(v) { // a task check has no code: its verdict is no answer to one
-		return
-	}
-	key, err := dispatch.CacheKey(job, dispatch.EnvOf(v))
-	if err == nil {
-		var data []byte
-		if data, err = dispatch.CacheValue(v, job.ID); err == nil {
-			err = h.bus.CachePut(ctx, key, data)
-		}
-	}
-	if err != nil {
+	if err := dispatch.Remember(ctx, h.bus, job, v); err != nil {
 		log.Warn("caching the verdict failed", "err", err)
 	}
 }

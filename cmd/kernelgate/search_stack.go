@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kernelgate/kernelgate/bus"
+	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/rollout/llm"
@@ -92,7 +93,10 @@ func (g *globals) openSearchStack(ctx context.Context, dataDir, device string, l
 			return err
 		}, Stop: func(context.Context) error { s.sup.Close(); return nil }},
 		stack.Component{Name: "the search runner", Start: func(ctx context.Context) (err error) {
-			s.mgr, s.mem, err = stack.NewRunner(ctx, lc, dataDir, s.b, s.sup, stack.GPUName(s.sup), reg, log)
+			// Through the result cache in --data: a kernel judged before
+			// there is not run again.
+			ev := &dispatch.Local{Bus: s.b, Harness: s.sup, Log: log}
+			s.mgr, s.mem, err = stack.NewRunner(ctx, lc, dataDir, s.b, ev, stack.GPUName(s.sup), reg, log)
 			return configError(err)
 		}, Stop: func(context.Context) error { s.mgr.Close(); return nil }},
 	)

@@ -205,7 +205,7 @@ func TestSkills(t *testing.T) {
 	dir := t.TempDir()
 	rows := []export.Skill{
 		{SkillID: "s2", Version: 1, Rule: "You cannot call tl.dot on int8.", ExampleEvalIDs: []string{"e1"}, FirstSeen: t0, LastSeen: t0, Hits: 3, Status: export.SkillActive, Aliases: []string{}},
-		{SkillID: "s1", Version: 2, Rule: "You cannot index out of bounds.", ExampleEvalIDs: []string{}, FirstSeen: t0, LastSeen: t0.Add(48 * time.Hour), Status: export.SkillRetired, RetiredReason: "fixed in triton 3.7", Aliases: []string{}},
+		{SkillID: "s1", Version: 2, Rule: "You cannot index out of bounds.", ExampleEvalIDs: []string{}, FirstSeen: t0, LastSeen: t0.Add(48 * time.Hour), Status: export.SkillRetired, RetiredReason: ptr("fixed in triton 3.7"), Aliases: []string{}},
 	}
 	part := filepath.Join(dir, LogDir, "table=skills", "date=2026-11-29")
 	if err := os.MkdirAll(part, 0o755); err != nil {

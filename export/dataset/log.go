@@ -76,12 +76,18 @@ func tableExists(root, table string) bool {
 
 // readTable reads the rows of table that keep accepts, in file order, and
 // the files read. Columns a file lacks (older schema versions) read as
-// zero values.
+// zero values; a row type that knows an older schema's meanings
+// (Normalize) is brought to the current one first.
 func readTable[T any](log *slog.Logger, root, table string, f Filter, keep func(T) bool) ([]T, []string, error) {
 	return readParts(log, root, table, f, func(p string) ([]T, error) {
 		rows, err := export.ReadRows[T](p)
 		if err != nil {
 			return nil, err
+		}
+		for i := range rows {
+			if n, ok := any(&rows[i]).(interface{ Normalize() }); ok {
+				n.Normalize()
+			}
 		}
 		return slices.DeleteFunc(rows, func(r T) bool { return !keep(r) }), nil
 	})

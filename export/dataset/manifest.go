@@ -34,6 +34,10 @@ type Manifest struct {
 	// Empty (arrow) lists the files not written because no row matched:
 	// Hugging Face datasets refuses a file of 0 rows.
 	Empty []string `json:"empty,omitempty"`
+	// Context counts rows an export holds although they are outside
+	// --since/--until, so that what it holds is whole: search-trees'
+	// earlier_steps (a tree with a step in range is exported from its root).
+	Context map[string]int64 `json:"context,omitempty"`
 }
 
 // ManifestFilters are the filters as applied (times in UTC RFC3339).
@@ -98,4 +102,11 @@ const (
 func (m *Manifest) addFile(name string, rows int) {
 	m.Files[name] = int64(rows)
 	m.Rows += int64(rows)
+}
+
+func (m *Manifest) addContext(what string) {
+	if m.Context == nil {
+		m.Context = map[string]int64{}
+	}
+	m.Context[what]++
 }

@@ -18,13 +18,14 @@ type trajRow struct {
 	Node       *int64    `parquet:"node,optional"`   // search: the node this step made
 	Action     string    `parquet:"action"`          // search: large, small, tune, ...; episode: turn; reward: sample
 	TaskID     string    `parquet:"task_id"`
-	EvalID     string    `parquet:"eval_id"`
-	Prompt     []Message `parquet:"prompt,list"` // logged, else the task's own (prompt_source says which)
+	EvalID     *string   `parquet:"eval_id,optional"` // null: a failed search step, which evaluated nothing
+	Prompt     []Message `parquet:"prompt,list"`      // logged, else the task's own (prompt_source says which)
 	// Completion is the model's text as logged; null where the caller sent
 	// code alone (no completion was ever written): Code is what was judged.
 	Completion *string  `parquet:"completion,optional"`
 	Reward     *float64 `parquet:"reward,optional"`
-	Status     string   `parquet:"status"`
+	Status     *string  `parquet:"status,optional"` // null: no verdict (a failed step: error says why)
+	Error      *string  `parquet:"error,optional"`  // a failed search step's error
 	Speedup    *float64 `parquet:"speedup,optional"`
 	// Done: the step ends its trajectory. A reward is a one-step episode
 	// (always done); an episode's last turn.
@@ -56,6 +57,7 @@ func (b *build) trajectories() error {
 	}
 	b.logSources(files)
 	search := map[string]export.SearchStep{}
+	var failed []export.SearchStep
 	if tableExists(b.root, export.TableSearchSteps) {
 		rows, files, err := readTable(b.log(), b.root, export.TableSearchSteps, Filter{}, func(export.SearchStep) bool { return true })
 		if err != nil {
@@ -65,6 +67,8 @@ func (b *build) trajectories() error {
 		for _, r := range rows {
 			if r.EvalID != nil {
 				search[*r.EvalID] = r
+			} else {
+				failed = append(failed, r) // evaluated nothing: no evaluations row names it
 			}
 		}
 	}
@@ -92,8 +96,8 @@ func (b *build) trajectories() error {
 			}
 		}
 		r := trajRow{Source: "reward", Trajectory: e.BatchID, Step: evalIndex(e.EvalID), Action: "sample",
-			TaskID: e.TaskID, EvalID: e.EvalID, Prompt: prompt, PromptSource: from, Completion: e.Completion, Code: e.Code,
-			Reward: e.Reward, Status: e.Status, Speedup: e.Speedup}
+			TaskID: e.TaskID, EvalID: ptr(e.EvalID), Prompt: prompt, PromptSource: from, Completion: e.Completion, Code: e.Code,
+			Reward: e.Reward, Status: ptr(e.Status), Speedup: e.Speedup}
 		if s, ok := search[e.EvalID]; ok {
 			r.Source, r.Trajectory, r.Step, r.Action = "search", s.SearchID, s.Seq, s.Action
 			r.Parent, r.Node = ptr(s.Parent), s.Node
@@ -107,6 +111,7 @@ func (b *build) trajectories() error {
 		}
 		rows = append(rows, r)
 	}
+	rows = append(rows, b.failedStepRows(failed)...)
 	slices.SortStableFunc(rows, func(x, y trajRow) int {
 		return cmp.Or(cmp.Compare(x.Source, y.Source), cmp.Compare(x.Trajectory, y.Trajectory), cmp.Compare(x.Step, y.Step))
 	})
@@ -126,58 +131,4 @@ func evalIndex(id string) int64 {
 		n = n*10 + int64(c-'0')
 	}
 	return n
-}
-
-// treeRow is one node of a search tree: the root (node 0, the task) and a
-// row per node a step made.
-type treeRow struct {
-	SearchID    string   `parquet:"search_id"`
-	TaskID      string   `parquet:"task_id"`
-	Node        int64    `parquet:"node"`
-	Parent      *int64   `parquet:"parent,optional"` // null for the root
-	Seq         *int64   `parquet:"seq,optional"`    // the step that made it; null for the root
-	Action      string   `parquet:"action"`          // "root" for the root
-	EvalID      *string  `parquet:"eval_id,optional"`
-	Status      *string  `parquet:"status,optional"`
-	Speedup     *float64 `parquet:"speedup,optional"`
-	Reward      float64  `parquet:"reward"`
-	BestSpeedup *float64 `parquet:"best_speedup,optional"` // the search's best so far, after this step
-	Duplicate   bool     `parquet:"duplicate"`
-	Depth       int64    `parquet:"depth"`
-}
-
-// searchTrees writes search_trees.parquet from the search_steps table.
-func (b *build) searchTrees() error {
-	var steps []export.SearchStep
-	if tableExists(b.root, export.TableSearchSteps) {
-		rows, files, err := readTable(b.log(), b.root, export.TableSearchSteps, b.spec.Filter, func(r export.SearchStep) bool {
-			return b.spec.Filter.time(r.TS) && b.spec.Filter.task(r.TaskID)
-		})
-		if err != nil {
-			return err
-		}
-		b.logSources(files)
-		steps = rows
-	}
-	slices.SortStableFunc(steps, func(x, y export.SearchStep) int {
-		return cmp.Or(cmp.Compare(x.SearchID, y.SearchID), cmp.Compare(x.Seq, y.Seq))
-	})
-	var rows []treeRow
-	depth := map[int64]int64{}
-	for i, s := range steps {
-		if i == 0 || steps[i-1].SearchID != s.SearchID {
-			rows = append(rows, treeRow{SearchID: s.SearchID, TaskID: s.TaskID, Action: "root"})
-			clear(depth)
-		}
-		if s.Node == nil {
-			continue // a failed step made no node
-		}
-		depth[*s.Node] = depth[s.Parent] + 1
-		rows = append(rows, treeRow{
-			SearchID: s.SearchID, TaskID: s.TaskID, Node: *s.Node, Parent: ptr(s.Parent), Seq: ptr(s.Seq), Action: s.Action,
-			EvalID: s.EvalID, Status: s.Status, Speedup: s.Speedup, Reward: s.Reward, BestSpeedup: s.BestSpeedup,
-			Duplicate: s.Duplicate, Depth: depth[*s.Node],
-		})
-	}
-	return output(b, "search_trees.parquet", rows)
 }

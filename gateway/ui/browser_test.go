@@ -175,7 +175,9 @@ func scriptedLLM(t *testing.T, broken, honest, rule string, fails int) *llmtest.
 	return llmtest.New(t,
 		llmtest.Reply(rule).When(anyMessage("Error signature:")),
 		llmtest.Reply("NONE").When(anyMessage("uplicate")),
-		llmtest.Reply(fenced(broken)).Repeat(fails),
-		llmtest.Reply(fenced(honest)),
+		// Slow proposals: the search's repeats are answered from the result
+		// cache at once, and the page must be seen growing step by step.
+		llmtest.Reply(fenced(broken)).Repeat(fails).After(500*time.Millisecond),
+		llmtest.Reply(fenced(honest)).After(500*time.Millisecond),
 	)
 }

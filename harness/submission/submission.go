@@ -223,6 +223,13 @@ func trim(s string) string {
 	}
 }
 
+// Code is code in the form every path hashes it: leading blank lines and
+// trailing white space removed, and the indentation every line shares taken
+// off. Read's code is in this form; code made another way (a search's edits
+// applied to a kernel) is put in it too, so the same kernel has one
+// code_hash, and one result-cache entry, whatever made it.
+func Code(s string) string { return clean(s) }
+
 // clean is trim, then the indentation every non-blank line shares taken
 // off: a block inside a list item is indented as a whole, and Python
 // refuses a module whose first line is indented.

@@ -45,13 +45,19 @@ func (Extractor) Edits(text string) ([]rollout.Edit, error) {
 	return out, nil
 }
 
-// Apply is ApplyEdits.
+// Apply is ApplyEdits, its result in submission.Code's form: an edit that
+// leaves blank lines at the end (or at the start) gives the code, and so the
+// code_hash, that the same kernel sent in a completion gives.
 func (Extractor) Apply(code string, edits []rollout.Edit) (string, error) {
 	in := make([]Edit, len(edits))
 	for i, e := range edits {
 		in[i] = Edit{Search: e.Search, Replace: e.Replace}
 	}
-	return ApplyEdits(code, in)
+	out, err := ApplyEdits(code, in)
+	if err != nil {
+		return "", err
+	}
+	return submission.Code(out), nil
 }
 
 // NoCodeReason says why Code found nothing ("" when it found code), for an

@@ -29,7 +29,7 @@ func TestExtractorAdapter(t *testing.T) {
 		t.Fatalf("Edits = %v, %v", edits, err)
 	}
 	got, err := x.Apply("a = 1\nBLOCK = 64\n", edits)
-	if err != nil || got != "a = 1\nBLOCK = 128\n" {
+	if err != nil || got != "a = 1\nBLOCK = 128" {
 		t.Fatalf("Apply = %q, %v", got, err)
 	}
 	if _, err := x.Apply("a = 1\n", edits); err == nil {
@@ -62,5 +62,30 @@ func TestExtractorCodeIsTheGatewaysCode(t *testing.T) {
 	}
 	if _, ok := (Extractor{}).Code("<think>\nfirst, the mask"); ok {
 		t.Error("an answer that ends inside its reasoning has no code")
+	}
+}
+
+// Code made by applying edits is in the form the reward path gives the same
+// kernel sent in a completion: an edit whose replacement ends in blank lines
+// (or one that deletes the first lines) leaves no trailing or leading white
+// space to change the code_hash.
+func TestExtractorApplyGivesTheGatewaysCode(t *testing.T) {
+	const parent = "import torch\nBLOCK = 64\nclass ModelNew(torch.nn.Module):\n    pass"
+	for name, answer := range map[string]string{
+		"trailing blank lines": "<<<<<<< SEARCH\n    pass\n=======\n    pass\n\n\n>>>>>>> REPLACE\n",
+		"first line blanked":   "<<<<<<< SEARCH\nimport torch\n=======\n\n\n>>>>>>> REPLACE\n",
+	} {
+		edits, err := Extractor{}.Edits(answer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Extractor{}.Apply(parent, edits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := submission.Extract("```python\n" + got + "\n\n```\n")
+		if err != nil || got != want || strings.HasSuffix(got, "\n") || strings.HasPrefix(got, "\n") {
+			t.Errorf("%s: Apply gave %q; the reward path gives %q for it", name, got, want)
+		}
 	}
 }

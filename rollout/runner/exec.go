@@ -38,7 +38,7 @@ func (m *Manager) launch(r *run, p plan, resume []Event) error {
 	m.wg.Add(1)
 	m.mu.Unlock()
 
-	deps := rollout.Deps{LLM: LogCalls(client, m.deps.Bus, cfg.SearchID, m.deps.Log), Eval: m.deps.Eval, Skills: m.deps.Skills, Extract: llm.Extractor{},
+	deps := rollout.Deps{LLM: logSearchCalls(client, m.deps.Bus, r, m.deps.Log), Eval: m.deps.Eval, Skills: m.deps.Skills, Extract: llm.Extractor{},
 		Log: m.deps.Log, OnStep: func(s rollout.Step) { m.onStep(ctx, r, cfg, s) }}
 	wctx, wcancel := context.WithTimeout(context.Background(), writeTimeout)
 	m.publishSearch(wctx, r)
@@ -88,7 +88,8 @@ func (m *Manager) publishStep(ctx context.Context, cfg rollout.Config, ev Event)
 		PromptVersion: s.PromptVersion, Completion: s.Completion, Code: s.Code,
 		TokensIn: s.TokensIn, TokensOut: s.TokensOut, LatencyMS: s.LatencyMS, EvalMS: s.EvalMS, StepMS: s.StepMS, Model: s.Model,
 		EvalID: s.EvalID, Verdict: s.Verdict, Reward: s.Reward, BestSpeedup: s.BestSpeedup,
-		BestNode: s.BestNode, SkillIDs: s.SkillIDs, SkillVersions: s.SkillVersions, Duplicate: s.Duplicate, Error: s.Error,
+		BestNode: s.BestNode, SkillIDs: s.SkillIDs, SkillVersions: s.SkillVersions, CallIDs: s.CallIDs,
+		Duplicate: s.Duplicate, Error: s.Error, Failure: s.Failure,
 	}
 	for _, msg := range s.Prompt {
 		out.Prompt = append(out.Prompt, event.PromptMessage{Role: msg.Role, Content: msg.Content})
@@ -108,7 +109,10 @@ func (m *Manager) publishEvaluation(ctx context.Context, cfg rollout.Config, s r
 	out := event.Evaluation{
 		EventID: s.EvalID, Time: s.Time, EvalID: s.EvalID, BatchID: s.SearchID,
 		TaskID: cfg.TaskID, TaskSource: cfg.TaskSource, Code: s.Code, RewardFn: "adaexplore",
-		Reward: &reward, ExecMS: &exec, Options: &opts, Verdict: *s.Verdict,
+		Reward: &reward, Options: &opts, Verdict: *s.Verdict, Cached: s.Cached, SourceEvalID: s.SourceEvalID,
+	}
+	if !s.Cached { // a cached answer ran nothing
+		out.ExecMS = &exec
 	}
 	if s.Completion != "" {
 		completion := s.Completion

@@ -88,6 +88,13 @@ func SkippedTune(s rollout.Step) bool {
 	return s.Action == rollout.ActionTune && s.Node == 0 && strings.HasPrefix(s.Error, "tune: no tunable")
 }
 
+// nextSeq is the seq the step being made will get.
+func (r *run) nextSeq() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seq + 1
+}
+
 // apply adds one step to the status; the caller holds no lock.
 func (r *run) apply(ev Event) {
 	r.mu.Lock()

@@ -241,7 +241,7 @@ func checkTables(t *testing.T, dir string, st Status, ruleID string) {
 			if !ok {
 				return fmt.Errorf("step %d's eval_id %s has no evaluations row (%d rows)", s.Seq, *s.EvalID, len(evals))
 			}
-			if e.BatchID != st.SearchID || e.TaskID != taskID || e.Code != s.Code || s.Status == nil || e.Status != *s.Status ||
+			if e.BatchID != st.SearchID || e.TaskID != taskID || s.Code == nil || e.Code != *s.Code || s.Status == nil || e.Status != *s.Status ||
 				e.TaskSource == "" || len(e.Prompt) != len(s.PromptMessages) {
 				return fmt.Errorf("evaluations row %+v for step %+v", e, s)
 			}
@@ -279,6 +279,9 @@ func checkTables(t *testing.T, dir string, st Status, ruleID string) {
 		}
 		if callTokens != st.TokensIn+st.TokensOut || purposes["small.revise"] == 0 {
 			return fmt.Errorf("llm_calls: %d tokens (search %d), purposes %v", callTokens, st.TokensIn+st.TokensOut, purposes)
+		}
+		if err := callKeysJoin(steps, readParquet[export.LLMCall](t, dir, export.TableLLMCalls), st.SearchID); err != nil {
+			return err
 		}
 		sk := readParquet[export.Skill](t, dir, export.TableSkills)
 		last := export.Skill{}
@@ -323,4 +326,49 @@ func checkProseStep(t *testing.T, m *Manager, id string) {
 	if prose != 1 {
 		t.Fatalf("%d failed prose steps, want 1", prose)
 	}
+}
+
+// callKeysJoin: a search's steps and LLM calls name each other, both ways:
+// each call of a step lists the step (step_id, step_seq), each step lists
+// its calls in order (a small step two: reviser, tuner), and the skill
+// memory's calls name no step.
+func callKeysJoin(steps []export.SearchStep, calls []export.LLMCall, searchID string) error {
+	byID := map[string]export.LLMCall{}
+	for _, c := range calls {
+		byID[c.CallID] = c
+		switch {
+		case c.SearchID == nil && (c.StepID != nil || c.StepSeq != nil):
+			return fmt.Errorf("the skill memory's call %s names step %v", c.CallID, *c.StepID)
+		case c.SearchID != nil && *c.SearchID == searchID && (c.StepID == nil || c.StepSeq == nil):
+			return fmt.Errorf("the search's call %s (%s) names no step", c.CallID, c.Purpose)
+		}
+	}
+	listed := 0
+	for _, s := range steps {
+		var purposes []string
+		for _, id := range s.CallIDs {
+			c, ok := byID[id]
+			if !ok || *c.StepID != s.EventID || *c.StepSeq != s.Seq {
+				return fmt.Errorf("step %d lists call %s, which names step %v", s.Seq, id, c.StepID)
+			}
+			purposes = append(purposes, c.Purpose)
+		}
+		listed += len(s.CallIDs)
+		switch {
+		case s.Action == "small" && s.Failure == nil && !slices.Equal(purposes, []string{"small.revise", "small.tune"}):
+			return fmt.Errorf("small step %d: calls %v", s.Seq, purposes)
+		case s.Action == "tune" && len(purposes) != 0:
+			return fmt.Errorf("tune step %d made calls %v", s.Seq, purposes)
+		}
+	}
+	named := 0
+	for _, c := range calls {
+		if c.SearchID != nil && *c.SearchID == searchID {
+			named++
+		}
+	}
+	if listed != named {
+		return fmt.Errorf("steps list %d calls, %d calls name a step of the search", listed, named)
+	}
+	return nil
 }

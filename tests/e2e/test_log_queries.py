@@ -1,8 +1,8 @@
 """The log as a training set: a mixed log built against a live `kernelgate
 serve` with a scripted LLM (rewards with prompts, an inline reference, a cache hit, a
-retried request, an episode, two searches, and a rule created from the first search's
-failures, hit by the second's, retired by hand), then the queries an ML engineer runs
-on it, in DuckDB, each asserted."""
+retried request, an episode, two searches with a failed step and repeated kernels, and
+a rule created from the first search's failures, hit by the second's, retired by hand),
+then the queries an ML engineer runs on it, in DuckDB, each asserted."""
 
 import json
 import subprocess
@@ -25,7 +25,12 @@ OPTS = {"seeds": 1, "timing": False}
 BROKEN = KERNEL.replace("tl.maximum(x + y, 0.0)", "tl.foo(x + y, 0.0)")   # the same error every time
 BROKEN_TASK = TASK.replace("return torch.relu(x + y)", "raise RuntimeError('forward is broken')")
 RULE = "You cannot call tl.foo: triton.language has no such function."
-FAILS = 4   # proposals that fail: 3 make the rule (the memory's threshold), the 4th hits it
+PROSE = "I would fuse the add and the ReLU into one kernel."   # an answer without code: a failed step
+# The proposals, in order, then the honest kernel: the first search's 3 failures make
+# the rule (the memory's threshold), its 4th step answers in prose, and the second
+# search's first proposal hits the rule.
+SCRIPT = ["broken", "broken", "broken", "prose", "broken"]
+STEPS = {"sample": 4, "adaexplore": 3}
 
 
 def fenced(code, words="Here it is."):
@@ -34,8 +39,8 @@ def fenced(code, words="Here it is."):
 
 @pytest.fixture
 def llm():
-    """An OpenAI-compatible endpoint: the first FAILS proposals call tl.foo, then the
-    honest kernel; a rule extraction gets RULE."""
+    """An OpenAI-compatible endpoint: the proposals SCRIPT says (tl.foo, or prose), then
+    the honest kernel; a rule extraction gets RULE."""
     proposals = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -48,7 +53,8 @@ def llm():
                 reply = "NONE"
             else:
                 proposals.append(1)
-                reply = fenced(BROKEN if len(proposals) <= FAILS else KERNEL)
+                kind = SCRIPT[len(proposals) - 1] if len(proposals) <= len(SCRIPT) else "kernel"
+                reply = PROSE if kind == "prose" else fenced(BROKEN if kind == "broken" else KERNEL)
             out = {"id": "c", "object": "chat.completion", "created": 0, "model": "scripted",
                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}],
                    "usage": {"prompt_tokens": len(text) // 4, "completion_tokens": len(reply) // 4,
@@ -100,7 +106,7 @@ def build_log(tmp_path, llm_url):
         ids["episode"] = ep["episode_id"]
         ids["searches"] = []
         for policy in ("sample", "adaexplore"):
-            status, ref = s.post("/v1/searches", {"task_id": "ci/1_add_relu", "steps": 3, "policy": policy,
+            status, ref = s.post("/v1/searches", {"task_id": "ci/1_add_relu", "steps": STEPS[policy], "policy": policy,
                                                   "options": OPTS})
             assert status == 202, ref
             end = sse(s, f"/v1/searches/{ref['search_id']}/events")[-1]
@@ -116,11 +122,89 @@ def build_log(tmp_path, llm_url):
     return tmp_path / "data", ids
 
 
-def export(data, fmt, out):
+def export(data, fmt, out, *flags):
     r = subprocess.run([str(BIN), "export", "--format", fmt, "--out", str(out), "--data", str(data),
-                        "--tasks", str(REPO / "datasets" / "ci")], capture_output=True, text=True, timeout=120)
+                        "--tasks", str(REPO / "datasets" / "ci"), *flags], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     return out
+
+
+def check_searches(db, data, ids, traj, trees, tmp_path):
+    """The search side: steps and calls join by key both ways; a failed step is in the
+    exports with its error; a search's repeats and the reward path's kernel are cache
+    hits with one code hash; search-trees --since keeps whole trees; no '' stands in for
+    a value that is not known."""
+    q = lambda sql: db.execute(sql).fetchall()  # noqa: E731
+    searches = ", ".join(f"'{s}'" for s in ids["searches"])
+    # Each step's calls, by key, both ways (DATA.md's queries): the same pairs, every
+    # search call placed, a small step with its reviser and tuner.
+    by_step = q("SELECT s.search_id, s.seq, c.call_id FROM search_steps s JOIN llm_calls c ON c.step_id = s.event_id "
+                "ORDER BY 1, 2, 3")
+    by_list = q("SELECT s.search_id, s.seq, c.call_id FROM search_steps s, unnest(s.call_ids) AS x(id) "
+                "JOIN llm_calls c ON c.call_id = x.id ORDER BY 1, 2, 3")
+    search_calls = q("SELECT count(*) FROM llm_calls WHERE search_id IS NOT NULL")[0][0]
+    assert by_step == by_list and len(by_step) == search_calls > 0, (by_step, by_list, search_calls)
+    assert q("SELECT count(*) FROM llm_calls WHERE step_id IS NOT NULL AND step_seq IS NULL OR "
+             "search_id IS NULL AND step_id IS NOT NULL")[0][0] == 0
+    assert all(len(c) == (2 if a == "small" else 0 if a == "tune" else 1) for a, c in q(
+        "SELECT action, call_ids FROM search_steps WHERE failure IS NULL OR failure = 'answer'")), \
+        q("SELECT action, call_ids FROM search_steps")
+
+    # The answer in prose is a failed step: reward 0, its error, in trajectories (no
+    # evaluation, no status) and in search-trees (no node, no depth).
+    failed = q("SELECT search_id, seq, reward, error, completion FROM search_steps WHERE failure = 'answer'")
+    assert len(failed) == 1 and failed[0][2] == 0 and "no code" in failed[0][3] and failed[0][4] == PROSE, failed
+    sid, seq = failed[0][:2]
+    rows = q(f"SELECT eval_id, status, reward, error, completion FROM read_parquet('{traj}') "
+             f"WHERE source = 'search' AND trajectory = '{sid}' AND step = {seq}")
+    assert rows == [(None, None, 0.0, failed[0][3], PROSE)], rows
+    rows = q(f"SELECT node, depth, failure, reward FROM read_parquet('{trees}') WHERE search_id = '{sid}' AND seq = {seq}")
+    assert rows == [(None, None, "answer", 0.0)], rows
+    # The root is no candidate: no reward; best_reward is the running best.
+    roots = q(f"SELECT count(*) FROM read_parquet('{trees}') WHERE action = 'root' AND reward IS NULL AND node = 0")
+    assert roots == [(2,)], roots
+    curve = q(f"SELECT search_id, best_reward, max(reward) OVER (PARTITION BY search_id ORDER BY seq NULLS FIRST) "
+              f"FROM read_parquet('{trees}')")
+    assert all(b is None and m is None or b == m for _, b, m in curve), curve
+
+    # A search's repeat is a cache hit pointing at the row that ran; the honest kernel
+    # is the reward path's cached verdict; one code hash for it on every path.
+    honest = q(f"SELECT code_hash, eval_id FROM evaluations WHERE batch_id = '{ids['rewards']}' AND eval_id LIKE '%-00000'")
+    assert len(honest) == 1, honest
+    hits = q(f"SELECT cached, source_eval_id FROM evaluations WHERE batch_id IN ({searches}) AND code_hash = '{honest[0][0]}'")
+    assert hits and all(c and src == honest[0][1] for c, src in hits), hits
+    kernels = db.execute("SELECT count(*), count(DISTINCT code_hash), count(DISTINCT code) FROM evaluations "
+                         "WHERE rtrim(code, chr(10) || ' ') = ?", [KERNEL.rstrip()]).fetchall()
+    assert kernels[0][0] >= 4 and kernels[0][1:] == (1, 1), kernels
+    repeats = q(f"SELECT e.cached, e.source_eval_id, first_value(e.eval_id) OVER (ORDER BY s.seq) FROM search_steps s "
+                f"JOIN evaluations e ON e.eval_id = s.eval_id WHERE s.search_id = '{ids['searches'][0]}' "
+                f"AND contains(e.code, 'tl.foo') ORDER BY s.seq")
+    assert len(repeats) == 3 and not repeats[0][0] and all(c and src == first for c, src, first in repeats[1:]), repeats
+    assert q(f"SELECT DISTINCT task_name FROM evaluations WHERE batch_id IN ({searches})") == [("1_add_relu",)]
+
+    # --since keeps whole trees: the first search's third step on, from its root, the
+    # two earlier steps counted; no row's parent missing; the depths of the full export.
+    third = q(f"SELECT strftime(ts, '%Y-%m-%dT%H:%M:%S.%gZ') FROM search_steps WHERE search_id = '{ids['searches'][0]}' AND seq = 3")
+    since = export(data, "search-trees", tmp_path / "trees-since", "--since", third[0][0])
+    part = since / "search_trees.parquet"
+    manifest = json.loads((since / "manifest.json").read_text())
+    assert manifest["context"] == {"earlier_steps": 2}, manifest
+    orphans = q(f"SELECT count(*) FROM read_parquet('{part}') t WHERE parent IS NOT NULL AND NOT EXISTS "
+                f"(SELECT 1 FROM read_parquet('{part}') p WHERE p.search_id = t.search_id AND p.node = t.parent)")
+    assert orphans == [(0,)], orphans
+    same = q(f"SELECT count(*) FROM read_parquet('{part}') t JOIN read_parquet('{trees}') f USING (search_id, seq) "
+             f"WHERE t.depth IS DISTINCT FROM f.depth OR t.node IS DISTINCT FROM f.node")
+    got = q(f"SELECT count(*), count(*) FILTER (WHERE action = 'root') FROM read_parquet('{part}') "
+            f"WHERE search_id = '{ids['searches'][0]}'")
+    assert same == [(0,)] and got == [(STEPS["sample"] + 1, 1)], (same, got)
+
+    # Nulls are nulls: no '' where a value is not known.
+    empty = {f"{t}.{c}": q(f"SELECT count(*) FROM {t} WHERE {c} = ''")[0][0] for t, cols in {
+        "search_steps": ["prompt_version", "completion", "code", "model", "error_signature", "feedback", "error", "failure"],
+        "llm_calls": ["model", "step_id"],
+        "skills": ["torch", "triton", "gpu_arch", "retired_reason", "source_search_id"],
+    }.items() for c in cols}
+    assert empty == dict.fromkeys(empty, 0), empty
 
 
 def test_the_log_answers_a_trainers_questions(tmp_path, llm):  # noqa: F811
@@ -145,7 +229,8 @@ def test_the_log_answers_a_trainers_questions(tmp_path, llm):  # noqa: F811
     assert [r[0] for r in roots] == sorted(ids["searches"]), roots
     curve = q("SELECT search_id, seq, max(reward) OVER (PARTITION BY search_id ORDER BY seq) FROM search_steps "
               "ORDER BY search_id, seq")
-    assert len(curve) == 6 and all(a[2] <= b[2] for a, b in zip(curve, curve[1:]) if a[0] == b[0]), curve
+    assert len(curve) == sum(STEPS.values()) and all(a[2] <= b[2] for a, b in zip(curve, curve[1:])
+                                                     if a[0] == b[0] and a[2] is not None), curve
 
     # DPO pairs whose rejected side is what the model wrote.
     pairs = q(f"SELECT d.rejected[1].content, e.completion FROM read_parquet('{dpo}') d "
@@ -180,12 +265,14 @@ def test_the_log_answers_a_trainers_questions(tmp_path, llm):  # noqa: F811
     assert q("SELECT count(*) FROM evaluations WHERE request_id = '' OR client_id = '' OR task_id = '' OR gpu_name = '' "
              "OR feedback = '' OR error_signature = '' OR task_error = '' OR output_tail = ''") == [(0,)]
     assert q(f"SELECT task_id FROM evaluations WHERE batch_id = '{ids['broken']}'") == [(None,)]   # an inline task: no id
+    check_searches(db, data, ids, traj, trees, tmp_path)
 
     # Retries logged once; the inline reference logged as its task; each search's final state.
     assert q("SELECT count(*) FROM evaluations WHERE request_id = 'retry-1'")[0][0] == 1
     assert q(f"SELECT DISTINCT task_id FROM evaluations WHERE batch_id = '{ids['inline']}'") == [("ci/1_add_relu",)]
     final = q("SELECT search_id, arg_max(state, ts), arg_max(steps, ts), any_value(seed) FROM searches GROUP BY 1 ORDER BY 1")
-    assert [(s, st, n) for s, st, n, _ in final] == [(s, "done", 3) for s in sorted(ids["searches"])], final
+    want = sorted(zip(ids["searches"], ("done", "done"), STEPS.values()))
+    assert [(s, st, n) for s, st, n, _ in final] == want, final
     # Skill provenance: each version's reason, the failing evaluations behind it, and the
     # search steps whose prompts held the rule.
     versions = q(f"SELECT version, reason FROM skills WHERE skill_id = '{ids['skill']}' ORDER BY version")

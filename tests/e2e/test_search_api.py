@@ -63,6 +63,9 @@ def test_search_streams_to_its_end(tmp_path, llm):
         steps = [d for e, d in events if e == "step"]
         assert [s["seq"] for s in steps] == [1, 2, 3], steps
         assert all(s["action"] == "sample" and s["verdict"]["status"] == "correct" for s in steps)
+        # One kernel proposed three times: run once, then answered from the result cache.
+        assert [s["cached"] for s in steps] == [False, True, True], steps
+        assert all(s["source_eval_id"] == steps[0]["eval_id"] for s in steps[1:]), steps
         assert events[-1][0] == "end" and events[-1][1]["state"] == "done"
         status, st = srv.get(f"/v1/searches/{sid}")
         assert status == 200 and st["steps"] == 3 and st["best"]["verdict"]["status"] == "correct"
@@ -80,7 +83,10 @@ def test_search_streams_to_its_end(tmp_path, llm):
 
 def test_search_survives_a_restart(tmp_path, llm):
     srv = serve_with(tmp_path, llm)
-    status, ref = srv.post("/v1/searches", {"task_id": "ci/1_add_relu", "steps": 200, "policy": "sample"})
+    # The scripted LLM proposes one kernel, so every step after the first is a cache hit
+    # and fast: the most steps a search may have, which it cannot spend before the
+    # restart and the cancel.
+    status, ref = srv.post("/v1/searches", {"task_id": "ci/1_add_relu", "steps": 10000, "policy": "sample"})
     assert status == 202, ref
     sid = ref["search_id"]
     deadline = time.time() + 120
