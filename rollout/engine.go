@@ -23,6 +23,8 @@ const maxLLMErrors = 5
 // step at a time, so a seeded search is reproducible.
 type search struct {
 	cfg       Config
+	task      eval.Task // the search's task, and its hash: made once, carried by every job
+	taskHash  string
 	deps      Deps
 	log       *slog.Logger
 	rng       *rand.Rand
@@ -54,7 +56,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Result, error) {
 	}
 	s := &search{
 		cfg: cfg, deps: deps, tree: newTree(), actions: map[string]int{}, untunable: map[int]bool{},
-		log: log.With("component", "rollout", "search_id", cfg.SearchID, "policy", cfg.Policy),
+		log:  log.With("component", "rollout", "search_id", cfg.SearchID, "policy", cfg.Policy),
+		task: tasks.HarnessTask(cfg.TaskID, cfg.TaskSource), taskHash: eval.HashSource(cfg.TaskSource),
 	}
 	if err := s.replay(cfg.Resume); err != nil {
 		return Result{}, err
@@ -142,12 +145,8 @@ func (s *search) finish(ctx context.Context, parent int, p proposal) {
 	}
 	id := len(s.tree.nodes)
 	st.EvalID = fmt.Sprintf("%s-%d", s.cfg.SearchID, id)
-	job := eval.Job{
-		Task:    tasks.HarnessTask(s.cfg.TaskID, s.cfg.TaskSource),
-		Code:    p.code,
-		Options: s.cfg.Options,
-	}
-	job.Hash() // carried to the evaluator and, through it, to the verdict
+	job := eval.Job{Task: s.task, Code: p.code, Options: s.cfg.Options, TaskHash: s.taskHash}
+	job.Hash() // the code's; both carried to the evaluator and, through it, to the verdict
 	t0 := time.Now()
 	v, source, err := s.evaluate(ctx, st.EvalID, job)
 	st.EvalMS, st.Cached, st.SourceEvalID = ms(time.Since(t0)), source != "", source
