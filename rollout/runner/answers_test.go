@@ -30,19 +30,7 @@ func TestSearchReadsAnswersAsTheGateway(t *testing.T) {
 	defer m.Close()
 	opts := eval.DefaultOptions()
 	opts.Seeds, opts.Timing = 2, false
-	st, err := m.Start(t.Context(), Request{TaskID: taskID, Policy: rollout.PolicySample, Steps: 2, Seed: 1, Options: &opts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st = waitState(t, m, st.SearchID, 3*time.Minute)
-	ch, err := m.Subscribe(t.Context(), st.SearchID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var steps []Event
-	for ev := range ch {
-		steps = append(steps, ev)
-	}
+	steps := runToEnd(t, m, Request{TaskID: taskID, Policy: rollout.PolicySample, Steps: 2, Seed: 1, Options: &opts}, 3*time.Minute)
 	if len(steps) != 2 || steps[0].Verdict == nil || steps[1].Verdict == nil {
 		t.Fatalf("steps %+v (errors: %q)", steps, []string{steps[0].Error, steps[len(steps)-1].Error})
 	}

@@ -39,19 +39,7 @@ func TestSearchRepeatsAreCacheHits(t *testing.T) {
 	defer m.Close()
 	opts := eval.DefaultOptions()
 	opts.Seeds, opts.Timing = 1, false
-	st, err := m.Start(t.Context(), Request{TaskID: taskID, Policy: rollout.PolicySample, Steps: 3, Seed: 1, Options: &opts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st = waitState(t, m, st.SearchID, 3*time.Minute)
-	ch, err := m.Subscribe(t.Context(), st.SearchID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var steps []Event
-	for ev := range ch {
-		steps = append(steps, ev)
-	}
+	steps := runToEnd(t, m, Request{TaskID: taskID, Policy: rollout.PolicySample, Steps: 3, Seed: 1, Options: &opts}, 3*time.Minute)
 	if len(steps) != 3 || steps[0].Verdict == nil || steps[0].Verdict.Status != eval.StatusCorrect || steps[0].Cached {
 		t.Fatalf("steps %+v: want 3, the first run and correct", steps)
 	}

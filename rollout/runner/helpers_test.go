@@ -105,3 +105,23 @@ func waitState(t testing.TB, m *Manager, id string, d time.Duration) Status {
 	}
 	return st
 }
+
+// runToEnd starts req on m, waits up to d for the search to end and returns
+// every step event it published.
+func runToEnd(t testing.TB, m *Manager, req Request, d time.Duration) []Event {
+	t.Helper()
+	st, err := m.Start(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st = waitState(t, m, st.SearchID, d)
+	ch, err := m.Subscribe(t.Context(), st.SearchID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []Event
+	for ev := range ch {
+		steps = append(steps, ev)
+	}
+	return steps
+}
