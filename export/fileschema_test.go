@@ -51,19 +51,7 @@ func TestWrittenSchemaGolden(t *testing.T) {
 // indented by depth.
 func footerSchema(t *testing.T, path string) string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := openTestParquet(t, path)
 	var b strings.Builder
 	var left []int32 // children still to list, per open group
 	for _, el := range pf.Metadata().Schema {
@@ -94,4 +82,23 @@ func field[T any](b *strings.Builder, name string, v thrift.Null[T]) {
 	if x, ok := v.Get(); ok {
 		fmt.Fprintf(b, " %s=%v", name, x)
 	}
+}
+
+// openTestParquet opens the Parquet file at path for the test's length.
+func openTestParquet(t *testing.T, path string) *parquet.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf
 }

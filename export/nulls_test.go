@@ -3,7 +3,6 @@ package export
 import (
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -21,16 +20,7 @@ import (
 // them: a null is a null, whatever the Go row held.
 func leafValues(t *testing.T, path string) map[string]parquet.Value {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := openTestParquet(t, path)
 	var names []string
 	for _, c := range pf.Schema().Columns() {
 		names = append(names, strings.Join(c, "."))

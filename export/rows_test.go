@@ -100,16 +100,7 @@ func TestFileMetadata(t *testing.T) {
 	if err := writePart(dir, "p.parquet", rows, map[string]string{MetaSchemaVersion: SchemaVersion, MetaTable: TableEvaluations}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, "p.parquet"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := openTestParquet(t, filepath.Join(dir, "p.parquet"))
 	for k, want := range map[string]string{MetaSchemaVersion: SchemaVersion, MetaTable: TableEvaluations} {
 		if v, ok := pf.Lookup(k); !ok || v != want {
 			t.Errorf("metadata %s = %q (%v), want %q", k, v, ok, want)
