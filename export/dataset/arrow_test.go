@@ -26,31 +26,9 @@ func TestArrowReadsBack(t *testing.T) {
 	if _, ok := m.Files["skills.arrow"]; ok {
 		t.Error("skills.arrow without a skills table")
 	}
-	fh, err := os.Open(filepath.Join(out, "evaluations.arrow"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	r, err := ipc.NewFileReader(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var n int64
-	var ids []string
-	for i := 0; i < r.NumRecords(); i++ {
-		rec, err := r.RecordBatch(i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += rec.NumRows()
-		col := rec.Column(rec.Schema().FieldIndices("eval_id")[0]).(*array.String)
-		for j := 0; j < col.Len(); j++ {
-			ids = append(ids, col.Value(j))
-		}
-	}
-	if n != 5 || ids[0] != "e1" {
-		t.Errorf("rows %d ids %v", n, ids)
+	r := openArrow(t, filepath.Join(out, "evaluations.arrow"))
+	if ids := arrowColumn(t, filepath.Join(out, "evaluations.arrow"), "eval_id"); len(ids) != 5 || ids[0] != "e1" {
+		t.Errorf("ids %v, want 5 rows from e1", ids)
 	}
 	for _, c := range []struct {
 		name string
@@ -93,20 +71,27 @@ func TestArrowHasTheSearchTables(t *testing.T) {
 	}
 }
 
-// arrowColumn reads the string column name of every record of the Arrow
-// IPC file at path.
-func arrowColumn(t *testing.T, path, name string) []string {
+// openArrow opens the Arrow IPC file at path for the test's length.
+func openArrow(t *testing.T, path string) *ipc.FileReader {
 	t.Helper()
 	fh, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fh.Close()
+	t.Cleanup(func() { fh.Close() })
 	r, err := ipc.NewFileReader(fh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// arrowColumn reads the string column name of every record of the Arrow
+// IPC file at path.
+func arrowColumn(t *testing.T, path, name string) []string {
+	t.Helper()
+	r := openArrow(t, path)
 	var out []string
 	for i := 0; i < r.NumRecords(); i++ {
 		rec, err := r.RecordBatch(i)
