@@ -28,7 +28,7 @@ type trajRow struct {
 	Error      *string  `parquet:"error,optional"`  // a failed search step's error
 	Speedup    *float64 `parquet:"speedup,optional"`
 	// Done: the step ends its trajectory. A reward is a one-step episode
-	// (always done); an episode's last turn.
+	// (always done); an episode's last turn; an ended search's last step.
 	Done bool `parquet:"done"`
 	// PromptSource says where Prompt came from: "sent" (the caller gave it,
 	// or the episode's or search's own conversation), "task" (not sent:
@@ -112,11 +112,49 @@ func (b *build) trajectories() error {
 		rows = append(rows, r)
 	}
 	rows = append(rows, b.failedStepRows(failed)...)
+	if err := b.endSearches(rows); err != nil {
+		return err
+	}
 	slices.SortStableFunc(rows, func(x, y trajRow) int {
 		return cmp.Or(cmp.Compare(x.Source, y.Source), cmp.Compare(x.Trajectory, y.Trajectory), cmp.Compare(x.Step, y.Step))
 	})
 	return output(b, "trajectories.parquet", rows)
 }
+
+// endSearches marks done the last row of each search that has ended (its
+// newest searches row is in a state other than running): the step that ended
+// its trajectory. A search still running has no done row yet.
+func (b *build) endSearches(rows []trajRow) error {
+	if !tableExists(b.root, export.TableSearches) {
+		return nil
+	}
+	states, files, err := readTable(b.log(), b.root, export.TableSearches, Filter{}, func(export.Search) bool { return true })
+	if err != nil {
+		return err
+	}
+	b.logSources(files)
+	latest := map[string]export.Search{}
+	for _, st := range states {
+		if cur, ok := latest[st.SearchID]; !ok || !st.TS.Before(cur.TS) {
+			latest[st.SearchID] = st
+		}
+	}
+	last := map[string]int{} // search id -> index in rows of its last step
+	for i, r := range rows {
+		if j, ok := last[r.Trajectory]; r.Source == "search" && (!ok || r.Step > rows[j].Step) {
+			last[r.Trajectory] = i
+		}
+	}
+	for id, i := range last {
+		if st, ok := latest[id]; ok && st.State != searchRunning {
+			rows[i].Done = true
+		}
+	}
+	return nil
+}
+
+// searchRunning is a searches row's state while the search runs (rollout/runner).
+const searchRunning = "running"
 
 // evalIndex is item i of a batch's eval id (<batch>-<5 digits>), else 0.
 func evalIndex(id string) int64 {

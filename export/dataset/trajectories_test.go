@@ -1,6 +1,8 @@
 package dataset
 
 import (
+	"time"
+
 	"path/filepath"
 	"testing"
 
@@ -57,8 +59,27 @@ func TestTrajectories(t *testing.T) {
 		t.Errorf("episode turn 1 %+v", r)
 	}
 	if r := got["s_1-2"]; r.Source != "search" || r.Trajectory != "s_1" || r.Step != 3 || r.Action != "small" ||
-		*r.Parent != 1 || *r.Node != 2 || *r.Speedup != 2.0 {
-		t.Errorf("search row %+v", r)
+		*r.Parent != 1 || *r.Node != 2 || *r.Speedup != 2.0 || r.Done {
+		t.Errorf("search row %+v: a running search has no done row", r)
+	}
+}
+
+// An ended search's last step is done; its earlier ones are not.
+func TestTrajectoriesEndAnEndedSearch(t *testing.T) {
+	dir := mixedLog(t)
+	logEvents(t, dir, "w3",
+		logged{event.SubjectSearch, "s_1.running.0", event.Search{EventID: "s_1.running.0", Time: t0, SearchID: "s_1", TaskID: "ci/a", State: "running"}},
+		logged{event.SubjectSearch, "s_1.done.3", event.Search{EventID: "s_1.done.3", Time: t0.Add(time.Minute), SearchID: "s_1", TaskID: "ci/a", State: "done"}},
+	)
+	out, _ := runExport(t, dir, Request{Format: "trajectories"})
+	done := map[int64]bool{}
+	for _, r := range read[trajRow](t, filepath.Join(out, "trajectories.parquet")) {
+		if r.Source == "search" {
+			done[r.Step] = r.Done
+		}
+	}
+	if !done[3] || done[1] {
+		t.Errorf("search rows' done by step %v: want the last (3) only", done)
 	}
 }
 

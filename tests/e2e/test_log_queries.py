@@ -15,6 +15,7 @@ from conftest import BIN, REPO, Serve
 from test_search_api import sse
 
 duckdb = pytest.importorskip("duckdb", reason="the trainers venv holds duckdb (make test-e2e)")
+polars = pytest.importorskip("polars", reason="the trainers venv holds polars (make test-e2e)")
 
 TASK = (REPO / "datasets" / "ci" / "1_add_relu.py").read_text()
 KERNEL = (REPO / "datasets" / "solutions" / "ci" / "1_add_relu.py").read_text()
@@ -298,21 +299,25 @@ def test_the_log_answers_a_trainers_questions(tmp_path, llm):  # noqa: F811
                "USING (search_id) GROUP BY 1")
     assert len(tokens) == 2 and all(a == b > 0 for _, a, b in tokens), tokens
 
-    # Hugging Face datasets loads every raw table of this log and every non-empty export.
+    # Hugging Face datasets and polars load every raw table of this log and every
+    # non-empty export, with the same rows.
     datasets = pytest.importorskip("datasets")
     loaded = {}
     for table in sorted((data / "parquet").glob("table=*")):
         files = [str(p) for p in table.glob("date=*/part-*.parquet")]
         loaded[table.name[6:]] = datasets.load_dataset("parquet", data_files=files, split="train").num_rows
+        assert polars.read_parquet(files).height == loaded[table.name[6:]], table
     assert set(loaded) >= {"evaluations", "search_steps", "searches", "episode_steps", "llm_calls", "skills"}, loaded
     assert all(n > 0 for n in loaded.values()), loaded
     skills = export(data, "skills", tmp_path / "skills") / "skills.parquet"
     for f in (traj, dpo, trees, skills):
-        assert datasets.load_dataset("parquet", data_files=[str(f)], split="train").num_rows > 0, f
+        n = datasets.load_dataset("parquet", data_files=[str(f)], split="train").num_rows
+        assert n > 0 and polars.read_parquet(f).height == n, f
     arrow = export(data, "arrow", tmp_path / "arrow")
     manifest = json.loads((arrow / "manifest.json").read_text())
     got = {f.stem: datasets.load_dataset("arrow", data_files=[str(f)], split="train").num_rows
            for f in sorted(arrow.glob("*.arrow"))}   # an empty table is not written: every file loads
+    assert got == {f.stem: polars.read_ipc(f).height for f in sorted(arrow.glob("*.arrow"))}, got
     assert manifest["empty"] == ["rejected.arrow"], manifest   # nothing was rejected
     assert manifest["skipped"]["invalid"] == 1, manifest   # the broken reference's row
     want = {k: v - (k == "evaluations") for k, v in loaded.items()}

@@ -3,7 +3,7 @@ told it: a real `kernelgate serve` (CPU mode) answers rewards with a duplicate a
 cache hit under another prompt, an idempotent retry, an episode whose turns are cache
 hits, a code-only evaluation, then (after a restart) a deadline stop and a broken inline
 reference. Then the log and every export of it are read as a trainer reads them:
-pyarrow, DuckDB and Hugging Face `datasets`."""
+pyarrow, DuckDB, polars and Hugging Face `datasets`."""
 
 import json
 import subprocess
@@ -17,6 +17,7 @@ from conftest import BIN, REPO, Serve
 
 duckdb = pytest.importorskip("duckdb", reason="the trainers venv holds duckdb (make test-e2e)")
 datasets = pytest.importorskip("datasets", reason="the trainers venv holds datasets (make test-e2e)")
+polars = pytest.importorskip("polars", reason="the trainers venv holds polars (make test-e2e)")
 
 TASK = (REPO / "datasets" / "ci" / "1_add_relu.py").read_text()
 KERNEL = (REPO / "datasets" / "solutions" / "ci" / "1_add_relu.py").read_text()
@@ -181,7 +182,7 @@ def test_trajectory_rows_say_what_is_real(tmp_path, log):
     assert {r["prompt_source"] for r in t.values()} <= {"sent", "task"}
 
 
-def test_every_export_loads_in_datasets_and_duckdb(tmp_path, log, monkeypatch):
+def test_every_export_loads_in_datasets_duckdb_and_polars(tmp_path, log, monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     data, _, _ = log
@@ -194,6 +195,8 @@ def test_every_export_loads_in_datasets_and_duckdb(tmp_path, log, monkeypatch):
             assert got.num_rows == n > 0, (fmt, name, n)
             if kind == "parquet":
                 assert duckdb.connect().execute(f"SELECT count(*) FROM read_parquet('{out / name}')").fetchall()[0][0] == n
+            read = polars.read_ipc if kind == "arrow" else polars.read_parquet
+            assert read(out / name).height == n, (fmt, name)
             loaded[f"{fmt}/{name}"] = n
         if fmt == "arrow":
             assert "rejected.arrow" in m["empty"] and not (out / "rejected.arrow").exists(), m
