@@ -45,6 +45,26 @@ func partTime(name string) (time.Time, bool) {
 // leading dot (Spark, pyarrow and DuckDB skip hidden files) and a .tmp suffix.
 func tempName(name string) string { return "." + name + ".tmp" }
 
+// WriteRows writes rows through w one row at a time (the schema's
+// Deconstruct), not through w.Write: parquet-go's batch path (v0.32.1)
+// writes some zero values of an optional value-type field ("" of a string
+// tagged optional) as values instead of nulls, depending on where they fall
+// in a batch; the row path writes every one as null.
+func WriteRows[T any](w *parquet.GenericWriter[T], rows []T) error {
+	schema := w.Schema()
+	batch := make([]parquet.Row, 0, min(len(rows), 256))
+	for i := range rows {
+		batch = append(batch, schema.Deconstruct(nil, &rows[i]))
+		if len(batch) == cap(batch) || i == len(rows)-1 {
+			if _, err := w.WriteRows(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	return nil
+}
+
 // writePart writes rows to dir/name atomically: a temp file in the same
 // directory, fsync'd, renamed, then the directory fsync'd. Once it returns
 // nil the file is complete and durable under its final name; on an error
@@ -72,7 +92,7 @@ func writePart[T any](dir, name string, rows []T, meta map[string]string) (err e
 		opts = append(opts, parquet.KeyValueMetadata(k, v))
 	}
 	w := parquet.NewGenericWriter[T](f, opts...)
-	if _, err := w.Write(rows); err != nil {
+	if err := WriteRows(w, rows); err != nil {
 		return fmt.Errorf("export.writePart %s: write: %w", name, err)
 	}
 	if err := w.Close(); err != nil {

@@ -105,7 +105,7 @@ func arrowTable[T any](b *build, table string, keep func(T) bool, cols ...string
 	}
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[T](&buf)
-	if _, err := w.Write(rows); err != nil {
+	if err := export.WriteRows(w, rows); err != nil {
 		return fmt.Errorf("%s: %w", table, err)
 	}
 	if err := w.Close(); err != nil {

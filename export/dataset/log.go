@@ -133,7 +133,7 @@ func writeParquet[T any](path string, rows []T, meta map[string]string) error {
 		opts = append(opts, parquet.KeyValueMetadata(k, v))
 	}
 	w := parquet.NewGenericWriter[T](fh, opts...)
-	if _, err := w.Write(rows); err != nil {
+	if err := export.WriteRows(w, rows); err != nil {
 		fh.Close()
 		return fmt.Errorf("dataset: write %s: %w", filepath.Base(path), err)
 	}

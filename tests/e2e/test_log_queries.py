@@ -263,8 +263,11 @@ def test_the_log_answers_a_trainers_questions(tmp_path, llm):  # noqa: F811
     dropped = q("SELECT eval_id, status, retry, task_error FROM evaluations WHERE NOT valid")
     assert [(e, st) for e, st, _, _ in dropped] == [(f"{ids['broken']}-00000", "harness_error")], dropped
     assert "forward is broken" in dropped[0][3], dropped
-    assert q("SELECT count(*) FROM evaluations WHERE request_id = '' OR client_id = '' OR task_id = '' OR gpu_name = '' "
-             "OR feedback = '' OR error_signature = '' OR task_error = '' OR output_tail = ''") == [(0,)]
+    cols = ("request_id", "client_id", "task_id", "gpu_name", "feedback", "error_signature", "task_error", "output_tail")
+    empty = q("SELECT " + ", ".join(f"count(*) FILTER (WHERE {c} = '')" for c in cols) + " FROM evaluations")[0]
+    assert dict(zip(cols, empty)) == dict.fromkeys(cols, 0), q(
+        "SELECT eval_id, batch_id, status, cached, " + ", ".join(cols) + " FROM evaluations WHERE "
+        + " OR ".join(f"{c} = ''" for c in cols))
     assert q(f"SELECT task_id FROM evaluations WHERE batch_id = '{ids['broken']}'") == [(None,)]   # an inline task: no id
     check_searches(db, data, ids, traj, trees, tmp_path)
 
