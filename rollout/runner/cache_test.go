@@ -1,13 +1,9 @@
 package runner
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
@@ -27,14 +23,7 @@ func TestSearchRepeatsAreCacheHits(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Reply("Here is the kernel:\n```python\n"+honest+"```\n"))
 	dir := t.TempDir()
 	b := openBus(t, dir)
-	sink, err := export.NewSink(filepath.Join(dir, "parquet"), "cache", kgtest.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stopSink := context.WithCancel(context.Background())
-	var eg errgroup.Group
-	eg.Go(func() error { return sink.Run(ctx, b) })
-	defer func() { stopSink(); _ = eg.Wait() }()
+	runSink(t, b, dir, "cache")
 	m := newManager(t, b, &dispatch.Local{Bus: b, Harness: sup, Log: kgtest.Logger(t)}, nil, srv.URL())
 	defer m.Close()
 	opts := eval.DefaultOptions()

@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/rollout"
 	"github.com/kernelgate/kernelgate/rollout/llm"
@@ -124,4 +127,18 @@ func runToEnd(t testing.TB, m *Manager, req Request, d time.Duration) []Event {
 		steps = append(steps, ev)
 	}
 	return steps
+}
+
+// runSink runs a Parquet sink on b, writing under dir/parquet, until the
+// test ends.
+func runSink(t testing.TB, b *bus.Bus, dir, writer string) {
+	t.Helper()
+	sink, err := export.NewSink(filepath.Join(dir, "parquet"), writer, kgtest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	var eg errgroup.Group
+	eg.Go(func() error { return sink.Run(ctx, b) })
+	t.Cleanup(func() { stop(); _ = eg.Wait() })
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
@@ -105,14 +104,7 @@ func TestStoryOnRealHarness(t *testing.T) {
 	b := openBus(t, dir)
 	defer b.Close()
 	log := kgtest.Logger(t)
-	sink, err := export.NewSink(filepath.Join(dir, "parquet"), "story", log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stopSink := context.WithCancel(context.Background())
-	var eg errgroup.Group
-	eg.Go(func() error { return sink.Run(ctx, b) })
-	defer func() { stopSink(); _ = eg.Wait() }()
+	runSink(t, b, dir, "story")
 
 	client, err := llm.New(llmConfig(srv.URL()), log)
 	if err != nil {
