@@ -207,7 +207,9 @@ def test_the_gateway_restarted_under_its_workers_loses_nothing(tmp_path):
 def test_a_search_on_a_gateway_without_workers_evaluates_on_a_remote_worker(tmp_path, llm):
     # Searches queue their evaluations (ahead of bulk batches) like any job: a gateway
     # with --workers 0 runs them on the workers that joined it, and each step's
-    # evaluation is one row of the evaluations table, under the step's eval_id.
+    # evaluation is one row of the evaluations table, under the step's eval_id. The
+    # scripted LLM proposes one kernel each time: the first step runs on the worker,
+    # the next two are answered by the result cache from it.
     port = free_port()
     nats = f"nats://127.0.0.1:{port}"
     srv = Serve(tmp_path / "data", tmp_path, args=["--nats-listen", f"127.0.0.1:{port}", "--workers", "0",
@@ -222,7 +224,9 @@ def test_a_search_on_a_gateway_without_workers_evaluates_on_a_remote_worker(tmp_
         steps = [d for e, d in events if e == "step"]
         assert [s["verdict"]["status"] for s in steps] == ["correct"] * 3, steps
         assert events[-1][1]["state"] == "done", events[-1]
-        assert len(re.findall(r"msg=evaluating .*job=q_", (tmp_path / "worker.log").read_text())) == 3
+        assert len(re.findall(r"msg=evaluating .*job=q_", (tmp_path / "worker.log").read_text())) == 1
+        assert [(s["cached"], s.get("source_eval_id")) for s in steps] == \
+            [(False, None)] + [(True, steps[0]["eval_id"])] * 2, steps
         want = {s["eval_id"] for s in steps}
         deadline = time.monotonic() + 60
         while not want <= {r["eval_id"] for r in eval_rows(srv.data)} and time.monotonic() < deadline:
