@@ -12,7 +12,8 @@ import (
 // Evaluation is one row of the evaluations table: the event's ids and
 // inputs and the verdict flattened into typed columns. Optional columns are
 // pointers (null when nil), or strings tagged optional, where "" means not
-// known and is written as null, so a reader tests IS NULL, never = "".
+// known and is written as null (through WriteRows: parquet-go's batch Write
+// lets some through as ""), so a reader tests IS NULL, never = "".
 // EvaluationRow is the one mapping that fills it.
 // Where a verdict part keeps its shape in the row (Env), the row embeds the
 // verdict's own type, whose parquet tags name the columns; the parts that
