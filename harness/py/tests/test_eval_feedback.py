@@ -115,7 +115,10 @@ def test_device_oom_and_the_request_that_failed():
     RuntimeError("cuMemAlloc failed with CUDA driver error 2"),
     RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"),
     RuntimeError("cuDNN error: CUDNN_STATUS_ALLOC_FAILED"),
-], ids=["accelerator", "driver", "cublas", "cudnn"])
+    # the same H100: a reference that could not make its context
+    type("AcceleratorError", (RuntimeError,), {})("CUDA error: CUDA-capable device(s) is/are busy or "
+                                                  "unavailable"),
+], ids=["accelerator", "driver", "cublas", "cudnn", "no-context"])
 def test_every_way_a_gpu_says_it_is_full(exc):
     assert feedback.is_device_oom(exc)
 

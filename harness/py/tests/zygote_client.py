@@ -36,6 +36,22 @@ class ZygoteError(RuntimeError):
     pass
 
 
+def gpu_share_budget_mb(device_index=0):
+    """The device memory a GPU-mode zygote's evaluations may reserve together: what the Go
+    supervisor gives one zygote (harness/slot.go memoryBudgetMB: the GPU's memory less 8%
+    and 1 GiB), split between the pytest workers, each of which runs its own zygote on the
+    one GPU. Without it every worker's zygote admits work as if it had the GPU to itself,
+    and together they fill it. None when nvidia-smi cannot say."""
+    try:
+        total = int(subprocess.run(
+            ["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits", "-i", str(device_index)],
+            capture_output=True, text=True, timeout=30, check=True).stdout.split()[0])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+    workers = max(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1), 1)
+    return max(total * 92 // 100 - 1024, 0) // workers
+
+
 class ZygoteClient:
     def __init__(self, mode="cpu_interpreter", evaluator=None, tmp_base=None, env=None,
                  hello_timeout=120.0, python=None, extra_args=(), base_env=None):
@@ -58,6 +74,8 @@ class ZygoteClient:
         if tmp_base:
             args += ["--tmp-base", str(tmp_base)]
         args += list(extra_args)
+        if mode == "gpu" and "--memory-budget-mb" not in args and (budget := gpu_share_budget_mb()):
+            args += ["--memory-budget-mb", str(budget)]
         self._closed_log = None
         self.log = tempfile.NamedTemporaryFile(prefix="zygote-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(

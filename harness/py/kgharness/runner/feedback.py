@@ -47,11 +47,14 @@ def is_compile_error(exc):
 # How the GPU says it is full, beyond torch's OutOfMemoryError from its caching
 # allocator: the CUDA runtime's error (torch raises AcceleratorError for it, e.g. a
 # library's own workspace), cuBLAS's and cuDNN's, and the driver's (error 2, as
-# kgharness.exchange reports a cuMemAlloc that failed). A reference that meets one of
-# them on a shared GPU is not a broken task: the evaluation is retried.
+# kgharness.exchange reports a cuMemAlloc that failed), and the runtime's "busy or
+# unavailable", which a process meets when it cannot make its context on a GPU other
+# processes have filled. A reference that meets one of them on a shared GPU is not a
+# broken task: the evaluation is retried.
 _DEVICE_OOM = re.compile(r"CUDA out of memory|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED|"
                          r"CUDNN_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|"
-                         r"CUDA driver error 2\b")
+                         r"CUDA driver error 2\b|device\(s\) is/are busy or unavailable|"
+                         r"cudaErrorDevicesUnavailable")
 
 
 def is_device_oom(exc):
