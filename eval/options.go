@@ -137,16 +137,28 @@ func (o Options) Canonical() Options {
 	return o
 }
 
+// HostHeadroomPercent is the share of a host's memory that evaluations may
+// hold together; the rest is the gateway's, NATS's and the sink's.
+const HostHeadroomPercent = 75
+
+// HostHeadroomMB is what evaluations may hold together on a host with
+// hostBytes of memory (HostHeadroomPercent of it), in MiB.
+func HostHeadroomMB(hostBytes uint64) int {
+	return int((hostBytes >> 20) * HostHeadroomPercent / 100)
+}
+
 // HostMemoryMB is the host RSS each of slots evaluations running at once
-// may use on a host with hostBytes of memory: hostBytes / slots in MiB, at
-// least MinHostMemoryMB. It is serve's --max-memory-mb default; with
-// DefaultMemoryLimitMB as a ceiling, eval's and bench's memory_limit_mb.
+// may use on a host with hostBytes of memory: HostHeadroomMB / slots, at
+// least MinHostMemoryMB (where that floor is more than the share, the
+// supervisor's admission runs fewer at once). It is serve's --max-memory-mb
+// default; with DefaultMemoryLimitMB as a ceiling, eval's and bench's
+// memory_limit_mb.
 func HostMemoryMB(hostBytes uint64, slots int) int {
-	perSlot := hostBytes >> 20
+	share := uint64(HostHeadroomMB(hostBytes))
 	if slots > 1 {
-		perSlot /= uint64(slots)
+		share /= uint64(slots)
 	}
-	return int(max(perSlot, MinHostMemoryMB))
+	return int(max(share, MinHostMemoryMB))
 }
 
 func tolOK(p *float64) bool {

@@ -47,14 +47,14 @@ func TestHostMemoryMB(t *testing.T) {
 		slots     int
 		want      int
 	}{
-		{"24 GiB, 2 CPU slots", 24 * gib, 2, 12288},
-		{"this dev host's MemTotal, 2 slots", 24683656 << 10, 2, 12052},
-		{"H200 host: 128 GiB, 16 slots", 128 * gib, 16, 8192},
-		{"one slot gets the host", 24 * gib, 1, 24576},
-		{"zero slots count as one", 24 * gib, 0, 24576},
+		{"24 GiB, 2 CPU slots", 24 * gib, 2, 9216},
+		{"this dev host's MemTotal, 2 slots", 24683656 << 10, 2, 9039},
+		{"GPU host: 128 GiB, 16 slots", 128 * gib, 16, 6144},
+		{"one slot gets the headroom", 24 * gib, 1, 18432},
+		{"zero slots count as one", 24 * gib, 0, 18432},
 		{"floored: 8 GiB, 16 slots", 8 * gib, 16, MinHostMemoryMB},
 		{"floored: nothing known", 0, 4, MinHostMemoryMB},
-		{"rounds down", 3*gib + 1, 2, 1536},
+		{"rounds down", 3*gib + 1, 2, 1152},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,6 +62,24 @@ func TestHostMemoryMB(t *testing.T) {
 				t.Errorf("HostMemoryMB(%d, %d) = %d, want %d", tt.hostBytes, tt.slots, got, tt.want)
 			}
 		})
+	}
+}
+
+// Every slot at its default limit leaves the gateway, NATS and the sink a
+// quarter of the host: on this 2-core 24 GiB host and on a 16-core 128 GiB one.
+func TestHostMemoryLeavesHeadroom(t *testing.T) {
+	const gib = 1 << 30
+	for _, h := range []struct {
+		bytes uint64
+		slots int
+	}{{24 * gib, 2}, {24683656 << 10, 2}, {128 * gib, 16}, {128 * gib, 4}, {512 * gib, 8}} {
+		sum := HostMemoryMB(h.bytes, h.slots) * h.slots
+		if limit := int(h.bytes>>20) * 3 / 4; sum > limit {
+			t.Errorf("%d MiB, %d slots: the slots' limits sum to %d MiB, over 75%% (%d MiB)", h.bytes>>20, h.slots, sum, limit)
+		}
+		if HostHeadroomMB(h.bytes) > int(h.bytes>>20)*3/4 {
+			t.Errorf("%d MiB: headroom %d MiB over 75%%", h.bytes>>20, HostHeadroomMB(h.bytes))
+		}
 	}
 }
 

@@ -7,7 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/harness/hostmem"
 )
+
+// readHostMemory reads this host's memory for Config.HostMemoryMB's default;
+// tests replace it.
+var readHostMemory = hostmem.Host
 
 // Config configures a Supervisor. The zero value plus ApplyEnv is usable;
 // every zero field means its documented default.
@@ -42,6 +49,13 @@ type Config struct {
 	// one it lacks. Every process of an evaluation sees them, runners included:
 	// never name a secret here.
 	PassEnv []string
+	// HostMemoryMB bounds the host memory that evaluations running at once may
+	// hold together, their memory_limit_mb summed: an evaluation waits for its
+	// share, and one that asks for more than the whole is held to the whole. 0
+	// means eval.HostHeadroomPercent of the host's memory (or its cgroup's
+	// limit), so that the gateway, NATS and the sink keep the rest; negative,
+	// no bound.
+	HostMemoryMB int
 }
 
 // Environment overrides, all in one place. Flags given on the command line
@@ -123,6 +137,11 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LogLineLimit == 0 {
 		c.LogLineLimit = 2048
+	}
+	if c.HostMemoryMB == 0 {
+		if m, err := readHostMemory(); err == nil {
+			c.HostMemoryMB = eval.HostHeadroomMB(m.Bytes)
+		}
 	}
 	return c
 }

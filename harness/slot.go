@@ -123,8 +123,14 @@ func (s *Supervisor) supervise(runCtx context.Context, sl *slot) {
 	}
 }
 
-// acquire waits for the least-loaded running zygote with a free slot.
-func (s *Supervisor) acquire(ctx context.Context) (*slot, *zygote, error) {
+// acquire waits for the least-loaded running zygote with a free slot and for
+// the host memory o's evaluation may hold (Config.HostMemoryMB), which it
+// lowers to the whole bound when it asks for more.
+func (s *Supervisor) acquire(ctx context.Context, o *eval.Options) (*slot, *zygote, error) {
+	budget := s.cfg.HostMemoryMB
+	if budget > 0 && o.MemoryLimitMB > budget {
+		o.MemoryLimitMB = budget
+	}
 	for {
 		s.mu.Lock()
 		if s.closed {
@@ -148,8 +154,12 @@ func (s *Supervisor) acquire(ctx context.Context) (*slot, *zygote, error) {
 				best = sl
 			}
 		}
+		if best != nil && budget > 0 && s.memMB > 0 && s.memMB+o.MemoryLimitMB > budget {
+			best = nil // the host's memory is spoken for: wait for an evaluation to end
+		}
 		if best != nil {
 			best.inflight++
+			s.memMB += o.MemoryLimitMB
 			z := best.z
 			s.mu.Unlock()
 			return best, z, nil
@@ -169,8 +179,9 @@ func (s *Supervisor) acquire(ctx context.Context) (*slot, *zygote, error) {
 	}
 }
 
-func (s *Supervisor) release(sl *slot) {
+func (s *Supervisor) release(sl *slot, memMB int) {
 	s.mu.Lock()
+	s.memMB -= memMB
 	sl.inflight--
 	sl.jobsDone++
 	s.notifyLocked()

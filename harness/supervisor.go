@@ -38,6 +38,7 @@ type Supervisor struct {
 	cancel context.CancelFunc // ends the zygotes' lives, after Close's shutdown
 
 	mu      sync.Mutex
+	memMB   int // memory_limit_mb of the evaluations running, summed (Config.HostMemoryMB)
 	slots   []*slot
 	changed chan struct{} // closed and replaced whenever a slot's state changes
 	started bool
@@ -241,14 +242,14 @@ func (s *Supervisor) run(ctx context.Context, job eval.Job) (eval.Verdict, error
 	id := "job-" + strconv.FormatUint(s.nextID.Add(1), 10)
 	retries := 0
 	for attempt := 1; ; attempt++ {
-		sl, z, err := s.acquire(ctx)
+		sl, z, err := s.acquire(ctx, &job.Options)
 		if err != nil {
 			return eval.Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 		}
 		before := sl.readClock()
 		v, err := z.eval(ctx, id, job, s.backstop(job.Options, sl.conc))
 		after := sl.readClock()
-		s.release(sl)
+		s.release(sl, job.Options.MemoryLimitMB)
 		if errors.Is(err, errNotSent) && attempt < 3 {
 			continue // the zygote died before it got the job: try another
 		}

@@ -295,7 +295,7 @@ func TestGPUModeFillsNVMLAndSpreadsLoad(t *testing.T) {
 		{Index: 0, Name: "H200", UUID: "GPU-aaa", SMClock: clock(1980)},
 		{Index: 3, Name: "H200", UUID: "GPU-bbb", SMClock: clock(1700)},
 	}}
-	s, err := startFake(t, "ok", Config{Concurrency: 2}, &info)
+	s, err := startFake(t, "ok", Config{Concurrency: 2, HostMemoryMB: -1}, &info) // default options ask 32 GiB each
 	if err != nil {
 		t.Fatal(err)
 	}

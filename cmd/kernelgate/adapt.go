@@ -84,7 +84,8 @@ func newAdaptCmd(g *globals) *cobra.Command {
 				if skip[t.ID] {
 					continue
 				}
-				req := runner.Request{TaskID: t.ID, Policy: policy, Steps: steps, TokenBudget: tokenBudget, Seed: seed + int64(i)}
+				req := runner.Request{TaskID: t.ID, Policy: policy, Steps: steps, TokenBudget: tokenBudget, Seed: seed + int64(i),
+					Options: searchOptions(s.sup)}
 				st, err := s.mgr.Start(cmd.Context(), req)
 				if err == nil {
 					st, err = s.follow(cmd.Context(), st, false, g.stderr)

@@ -36,7 +36,7 @@ func (f *jobFlags) register(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.timeout, "timeout", d.TimeoutS, "per-evaluation wall-clock limit in seconds (1..3600)")
 	cmd.Flags().IntVar(&f.compileS, "compile-timeout", 0, "budget in seconds for the kernel's load and first call: import, Triton JIT, autotune (0: 90 on a GPU, none on a CPU)")
 	cmd.Flags().IntVar(&f.budgetMS, "timing-budget-ms", d.TimingBudgetMS, "wall time per timed model on the GPU (1..60000)")
-	cmd.Flags().IntVar(&f.memoryMB, "memory-limit-mb", 0, fmt.Sprintf("host RSS limit per evaluation in MiB (default: the host's memory over the evaluation slots, at least %d, at most %d)",
+	cmd.Flags().IntVar(&f.memoryMB, "memory-limit-mb", 0, fmt.Sprintf("host RSS limit per evaluation in MiB (default: 75%% of the host's memory over the evaluation slots, at least %d, at most %d)",
 		eval.MinHostMemoryMB, eval.DefaultMemoryLimitMB))
 	cmd.Flags().BoolVar(&f.requireTriton, "require-triton", true, "flag a kernel that launches none of its own Triton kernels (no_triton); false judges and times pure-PyTorch code too")
 	cmd.Flags().StringVar(&f.device, "device", "", "GPU index N or cpu (default: every GPU, else cpu; $"+harness.EnvDevice+")")
@@ -65,7 +65,7 @@ func (f *jobFlags) options(cmd *cobra.Command) (eval.Options, error) {
 }
 
 // fitHost gives o the host's memory_limit_mb unless --memory-limit-mb was
-// given: min(32768, the host's memory over the slots evaluations run in at
+// given: min(32768, 75% of the host's memory over the slots evaluations run in at
 // once, evalSlots), as serve's default for a request.
 func (f *jobFlags) fitHost(o eval.Options, slots int) eval.Options {
 	if f.cmd.Flags().Changed("memory-limit-mb") {

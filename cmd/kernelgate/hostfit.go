@@ -28,3 +28,14 @@ func hostMemoryMB(slots int) (int, hostmem.Memory, error) {
 	}
 	return eval.HostMemoryMB(m.Bytes, slots), m, nil
 }
+
+// searchOptions is what a search started here evaluates with: the harness
+// defaults, memory_limit_mb held to the host's share per slot as serve
+// holds a request's.
+func searchOptions(sup *harness.Supervisor) *eval.Options {
+	o := eval.DefaultOptions()
+	if mb, _, _ := hostMemoryMB(evalSlots(sup)); mb < o.MemoryLimitMB {
+		o.MemoryLimitMB = mb
+	}
+	return &o
+}

@@ -34,8 +34,8 @@ func jobCmd(t *testing.T, args ...string) (*jobFlags, *bytes.Buffer) {
 	return &f, &stderr
 }
 
-// eval's and bench's memory_limit_mb: the host's memory over the slots,
-// at most 32768, unless given.
+// eval's and bench's memory_limit_mb: three quarters of the host's memory
+// over the slots, at most 32768, unless given.
 func TestJobFlagsFitHost(t *testing.T) {
 	const gib = 1 << 30
 	tests := []struct {
@@ -47,8 +47,8 @@ func TestJobFlagsFitHost(t *testing.T) {
 		want   int
 		stderr string
 	}{
-		{"this 24 GiB host, 2 slots", nil, 24 * gib, nil, 2, 12288, ""},
-		{"one slot: the host, at most 32768", nil, 24 * gib, nil, 1, 24576, ""},
+		{"this 24 GiB host, 2 slots", nil, 24 * gib, nil, 2, 9216, ""},
+		{"one slot: the headroom, at most 32768", nil, 24 * gib, nil, 1, 18432, ""},
 		{"a large host: 32768", nil, 512 * gib, nil, 8, eval.DefaultMemoryLimitMB, ""},
 		{"a small host: the floor", nil, 8 * gib, nil, 16, eval.MinHostMemoryMB, ""},
 		{"given: kept, even above the host", []string{"--memory-limit-mb", "65536"}, 24 * gib, nil, 2, 65536, ""},

@@ -71,6 +71,7 @@ func newSearchCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer s.close()
+			req.Options = searchOptions(s.sup)
 			if resume == "" && s.sup.Mode() == eval.TimingCPUInterpreter {
 				if err := fitSearchCPU(cmd.Context(), g.stderr, s.sup, taskFile, force); err != nil {
 					return err

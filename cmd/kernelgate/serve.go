@@ -106,7 +106,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	cmd.Flags().DurationVar(&gcfg.DrainDelay, "drain-delay", 0, "on SIGTERM, how long /readyz answers 503 before the listener closes (e.g. 5s behind a load balancer)")
 	cmd.Flags().DurationVar(&gcfg.ShutdownTimeout, "shutdown-timeout", gateway.DefaultShutdownTimeout, "on SIGTERM, how long requests in flight get to finish")
 	cmd.Flags().IntVar(&gcfg.MaxTimeoutS, "max-timeout-s", gateway.DefaultMaxTimeoutS, "largest timeout_s a request may ask for (1..3600); above it 400 option_above_cap")
-	cmd.Flags().IntVar(&gcfg.MaxMemoryMB, "max-memory-mb", 0, fmt.Sprintf("largest memory_limit_mb a request may ask for; a request that gives none gets min(%d, this) (default: the host's memory, or its cgroup's limit, over the evaluation slots, at least %d)",
+	cmd.Flags().IntVar(&gcfg.MaxMemoryMB, "max-memory-mb", 0, fmt.Sprintf("largest memory_limit_mb a request may ask for; a request that gives none gets min(%d, this) (default: 75%% of the host's memory, or of its cgroup's limit, over the evaluation slots, at least %d)",
 		eval.DefaultMemoryLimitMB, eval.MinHostMemoryMB))
 	registerDoorFlags(cmd, &gcfg) // serve_doors.go
 	lf.register(cmd, "optional: without it /v1/searches and /v1/skills answer 503")
