@@ -176,3 +176,32 @@ func finalRetry(nak time.Duration, extra uint64) time.Duration {
 	}
 	return min(wait, time.Minute)
 }
+
+// QueuedJob is a job still in JOBS: queued, or delivered and not yet acked
+// (a worker holds it, or will get it again).
+type QueuedJob struct {
+	Seq  uint64 // where the stream stored it (WithdrawJob)
+	ID   string // its Nats-Msg-Id
+	Data []byte
+}
+
+// QueuedJobs lists every job in JOBS, oldest first, read within ctx (and
+// storeReadTimeout). A work queue admits no consumer beside the workers',
+// so it reads message by message, each the next stored after the last:
+// deleted sequences cost nothing, and JOBS holds at most MaxQueuedJobs.
+func (b *Bus) QueuedJobs(parent context.Context) ([]QueuedJob, error) {
+	ctx, cancel := readCtx(parent)
+	defer cancel()
+	var out []QueuedJob
+	for seq := uint64(1); ; {
+		m, err := b.jobs.GetMsg(ctx, seq, jetstream.WithGetMsgSubject("jobs.>"))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return out, nil
+		}
+		if err = readErr(parent, ctx, err); err != nil {
+			return nil, fmt.Errorf("bus.QueuedJobs: %w", err)
+		}
+		out = append(out, QueuedJob{Seq: m.Sequence, ID: m.Header.Get(jetstream.MsgIDHeader), Data: m.Data})
+		seq = m.Sequence + 1
+	}
+}

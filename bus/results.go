@@ -117,6 +117,42 @@ func (b *Bus) Result(ctx context.Context, batch string, index int) ([]byte, time
 	return e.Value(), e.Created(), true, nil
 }
 
+// DeleteResult removes the result of item index of batch, for a repair by
+// hand; deleting one that is not stored is no error.
+func (b *Bus) DeleteResult(ctx context.Context, batch string, index int) error {
+	if err := checkID("bus.DeleteResult", batch); err != nil {
+		return err
+	}
+	if err := b.batches.Delete(ctx, resultKey(batch, index)); err != nil {
+		return fmt.Errorf("bus.DeleteResult %s: %w", resultKey(batch, index), err)
+	}
+	return nil
+}
+
+// BatchIDs lists the ids of the batch records stored (their results'
+// keys, <id>.<index>, are left out).
+func (b *Bus) BatchIDs(parent context.Context) ([]string, error) {
+	ctx, cancel := readCtx(parent)
+	defer cancel()
+	keys, err := b.batches.ListKeysFiltered(ctx, "*")
+	if err != nil {
+		return nil, fmt.Errorf("bus.BatchIDs: %w", err)
+	}
+	var out []string
+	for {
+		select {
+		case k, ok := <-keys.Keys():
+			if !ok {
+				return out, nil
+			}
+			out = append(out, k)
+		case <-ctx.Done():
+			_ = keys.Stop()
+			return nil, fmt.Errorf("bus.BatchIDs: %w", readErr(parent, ctx, ctx.Err()))
+		}
+	}
+}
+
 // Results returns every result stored for batch, by index, read in one pass.
 func (b *Bus) Results(ctx context.Context, batch string) (map[int][]byte, error) {
 	if err := checkID("bus.Results", batch); err != nil {

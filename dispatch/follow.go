@@ -28,6 +28,11 @@ type Follower struct {
 	seen  []bool
 	left  int
 	queue []Result // read or heard, not yet returned
+
+	// OnQuiet, when set, is called after each quiet time without a
+	// notification, before the store is read again, with how many items
+	// are known answered (a caller that ends stalled batches: settle.go).
+	OnQuiet func(ctx context.Context, known int)
 }
 
 // Follow subscribes to the results of batch id, of total items. Call it
@@ -63,6 +68,19 @@ func (f *Follower) Load(ctx context.Context) error {
 	return nil
 }
 
+// Known is how many items have been returned or are queued to be.
+func (f *Follower) Known() int {
+	n := len(f.seen) - f.left
+	queued := map[int]bool{}
+	for _, r := range f.queue {
+		if !f.seen[r.Index] && !queued[r.Index] {
+			queued[r.Index] = true
+			n++
+		}
+	}
+	return n
+}
+
 // Next returns the next item not returned before, io.EOF once every item
 // has been returned, or ctx's error when ctx ends first.
 func (f *Follower) Next(ctx context.Context) (Result, error) {
@@ -93,6 +111,9 @@ func (f *Follower) Next(ctx context.Context) (Result, error) {
 		case ctx.Err() != nil:
 			return Result{}, ctx.Err()
 		case errors.Is(err, context.DeadlineExceeded):
+			if f.OnQuiet != nil {
+				f.OnQuiet(ctx, f.Known())
+			}
 			if err := f.Load(ctx); err != nil {
 				return Result{}, err
 			}

@@ -109,6 +109,12 @@ type Result struct {
 	Source      string  `json:"source,omitempty"`
 	QueueWaitMS float64 `json:"queue_wait_ms"`
 	ExecMS      float64 `json:"exec_ms"`
+	// Lost: the item's job and result were lost and it was never logged
+	// (settle.go); its verdict is harness_error with retry "lost".
+	Lost bool `json:"lost,omitempty"`
+	// FromLog: the stored result was lost and this one was read back from
+	// the evaluation log (settle.go).
+	FromLog bool `json:"from_log,omitempty"`
 }
 
 // LoggedAs is the eval_id j's evaluation is logged under: LogID, else ID.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/kernelgate/kernelgate/bus"
 )
@@ -19,11 +20,27 @@ func (s *Service) Record(ctx context.Context, id string) ([]byte, bool, error) {
 	return data, ok, nil
 }
 
+// Batches lists the ids of the batches stored (those not yet expired).
+func (s *Service) Batches(ctx context.Context) ([]string, error) {
+	ids, err := s.Bus.BatchIDs(ctx)
+	if err != nil {
+		return nil, &StoreError{"the result store", err}
+	}
+	return ids, nil
+}
+
 // Results are the results of batch id (of total items) stored so far, in
-// index order. One that does not decode is logged and left out.
+// index order. One that does not decode is logged and left out. Within a
+// deadline, the one-pass read gets half of what is left, so that the read
+// one by one still fits when it does not finish.
 func (s *Service) Results(ctx context.Context, id string, total int) ([]Result, error) {
-	stored, err := s.Bus.Results(ctx, id)
-	if errors.Is(err, bus.ErrStoreTimeout) {
+	pass, cancel := ctx, context.CancelFunc(func() {})
+	if d, ok := ctx.Deadline(); ok {
+		pass, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(d)/2))
+	}
+	stored, err := s.Bus.Results(pass, id)
+	cancel()
+	if errors.Is(err, bus.ErrStoreTimeout) && ctx.Err() == nil {
 		// A damaged block can leave the one-pass read without its end
 		// (bus/deadline.go); the items one by one still answer.
 		s.log().Warn("reading a batch's results in one pass did not finish; reading them one by one", "batch", id, "err", err)

@@ -27,12 +27,18 @@ type Service struct {
 	// Poll: a follower re-reads the stored results after this long without
 	// a notification (notifications are core NATS and can be lost). 0: 10 s.
 	Poll time.Duration
-	Log  *slog.Logger
+	// Stall: a batch read without progress for this long is checked for
+	// items nothing can answer any more (stall.go). 0: 30 s.
+	Stall time.Duration
+	Log   *slog.Logger
 
 	lanesMu sync.Mutex
 	lanes   *bus.Bucket // opened on first use (lanes.go)
 
 	queueing sync.Map // client -> *sync.Mutex: one batch at a time queues its jobs (submit.go)
+
+	look     pendingLook // the last look at what may still answer (pending.go)
+	progress progress    // when each batch read last moved (stall.go)
 }
 
 func (s *Service) mode() string {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -17,6 +18,9 @@ import (
 const (
 	statusRunning = "running"
 	statusDone    = "done"
+	// statusLost: every item ended, and some were lost from the store with
+	// nothing left to answer them (dispatch/settle.go); LostItems says which.
+	statusLost = "lost"
 )
 
 // batchRecord is stored on the bus under the batch id once every item of
@@ -64,6 +68,12 @@ type batchResponse struct {
 	// side by side. Items answered without running count 0.
 	MakespanMS    *float64 `json:"makespan_ms,omitempty"`
 	SlowestExecMS *float64 `json:"slowest_exec_ms,omitempty"`
+	// LostItems are the items whose job and result the store lost, never
+	// logged: each is answered harness_error with retry "lost". FromLog are
+	// those whose stored result was lost and whose verdict was read back
+	// from the evaluation log.
+	LostItems []int `json:"lost_items,omitempty"`
+	FromLog   []int `json:"from_log,omitempty"`
 
 	items []*dispatch.Result // what came in, by index
 }
@@ -88,9 +98,20 @@ func (b *batchResponse) add(r dispatch.Result) {
 	b.Rewards[r.Index], b.Results[r.Index], b.Cached[r.Index] = &r.Reward, &r.Verdict, &r.Cached
 	b.Shared[r.Index] = &r.Shared
 	b.Valid[r.Index], b.Notes[r.Index] = &r.Valid, &r.Note
+	if r.Lost {
+		b.LostItems = append(b.LostItems, r.Index)
+	}
+	if r.FromLog {
+		b.FromLog = append(b.FromLog, r.Index)
+	}
 	b.Done++
 	if b.Done == b.Total {
 		b.Status = statusDone
+		if len(b.LostItems) > 0 {
+			b.Status = statusLost
+		}
+		slices.Sort(b.LostItems)
+		slices.Sort(b.FromLog)
 		var makespan, slowest float64
 		for _, it := range b.items {
 			makespan, slowest = max(makespan, it.QueueWaitMS+it.ExecMS), max(slowest, it.ExecMS)
@@ -133,15 +154,36 @@ func (s *Server) record(ctx context.Context, id string, code Code) (batchRecord,
 	return rec, nil
 }
 
-// loadBatch reads batch id's record and every result stored so far.
+// loadBatch reads batch id's record and every result stored so far, within
+// StoreWait: a store that does not answer is 503 with Retry-After, not a
+// request that hangs. A batch that made no progress for a while is
+// checked for items nothing can answer any more (settle.go).
 func (s *Server) loadBatch(ctx context.Context, id string, code Code) (*batchResponse, *apiError) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StoreWait)
+	defer cancel()
 	rec, aerr := s.record(ctx, id, code)
 	if aerr != nil {
 		return nil, aerr
 	}
-	stored, err := s.evals.Results(ctx, id, rec.Total)
+	read := time.Now()
+	resp, aerr := s.readResults(ctx, rec)
+	if aerr != nil || !s.evals.Stalled(id, resp.Done, resp.Total, rec.CreatedAt) {
+		return resp, aerr
+	}
+	if !s.settle(ctx, rec, read) {
+		return resp, nil
+	}
+	if again, aerr := s.readResults(ctx, rec); aerr == nil {
+		resp = again
+	}
+	return resp, nil
+}
+
+// readResults is rec's batch with every result stored so far.
+func (s *Server) readResults(ctx context.Context, rec batchRecord) (*batchResponse, *apiError) {
+	stored, err := s.evals.Results(ctx, rec.ID, rec.Total)
 	if err != nil {
-		s.log.Error("reading results failed", "batch", id, "err", err)
+		s.log.Error("reading results failed", "batch", rec.ID, "err", err)
 		return nil, submitError(err)
 	}
 	resp := newBatchResponse(rec)

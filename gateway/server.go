@@ -31,6 +31,7 @@ const (
 	DefaultWait            = 600 * time.Second
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultResultPoll      = 10 * time.Second
+	DefaultStoreWait       = 5 * time.Second
 )
 
 // Config configures the server. Zero values take the defaults above.
@@ -47,6 +48,9 @@ type Config struct {
 	// notification before it re-reads the stored results (a notification
 	// lost in a reconnect then costs this much, not the wait).
 	ResultPoll time.Duration
+	// StoreWait bounds a batch read's store requests (GET /v1/batches/{id},
+	// its stream's start): past it the answer is 503 with Retry-After.
+	StoreWait time.Duration
 	// MaxTimeoutS and MaxMemoryMB cap timeout_s and memory_limit_mb in every
 	// request's options (caps.go): above a cap is 400 option_above_cap, and a
 	// request that gives none gets the harness default lowered to the cap.
@@ -80,6 +84,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ResultPoll <= 0 {
 		c.ResultPoll = DefaultResultPoll
+	}
+	if c.StoreWait <= 0 {
+		c.StoreWait = DefaultStoreWait
 	}
 	if c.MaxTimeoutS <= 0 {
 		c.MaxTimeoutS = DefaultMaxTimeoutS
@@ -141,6 +148,7 @@ type Server struct {
 	metrics     *metrics
 	requireKeys atomic.Bool // listening beyond loopback: keys enforced even when none exist
 	draining    atomic.Bool // shutting down: /readyz answers 503
+	reconcile   reconcileState // the pass over batches left running (reconcile.go): /readyz says degraded
 	// stopping is closed when shutdown starts: waiting requests answer 202
 	// and streams end, so the drain does not wait for batches to finish.
 	stopping chan struct{}
@@ -233,6 +241,10 @@ func (s *Server) readyz(c *gin.Context) {
 		abort(c, newError(CodeNotReady, "", "not ready: %v", err))
 		return
 	}
+	if detail := s.reconcile.detail(); detail != "" {
+		c.JSON(http.StatusOK, health{Status: "degraded", Detail: detail})
+		return
+	}
 	c.JSON(http.StatusOK, health{Status: "ready"})
 }
 
@@ -271,6 +283,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("gateway.Serve: %w", err)
 	}
 	defer stopObserving()
+	reconciled := s.startReconcile(ctx)
+	defer reconciled()
 	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
 	s.log.Info("listening", "addr", ln.Addr().String())
 	errc := make(chan error, 1)
