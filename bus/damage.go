@@ -102,7 +102,7 @@ func (d *damageLog) reason(stream string, fatal bool) string {
 // noteBlocks records the damaged blocks found before the server opened the
 // store: rebuilding a stream from its blocks, the server cuts them short
 // without a log line.
-func (d *damageLog) noteBlocks(s streamScan, copied string) {
+func (d *damageLog) noteBlocks(s streamScan, note string) {
 	var at []string
 	for _, bl := range s.Blocks {
 		if bl.Unread != "" {
@@ -111,7 +111,7 @@ func (d *damageLog) noteBlocks(s streamScan, copied string) {
 		}
 		at = append(at, fmt.Sprintf("%d.blk: %d bad bytes from offset %d", bl.Index, bl.badBytes(), bl.FirstBad))
 	}
-	line := fmt.Sprintf("damaged blocks in %s (%s); copied to %s", s.Name, strings.Join(at, ", "), copied)
+	line := fmt.Sprintf("damaged blocks in %s (%s); %s", s.Name, strings.Join(at, ", "), note)
 	d.mu.Lock()
 	d.seen = append(d.seen, Damage{Store: s.Name, Line: line, Reason: d.reason(s.Name, false)})
 	d.mu.Unlock()

@@ -59,7 +59,7 @@ func setAside(storeDir string, damage *damageLog, log *slog.Logger) *aside {
 		log.Error("the queue store has damaged blocks; copied aside before opening it", "store", s.Name,
 			"copy", filepath.Join(root, s.Name), "blocks", len(s.Blocks))
 		forgetState(s, log)
-		damage.noteBlocks(s, filepath.Join(root, s.Name))
+		damage.noteBlocks(s, "copied to "+filepath.Join(root, s.Name))
 	}
 	return &aside{root: root, streams: streams}
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,4 +167,92 @@ func TestOpenLeavesASoundStoreAlone(t *testing.T) {
 	if got := intact(t, b); got != salvageKeys {
 		t.Errorf("%d of %d keys read back right", got, salvageKeys)
 	}
+}
+
+// Verify reads a damaged store without changing a byte of it, says which
+// stream is damaged and counts what a start would put back.
+func TestVerifyOfADamagedStoreChangesNothing(t *testing.T) {
+	dir := filledStore(t)
+	smashBlock(t, dir)
+	before := treeSums(t, dir)
+
+	reps, err := Verify(t.Context(), dir, kgtest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := sumsDiff(before, treeSums(t, dir)); diff != "" {
+		t.Fatalf("Verify changed the store: %s", diff)
+	}
+	r := report(t, reps, "KV_"+BatchBucket)
+	if len(r.Problems) == 0 || r.Salvage == nil {
+		t.Fatalf("KV_batches report %+v: want problems and a salvage", r)
+	}
+	s := r.Salvage
+	if !s.DryRun || s.Copy != "" || s.Recovered < salvageKeys*49/100 || s.Lost == 0 || s.Error != "" {
+		t.Errorf("salvage %+v: want a dry run that would put back about half the keys", s)
+	}
+	if r.Messages < salvageKeys*99/100 {
+		t.Errorf("the checked copy holds %d messages after the salvage, want about %d", r.Messages, salvageKeys)
+	}
+}
+
+// Repair salvages in place as Open does; a second Verify finds nothing.
+func TestRepairPutsBackWhatTheServerCut(t *testing.T) {
+	dir := filledStore(t)
+	smashBlock(t, dir)
+	reps, err := Repair(t.Context(), dir, kgtest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := report(t, reps, "KV_"+BatchBucket).Salvage
+	if s == nil || s.DryRun || s.Recovered == 0 || s.Error != "" {
+		t.Fatalf("salvage %+v: want records put back", s)
+	}
+	if _, err := os.Stat(s.Copy); err != nil {
+		t.Fatalf("the copy %q: %v", s.Copy, err)
+	}
+	reps, err = Verify(t.Context(), dir, kgtest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range reps {
+		if len(r.Problems) > 0 || r.Salvage != nil {
+			t.Errorf("after Repair, %s: %v %+v", r.Name, r.Problems, r.Salvage)
+		}
+	}
+	b, err := Open(t.Context(), Options{DataDir: dir}, kgtest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if got := intact(t, b); got < salvageKeys*99/100 {
+		t.Errorf("%d of %d keys read back right after Repair", got, salvageKeys)
+	}
+}
+
+func report(t *testing.T, reps []StoreReport, name string) StoreReport {
+	t.Helper()
+	for _, r := range reps {
+		if r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no report for %s in %+v", name, reps)
+	return StoreReport{}
+}
+
+// sumsDiff says which files differ between two treeSums ("" when none).
+func sumsDiff(a, b map[string]string) string {
+	var out []string
+	for p, s := range a {
+		if b[p] != s {
+			out = append(out, "changed or removed "+p)
+		}
+	}
+	for p := range b {
+		if _, ok := a[p]; !ok {
+			out = append(out, "added "+p)
+		}
+	}
+	return strings.Join(out, "; ")
 }
