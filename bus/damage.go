@@ -23,6 +23,7 @@ type Damage struct {
 	Line   string // the server's words
 	Fatal  bool   // the stream was not loaded: serving would recreate it empty
 	Reason string // what it means and what to do, for an operator
+	Blocks bool   // found reading the blocks before the server opened them: Line is kernelgate's words
 }
 
 // damageLog collects the server's damage lines.
@@ -113,7 +114,7 @@ func (d *damageLog) noteBlocks(s streamScan, note string) {
 	}
 	line := fmt.Sprintf("damaged blocks in %s (%s); %s", s.Name, strings.Join(at, ", "), note)
 	d.mu.Lock()
-	d.seen = append(d.seen, Damage{Store: s.Name, Line: line, Reason: d.reason(s.Name, false)})
+	d.seen = append(d.seen, Damage{Store: s.Name, Line: line, Reason: d.reason(s.Name, false), Blocks: true})
 	d.mu.Unlock()
 }
 

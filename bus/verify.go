@@ -200,7 +200,11 @@ func addProblems(out []StoreReport, damage *damageLog, srv *server.Server) []Sto
 		out[i].Problems = append(out[i].Problems, problem)
 	}
 	for _, dm := range damage.all() {
-		add(dm.Store, dm.Reason+" (server: "+dm.Line+")")
+		if dm.Blocks {
+			add(dm.Store, dm.Reason+" ("+dm.Line+")")
+		} else {
+			add(dm.Store, dm.Reason+" (server: "+dm.Line+")")
+		}
 	}
 	for _, e := range srv.Healthz(&server.HealthzOptions{Details: true}).Errors {
 		add(e.Stream, e.Error)
