@@ -50,6 +50,8 @@ type Bus struct {
 	jsConfig  server.JetStreamConfig // the embedded JetStream's, to start it again (storage.go)
 	store     storage                // whether the store takes writes (storage.go)
 	damage    *damageLog             // what the embedded server reported damaged (damage.go); nil with an external URL
+	aside     *aside                 // damaged streams read before the server opened them, until salvaged (salvage.go)
+	salvaged  []Salvage              // what was put back into them; set by Open only
 	restarted time.Time              // when the watcher last restarted JetStream (storage.go)
 	stopWatch chan struct{}          // closed by Close: the storage watcher stops
 
@@ -137,6 +139,7 @@ func (b *Bus) connect(ctx context.Context) error {
 		}
 		b.limits = b.opts.Limits.withDefaults(budget)
 		b.damage = &damageLog{dir: filepath.Join(b.opts.DataDir, "nats")}
+		b.aside = setAside(filepath.Join(b.opts.DataDir, "nats"), b.damage, b.log)
 		srv, err := startEmbedded(b.opts, b.limits.Store, b.damage, b.log, timeout)
 		if err != nil {
 			return err

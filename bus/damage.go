@@ -23,6 +23,7 @@ type Damage struct {
 	Line   string // the server's words
 	Fatal  bool   // the stream was not loaded: serving would recreate it empty
 	Reason string // what it means and what to do, for an operator
+	Blocks bool   // found reading the blocks before the server opened them: Line is kernelgate's words
 }
 
 // damageLog collects the server's damage lines.
@@ -95,8 +96,26 @@ func (d *damageLog) reason(stream string, fatal bool) string {
 		return fmt.Sprintf("%s could not be loaded (it holds %s). Restore %s from a backup, or move it aside to start with %s empty",
 			stream, what, dir, stream)
 	}
-	return fmt.Sprintf("%s had damaged records, which the server dropped (it holds %s). To get them back, stop serve and restore %s from a backup",
-		stream, what, dir)
+	return fmt.Sprintf("%s had damaged records (it holds %s). Opening the store copies %s aside under %s first and puts back every record it can read; the salvage counts say what was lost",
+		stream, what, dir, filepath.Join(d.dir, DamagedDir))
+}
+
+// noteBlocks records the damaged blocks found before the server opened the
+// store: rebuilding a stream from its blocks, the server cuts them short
+// without a log line.
+func (d *damageLog) noteBlocks(s streamScan, note string) {
+	var at []string
+	for _, bl := range s.Blocks {
+		if bl.Unread != "" {
+			at = append(at, fmt.Sprintf("%d.blk: %s", bl.Index, bl.Unread))
+			continue
+		}
+		at = append(at, fmt.Sprintf("%d.blk: %d bad bytes from offset %d", bl.Index, bl.badBytes(), bl.FirstBad))
+	}
+	line := fmt.Sprintf("damaged blocks in %s (%s); %s", s.Name, strings.Join(at, ", "), note)
+	d.mu.Lock()
+	d.seen = append(d.seen, Damage{Store: s.Name, Line: line, Reason: d.reason(s.Name, false), Blocks: true})
+	d.mu.Unlock()
 }
 
 // refuseDamaged is Open's answer to a stream the server could not load:

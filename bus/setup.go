@@ -93,7 +93,13 @@ func (b *Bus) setupRest(ctx context.Context) error {
 	}
 	kv, err := b.keyValue(ctx, WorkersBucket, "kernelgate workers: worker id -> its announcement, refreshed while it runs", WorkerTTL, workersBytes)
 	b.workers = &Bucket{kv: kv, bus: b}
-	return err
+	if err != nil {
+		return err
+	}
+	// Before Open returns, so that no new write lands between the server's
+	// cut and the records put back.
+	b.salvageAside(ctx)
+	return nil
 }
 
 // setupEvents creates EVENTS with interest retention: an event stays until

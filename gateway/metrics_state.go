@@ -42,6 +42,10 @@ var (
 		"1 while the queue store takes writes; 0 while it is full (writes get 507, /readyz says why).", nil, nil)
 	descStoreDamage = prometheus.NewDesc("kernelgate_store_damage",
 		"Damage the embedded queue store reported since start (records it dropped from a bad block), by stream.", []string{"store"}, nil)
+	descStoreSalvage = prometheus.NewDesc("kernelgate_store_salvage_records",
+		"Records of damaged store blocks at start, by stream and outcome: readable, lost (unreadable), recovered (put back), skipped (the store held newer, or deleted or expired).", []string{"stream", "outcome"}, nil)
+	descStoreSalvageLost = prometheus.NewDesc("kernelgate_store_salvage_lost_bytes",
+		"Bytes of damaged store blocks at start that held no readable record, by stream.", []string{"stream"}, nil)
 	descQuarantined = prometheus.NewDesc("kernelgate_parquet_quarantined_files",
 		"Parquet files moved aside as unreadable (data/parquet/.quarantine).", nil, nil)
 )
@@ -49,7 +53,7 @@ var (
 func (sc *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descQueueDepth, descReady, descWorkerUp, descWorkerInFlight,
 		descWorkerSlots, descWorkerBusy, descGPUClock, descGPUUtil, descGPUMemUsed, descGPUMemTotal,
-		descStoreWritable, descStoreDamage, descQuarantined} {
+		descStoreWritable, descStoreDamage, descStoreSalvage, descStoreSalvageLost, descQuarantined} {
 		ch <- d
 	}
 }
@@ -115,6 +119,13 @@ func (sc *stateCollector) storeGauges(gauge func(*prometheus.Desc, float64, ...s
 		}
 		for store, n := range damage {
 			gauge(descStoreDamage, float64(n), store)
+		}
+		for _, r := range s.deps.Bus.Salvage() {
+			gauge(descStoreSalvage, float64(r.Readable), r.Stream, "readable")
+			gauge(descStoreSalvage, float64(r.Lost), r.Stream, "lost")
+			gauge(descStoreSalvage, float64(r.Recovered), r.Stream, "recovered")
+			gauge(descStoreSalvage, float64(r.Skipped), r.Stream, "skipped")
+			gauge(descStoreSalvageLost, float64(r.LostBytes), r.Stream)
 		}
 	}
 	if dir := s.deps.Exports.DataDir; dir != "" {

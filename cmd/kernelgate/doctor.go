@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/harness"
@@ -82,7 +83,8 @@ func newDoctorCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the findings as JSON")
 	cmd.Flags().StringVar(&dataDir, "data", "", "check this data directory (serve's --data, with serve stopped): the queue store's streams and buckets and every Parquet file; only these checks run (no zygote)")
-	cmd.Flags().BoolVar(&fix, "fix", false, "with --data: move corrupt Parquet files aside into parquet/"+export.QuarantineDir)
+	cmd.Flags().BoolVar(&fix, "fix", false, "with --data: put back the records of damaged queue-store blocks (a copy goes to nats/"+bus.DamagedDir+
+		" first) and move corrupt Parquet files aside into parquet/"+export.QuarantineDir+"; without it nothing is changed")
 	return cmd
 }
 

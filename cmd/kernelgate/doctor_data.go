@@ -38,18 +38,29 @@ func (r dataReport) ok() bool {
 		return false
 	}
 	for _, s := range r.Stores {
-		if len(s.Problems) > 0 {
+		if len(s.Problems) > 0 && !salvaged(s) {
 			return false
 		}
 	}
 	return true
 }
 
-// checkData verifies dir's store and Parquet files; fix moves corrupt
-// Parquet files aside (export.Quarantine), as serve's readers would.
+// salvaged: --fix set the stream's damaged blocks aside and put back what
+// they held; what was lost is in the counts, and nothing is left to fix.
+func salvaged(s bus.StoreReport) bool {
+	return s.Salvage != nil && !s.Salvage.DryRun && s.Salvage.Error == ""
+}
+
+// checkData verifies dir's store and Parquet files, changing nothing; fix
+// salvages damaged streams as serve's start does (bus.Repair) and moves
+// corrupt Parquet files aside (export.Quarantine), as serve's readers would.
 func checkData(ctx context.Context, dir string, fix bool, log *slog.Logger) dataReport {
 	rep := dataReport{Dir: dir}
-	stores, err := bus.Verify(ctx, dir, log)
+	verify := bus.Verify
+	if fix {
+		verify = bus.Repair
+	}
+	stores, err := verify(ctx, dir, log)
 	rep.Stores = stores
 	if err != nil {
 		rep.StoreError = err.Error()
@@ -104,6 +115,9 @@ func printData(w io.Writer, rep dataReport) {
 		for _, p := range s.Problems {
 			fmt.Fprintf(w, "    %s\n", p)
 		}
+		if s.Salvage != nil {
+			printSalvage(w, *s.Salvage)
+		}
 	}
 	p := rep.Parquet
 	fmt.Fprintf(w, "parquet:  %d files, %d rows, %d corrupt\n", p.Files, p.Rows, len(p.Corrupt))
@@ -118,5 +132,24 @@ func printData(w io.Writer, rep dataReport) {
 	}
 	if p.Error != "" {
 		fmt.Fprintf(w, "    error: %s\n", p.Error)
+	}
+}
+
+// printSalvage says what a damaged stream's blocks held and what came back.
+func printSalvage(w io.Writer, s bus.Salvage) {
+	put := "put back"
+	if s.DryRun {
+		put = "would be put back by serve's start or --fix"
+	}
+	fmt.Fprintf(w, "    salvage: %d records readable in %d damaged block(s), %d lost (%d bytes unreadable), %d %s, %d skipped (the store holds newer, or they were deleted or expired)\n",
+		s.Readable, s.Blocks, s.Lost, s.LostBytes, s.Recovered, put, s.Skipped)
+	if s.Copy != "" {
+		fmt.Fprintf(w, "    copy as it was: %s (delete it once the counts are checked)\n", s.Copy)
+	}
+	for _, u := range s.Unread {
+		fmt.Fprintf(w, "    not read: %s\n", u)
+	}
+	if s.Error != "" {
+		fmt.Fprintf(w, "    salvage failed: %s\n", s.Error)
 	}
 }
