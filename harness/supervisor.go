@@ -136,22 +136,13 @@ func (s *Supervisor) planSlots() error {
 	}
 	if len(devs) == 0 {
 		s.mode = eval.TimingCPUInterpreter
-		conc := s.cfg.Concurrency
-		if conc == 0 {
-			conc = runtime.NumCPU()
-		}
+		conc := zygoteConcurrency(s.cfg.Concurrency, 0)
 		s.slots = []*slot{{label: "cpu", conc: conc}}
 		s.log.Info("CPU mode (Triton interpreter)", "reason", s.info.Reason, "concurrency", conc)
 		return nil
 	}
 	s.mode = eval.TimingGPU
-	conc := s.cfg.Concurrency
-	if conc == 0 {
-		// A child spends most of its life compiling on one CPU core (Triton: ~2 s on
-		// an H200 host) while timing is serialised per GPU by the zygote's lock, so
-		// the GPU's share of the host's cores is what keeps it busy.
-		conc = min(max(runtime.NumCPU()/len(devs), 2), 16)
-	}
+	conc := zygoteConcurrency(s.cfg.Concurrency, len(devs))
 	for _, d := range devs {
 		s.slots = append(s.slots, &slot{label: "gpu" + strconv.Itoa(d.Index), index: d.Index, dev: &d, conc: conc})
 	}
@@ -370,3 +361,25 @@ func (s *Supervisor) Mode() string { return s.mode }
 
 // GPUs is what discovery found (empty with a reason in CPU mode).
 func (s *Supervisor) GPUs() gpu.Info { return s.info }
+
+// zygoteConcurrency is each zygote's concurrency on gpus GPUs (0: CPU mode)
+// when Config.Concurrency is conc.
+func zygoteConcurrency(conc, gpus int) int {
+	switch {
+	case conc > 0:
+		return conc
+	case gpus == 0:
+		return runtime.NumCPU()
+	default:
+		// A child spends most of its life compiling on one CPU core (Triton: ~2 s on
+		// an H200 host) while timing is serialised per GPU by the zygote's lock, so
+		// the GPU's share of the host's cores is what keeps it busy.
+		return min(max(runtime.NumCPU()/gpus, 2), 16)
+	}
+}
+
+// Slots is how many evaluations a supervisor with Config.Concurrency conc
+// runs at once on gpus GPUs (0: CPU mode), before it has started.
+func Slots(conc, gpus int) int {
+	return zygoteConcurrency(conc, gpus) * max(gpus, 1)
+}

@@ -25,6 +25,7 @@ type doctorReport struct {
 	ZygoteError string         `json:"zygote_error,omitempty"`
 	ProtocolGo  string         `json:"protocol"`
 	SchemaGo    string         `json:"verdict_schema"`
+	Memory      *memoryFigures `json:"host_memory,omitempty"`
 }
 
 func newDoctorCmd(g *globals) *cobra.Command {
@@ -52,6 +53,13 @@ func newDoctorCmd(g *globals) *cobra.Command {
 			}
 			rep.GPUs, _ = gpu.Discover() // never fails: no GPU is a reason, not an error
 			rep.GPUs.Close()
+			gpus := len(rep.GPUs.Devices)
+			if cfg.Device == "cpu" {
+				gpus = 0
+			} else if cfg.Device != "auto" && cfg.Device != "" {
+				gpus = min(gpus, 1)
+			}
+			rep.Memory = hostMemoryFigures(harness.Slots(cfg.Concurrency, gpus))
 			// One zygote is enough to learn the versions and the sandbox.
 			if cfg.Device != "cpu" {
 				cfg.Device = "cpu"
@@ -135,4 +143,7 @@ func printDoctor(g *globals, rep doctorReport) {
 		mode = fmt.Sprintf("%s on %d GPU(s)", mode, len(rep.GPUs.Devices))
 	}
 	fmt.Fprintf(w, "mode:     %s\n", mode)
+	if m := rep.Memory; m != nil {
+		fmt.Fprintf(w, "memory:   %s\n", m)
+	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/harness/hostmem"
@@ -38,4 +40,32 @@ func searchOptions(sup *harness.Supervisor) *eval.Options {
 		o.MemoryLimitMB = mb
 	}
 	return &o
+}
+
+// memoryFigures is doctor's account of the host memory evaluations may hold.
+type memoryFigures struct {
+	HostMB     int    `json:"host_mb"`
+	Source     string `json:"source"` // what set HostMB: MemTotal or a cgroup's memory.max
+	Slots      int    `json:"slots"`
+	HeadroomMB int    `json:"evaluations_mb"`  // what evaluations may hold together
+	PerEvalMB  int    `json:"memory_limit_mb"` // serve's --max-memory-mb default
+	Error      string `json:"error,omitempty"` // the host's memory could not be read
+}
+
+func hostMemoryFigures(slots int) *memoryFigures {
+	per, m, err := hostMemoryMB(slots)
+	f := &memoryFigures{HostMB: int(m.Bytes >> 20), Source: m.String(), Slots: slots, PerEvalMB: per,
+		HeadroomMB: eval.HostHeadroomMB(m.Bytes)}
+	if err != nil {
+		f.Error = err.Error()
+	}
+	return f
+}
+
+func (f *memoryFigures) String() string {
+	if f.Error != "" {
+		return fmt.Sprintf("host memory unknown (%s): memory_limit_mb defaults to %d", f.Error, f.PerEvalMB)
+	}
+	return fmt.Sprintf("%s; evaluations hold at most %d MiB together (%d%%), %d slots, memory_limit_mb default %d MiB each",
+		f.Source, f.HeadroomMB, eval.HostHeadroomPercent, f.Slots, f.PerEvalMB)
 }

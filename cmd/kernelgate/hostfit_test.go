@@ -95,3 +95,30 @@ func TestJobFlagsRequireTriton(t *testing.T) {
 		}
 	}
 }
+
+// doctor's memory line: on this kind of 2-core 24 GiB host and on a 16-core
+// 128 GiB one, the slots' default limits fit in the evaluations' 75%.
+func TestDoctorMemoryFigures(t *testing.T) {
+	const gib = 1 << 30
+	for _, h := range []struct {
+		bytes uint64
+		slots int
+		want  string
+	}{
+		{24 * gib, 2, "24576 MiB (/proc/meminfo MemTotal); evaluations hold at most 18432 MiB together (75%), 2 slots, memory_limit_mb default 9216 MiB each"},
+		{128 * gib, 16, "131072 MiB (/proc/meminfo MemTotal); evaluations hold at most 98304 MiB together (75%), 16 slots, memory_limit_mb default 6144 MiB each"},
+	} {
+		fakeHost(t, hostmem.Memory{Bytes: h.bytes, MemTotal: h.bytes}, nil)
+		f := hostMemoryFigures(h.slots)
+		if got := f.String(); got != h.want {
+			t.Errorf("%q\nwant %q", got, h.want)
+		}
+		if f.PerEvalMB*f.Slots > f.HeadroomMB || f.HeadroomMB > f.HostMB*3/4 {
+			t.Errorf("%+v: over the headroom", f)
+		}
+	}
+	fakeHost(t, hostmem.Memory{}, errors.New("no /proc"))
+	if got := hostMemoryFigures(2).String(); !strings.Contains(got, "host memory unknown (no /proc)") {
+		t.Errorf("%q", got)
+	}
+}
