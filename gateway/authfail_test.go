@@ -101,7 +101,7 @@ func TestAuthFailsSlidingWindow(t *testing.T) {
 	}{
 		{0, 0, false},
 		{30 * time.Second, 0, false},
-		{30 * time.Second, 0, true},                // the third: the limit is reached
+		{30 * time.Second, 0, true},                 // the third: the limit is reached
 		{59 * time.Second, 31 * time.Second, false}, // past it until the two at 30 s slide out
 	}
 	for i, st := range steps {

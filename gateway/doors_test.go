@@ -138,4 +138,3 @@ func TestBodiesMustBeJSON(t *testing.T) {
 		t.Fatalf("a bodiless POST: %d %s", rec.Code, rec.Body)
 	}
 }
-
