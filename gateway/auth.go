@@ -3,10 +3,8 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -77,8 +75,9 @@ const callerKey = "kernelgate.caller"
 // who can reach the port, which is only this machine. A nil Keyring (tests,
 // embedding) on loopback is open mode too: serve always passes one.
 //
-// A source address with too many failures in a row is refused (429) before
-// its key is looked at (authfail.go). A path that matches no route needs a
+// The key is looked up before any limit on failures applies, so a valid key
+// is never refused for other clients' failures; a failure past the limit
+// gets 429 instead of 401 (authfail.go). A path that matches no route needs a
 // valid key of any scope before it is told 404, so that unauthenticated
 // callers learn nothing of the API.
 func (s *Server) authenticate(c *gin.Context) {
@@ -99,14 +98,6 @@ func (s *Server) authenticate(c *gin.Context) {
 	if !exists && !s.requireKeys.Load() && (s.deps.Keys == nil || s.cfg.Doors.Open) {
 		c.Set(callerKey, "")
 		c.Next()
-		return
-	}
-	addr := c.RemoteIP()
-	if wait := s.authFails.blocked(addr); wait > 0 {
-		e := newError(CodeRateLimited, "", "%d failed authentications from %s within %s; retry after %s",
-			s.authFails.limit, addr, s.authFails.window, wait.Round(time.Second))
-		e.retryAfter = max(1, int(math.Ceil(wait.Seconds())))
-		abort(c, e)
 		return
 	}
 	var secret string
@@ -134,9 +125,7 @@ func (s *Server) authenticate(c *gin.Context) {
 			return
 		}
 	}
-	s.authFails.failed(addr)
-	c.Header("WWW-Authenticate", `Bearer realm="kernelgate"`)
-	abort(c, aerr)
+	s.refuseFailed(c, aerr)
 }
 
 // noKeys is the 401 of a server that requires keys and holds none (n is

@@ -1,34 +1,57 @@
 package gateway
 
 import (
+	"fmt"
+	"math"
 	"net"
+	"net/http"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/kernelgate/kernelgate/gateway/apikey"
 )
 
-// maxFailAddrs bounds the addresses authFails remembers; past it, every new
-// address shares one entry, so a flood from many addresses costs memory no
-// more than this and is still limited.
-const maxFailAddrs = 65536
+// maxFailAddrs and maxFailPrefixes bound the counters authFails keeps
+// (failwindow.go says what happens past them).
+const (
+	maxFailAddrs    = 65536
+	maxFailPrefixes = 65536
+)
 
-// authFails counts failed authentications per source address in fixed
-// windows: after limit failures an address is refused (429, before its key
-// is even looked at) until its window ends. Keys are 260 random bits, so
-// this is not what keeps them secret: it keeps a guessing client from
-// filling the log and the CPU. Behind a local reverse proxy every caller
-// is one address; such a proxy should limit per client itself.
+// credPrefixLen is how much of a presented credential its failures are
+// counted under: for a well-formed key, the hint `kernelgate keys list`
+// shows (apikey.Key.Hint). A key has no id apart from its secret, and the
+// hint is the part that names one key without giving away the 226 bits
+// after it; a guesser aiming at a key it has seen listed keeps it fixed.
+const credPrefixLen = len(apikey.Prefix) + 6
+
+// authFails limits failed authentications, and only them: a valid key is
+// looked up first and never meets these counters, so no other client's
+// failures can lock it out. A failure is counted in a sliding window under
+// the prefix of the credential it presented and under its source address
+// (IPv6: its /64); it is refused with 429 instead of 401 while either
+// count has reached the limit. The prefix limits guessing at one key from
+// many addresses; the address limits one address guessing many keys, and
+// requests that present no key at all. On a loopback gateway every local
+// process is one address, so a failer there can turn a neighbour's 401
+// into 429, never its 200.
+//
+// A valid key is let in even from a client past the limit, so the limit
+// does not stop a correct guess: 256 random bits do. It tells a guessing or
+// misconfigured client to back off (Retry-After) and makes it visible in
+// the log. Refused failures count too: a client that keeps failing stays
+// refused until it has been quiet long enough.
 type authFails struct {
 	limit  int
 	window time.Duration
 	now    func() time.Time
 
-	mu    sync.Mutex
-	addrs map[string]*failWindow
-}
-
-type failWindow struct {
-	start time.Time
-	n     int
+	mu       sync.Mutex
+	addrs    failTally
+	prefixes failTally
 }
 
 // newAuthFails returns nil (no limit) when limit is negative.
@@ -36,71 +59,82 @@ func newAuthFails(limit int, window time.Duration, now func() time.Time) *authFa
 	if limit < 0 {
 		return nil
 	}
-	return &authFails{limit: limit, window: window, now: now, addrs: map[string]*failWindow{}}
+	return &authFails{limit: limit, window: window, now: now,
+		addrs:    failTally{max: maxFailAddrs, counts: map[string]*slidingCount{}},
+		prefixes: failTally{max: maxFailPrefixes, counts: map[string]*slidingCount{}},
+	}
 }
 
-// blocked says how long addr must wait before it may try a key again; 0:
-// it may now.
-func (a *authFails) blocked(addr string) time.Duration {
-	if a == nil {
-		return 0
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	w := a.entry(addrKey(addr))
-	if w == nil || w.n < a.limit {
-		return 0
-	}
-	if left := w.start.Add(a.window).Sub(a.now()); left > 0 {
-		return left
-	}
-	return 0
+// failVerdict is what one failed authentication earns.
+type failVerdict struct {
+	wait    time.Duration // > 0: refuse with 429 for this long
+	by      string        // the counter past the limit, for the message
+	reached bool          // this failure brought a counter to the limit
 }
 
-// failed counts one failed authentication of addr.
-func (a *authFails) failed(addr string) {
+// fail counts a failed authentication from addr that presented credential
+// ("" when none).
+func (a *authFails) fail(addr, credential string) failVerdict {
 	if a == nil {
-		return
+		return failVerdict{}
 	}
+	width := max(a.window/failBuckets, 1)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
-	k := addrKey(addr)
-	if _, ok := a.addrs[k]; !ok && len(a.addrs) >= maxFailAddrs {
-		a.prune(now)
-		if len(a.addrs) >= maxFailAddrs {
-			k = overflowKey
+	tick := tickOf(now, width)
+	var v failVerdict
+	count := func(t *failTally, key, by string) {
+		s, before := t.add(key, tick)
+		v.reached = v.reached || before+1 == a.limit
+		if before < a.limit {
+			return
+		}
+		if wait := time.Duration(s.untilBelow(a.limit)*int64(width) - now.UnixNano()); wait > v.wait {
+			v.wait, v.by = wait, by
 		}
 	}
-	w := a.addrs[k]
-	if w == nil || now.Sub(w.start) >= a.window {
-		w = &failWindow{start: now}
-		a.addrs[k] = w
+	count(&a.addrs, addrKey(addr), "from "+addr)
+	if credential != "" {
+		p := credPrefix(credential)
+		count(&a.prefixes, p, fmt.Sprintf("with keys starting %q", p))
 	}
-	w.n++
+	return v
 }
 
-// overflowKey is the entry every new address shares while the map is full.
-const overflowKey = "overflow"
-
-// entry is k's window, or the shared one when k has none and the map is full.
-func (a *authFails) entry(k string) *failWindow {
-	if w := a.addrs[k]; w != nil {
-		return w
+// refuseFailed answers a failed authentication: aerr (401), or 429 with
+// aerr's reason once the failer is past the limit.
+func (s *Server) refuseFailed(c *gin.Context, aerr *apiError) {
+	addr := c.RemoteIP()
+	cred := presented(c.Request.Header)
+	v := s.authFails.fail(addr, cred)
+	if v.reached {
+		s.log.Warn("failed authentications reached the limit; further failures get 429",
+			"addr", addr, "key_prefix", credPrefix(cred), "limit", s.authFails.limit, "window", s.authFails.window)
 	}
-	if len(a.addrs) >= maxFailAddrs {
-		return a.addrs[overflowKey]
+	if v.wait > 0 {
+		e := newError(CodeRateLimited, "", "%s; %d failed authentications %s within %s: retry after %s",
+			aerr.Message, s.authFails.limit, v.by, s.authFails.window, v.wait.Round(time.Second))
+		e.retryAfter = max(1, int(math.Ceil(v.wait.Seconds())))
+		abort(c, e)
+		return
 	}
-	return nil
+	c.Header("WWW-Authenticate", `Bearer realm="kernelgate"`)
+	abort(c, aerr)
 }
 
-// prune drops the windows that have ended.
-func (a *authFails) prune(now time.Time) {
-	for k, w := range a.addrs {
-		if now.Sub(w.start) >= a.window {
-			delete(a.addrs, k)
-		}
+// presented is the credential of an Authorization header, well-formed or
+// not: what follows its scheme; "" when there is none.
+func presented(h http.Header) string {
+	_, cred, _ := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " ")
+	return strings.TrimSpace(cred)
+}
+
+func credPrefix(credential string) string {
+	if len(credential) > credPrefixLen {
+		return credential[:credPrefixLen]
 	}
+	return credential
 }
 
 // addrKey is the key an address is counted under: the IP, with IPv6

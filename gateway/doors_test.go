@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kernelgate/kernelgate/gateway/apikey"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
@@ -137,60 +136,5 @@ func TestBodiesMustBeJSON(t *testing.T) {
 	// No body, no Content-Type needed: the request reaches its handler.
 	if rec := knock(h, "POST", "/v1/searches/s_1/cancel", "", nil, ""); rec.Code == 415 {
 		t.Fatalf("a bodiless POST: %d %s", rec.Code, rec.Body)
-	}
-}
-
-// After AuthFailLimit failures an address gets 429 with Retry-After, even
-// with a good key, until its window ends; other addresses are not touched.
-func TestFailedAuthIsLimitedPerAddress(t *testing.T) {
-	f, keys := keyFile(t, map[string]string{"ops": "admin"})
-	srv := New(Config{Doors: Doors{AuthFailLimit: 3, AuthFailWindow: time.Minute}}, Deps{Keys: apikey.NewKeyring(f), Log: kgtest.Logger(t)})
-	now := time.Unix(1_000_000, 0)
-	srv.authFails.now = func() time.Time { return now }
-	bad := map[string]string{"Authorization": "Bearer kg_" + strings.Repeat("a", 52)}
-	good := map[string]string{"Authorization": "Bearer " + keys["ops"]}
-	const attacker, other = "10.0.0.7:5000", "10.0.0.8:5000"
-	for i := range 3 {
-		if rec := knock(srv.Handler(), "GET", "/v1/gpus", attacker, bad, ""); rec.Code != 401 {
-			t.Fatalf("failure %d: %d %s", i, rec.Code, rec.Body)
-		}
-	}
-	for _, hd := range []map[string]string{bad, good} {
-		rec := knock(srv.Handler(), "GET", "/v1/gpus", attacker, hd, "")
-		if e := decodeError(t, rec); rec.Code != 429 || e.Code != CodeRateLimited || rec.Header().Get("Retry-After") != "60" {
-			t.Fatalf("past the limit: %d %v %s", rec.Code, rec.Header(), rec.Body)
-		}
-		checkSpec(t, "GET", "/v1/gpus", rec)
-	}
-	if rec := knock(srv.Handler(), "GET", "/v1/gpus", other, good, ""); rec.Code != 200 {
-		t.Fatalf("another address: %d %s", rec.Code, rec.Body)
-	}
-	if rec := knock(srv.Handler(), "GET", "/healthz", attacker, nil, ""); rec.Code != 200 {
-		t.Fatalf("probes need no key: %d", rec.Code)
-	}
-	now = now.Add(time.Minute)
-	if rec := knock(srv.Handler(), "GET", "/v1/gpus", attacker, good, ""); rec.Code != 200 {
-		t.Fatalf("after the window: %d %s", rec.Code, rec.Body)
-	}
-}
-
-func TestAuthFailsIPv6GroupedAndBounded(t *testing.T) {
-	now := time.Unix(0, 0)
-	a := newAuthFails(1, time.Minute, func() time.Time { return now })
-	a.failed("2001:db8::1")
-	if a.blocked("2001:db8::2") == 0 {
-		t.Fatal("two addresses of one /64 are one client")
-	}
-	if a.blocked("2001:db9::1") != 0 {
-		t.Fatal("another /64 is another client")
-	}
-	for i := range maxFailAddrs + 10 {
-		a.failed(strings.Repeat("x", i%7) + string(rune('a'+i%26)) + time.Duration(i).String())
-	}
-	if len(a.addrs) > maxFailAddrs+1 {
-		t.Fatalf("%d entries", len(a.addrs))
-	}
-	if newAuthFails(-1, time.Minute, time.Now) != nil {
-		t.Fatal("a negative limit is no limit")
 	}
 }

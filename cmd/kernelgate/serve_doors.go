@@ -20,8 +20,10 @@ func registerDoorFlags(cmd *cobra.Command, cfg *gateway.Config) {
 	f.StringSliceVar(&cfg.Doors.AllowedHosts, "allowed-hosts", gateway.DefaultAllowedHosts,
 		"on loopback, the names a request's Host and Origin may carry (any port; \"*\": any name); others get 403")
 	f.IntVar(&cfg.Doors.AuthFailLimit, "auth-fail-limit", gateway.DefaultAuthFailLimit,
-		"failed authentications a source address may make within --auth-fail-window before it gets 429 (-1: no limit)")
-	f.DurationVar(&cfg.Doors.AuthFailWindow, "auth-fail-window", gateway.DefaultAuthFailWindow, "the window of --auth-fail-limit")
+		"failed authentications per key prefix, and per source address, within --auth-fail-window; past it failures get 429 "+
+			"instead of 401, a valid key never (-1: no limit)")
+	f.DurationVar(&cfg.Doors.AuthFailWindow, "auth-fail-window", gateway.DefaultAuthFailWindow,
+		"the sliding window of --auth-fail-limit")
 	f.IntVar(&cfg.ExportsPerHour, "exports-per-hour", gateway.DefaultExportsPerHour,
 		"POST /v1/exports each API key may make per hour, refilled evenly; past it 429 quota_exceeded (-1: no quota)")
 }
@@ -32,7 +34,7 @@ func checkDoors(addr, dataDir string, cfg gateway.Config, keys *apikey.Keyring, 
 	case cfg.ExportsPerHour == 0:
 		return usageError{fmt.Errorf("--exports-per-hour 0 would refuse every export; give a positive number, or -1 for no quota")}
 	case cfg.Doors.AuthFailLimit == 0:
-		return usageError{fmt.Errorf("--auth-fail-limit 0 would refuse every key; give a positive number, or -1 for no limit")}
+		return usageError{fmt.Errorf("--auth-fail-limit 0 would answer every failed authentication 429, never 401; give a positive number, or -1 for no limit")}
 	}
 	if err := gateway.CheckOpen(addr, cfg.Doors); err != nil {
 		return usageError{err}

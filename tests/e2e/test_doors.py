@@ -1,6 +1,6 @@
 """Who gets into a real `kernelgate serve`: open mode only when chosen,
 an empty key file lets nobody in, a foreign Host or Origin is 403 on loopback, bodies
-must be JSON, failed authentication is limited per address, duplicate JSON keys and
+must be JSON, failed authentication is limited without locking valid keys out, duplicate JSON keys and
 repeated query parameters are 400, and exports have a per-key quota."""
 
 import json
@@ -72,12 +72,15 @@ def test_open_mode_until_a_key_exists_then_the_last_revoke_locks_everyone_out(tm
         status, err = s.get("/v1/tasks?limit=1")                    # failure 3: not open again
         assert status == 401 and "revoked" in err["message"], err
         assert s.get("/healthz")[0] == 200
-        # Failed authentication per address: the 5th attempt past 4 failures is 429.
+        # Failed authentication per address: the 5th failure past 4 is 429 ...
         status, err = s.get("/v1/tasks", key="kg_" + "a" * 52)       # failure 4
         assert status == 401, err
         status, err = s.get("/v1/tasks", key="kg_" + "b" * 52)
         assert status == 429 and err["code"] == "rate_limited", err
         assert 1 <= int(s.last_headers["Retry-After"]) <= 60
+        # ... and a valid key from the same address still gets in.
+        key = keys(s.data, "create", "--scopes", "reward", "--name", "trainer2")
+        assert s.get("/v1/tasks?limit=1", key=key)[0] == 200
     finally:
         assert s.stop() == 0, s.log()
 
