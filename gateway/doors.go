@@ -30,8 +30,9 @@ type Doors struct {
 	// "*" turns both checks off. Beyond loopback neither is checked: a key
 	// is required there, and a browser cannot send one cross-site.
 	AllowedHosts []string
-	// AuthFailLimit failed authentications per source address within
-	// AuthFailWindow, then 429 until the window ends (authfail.go);
+	// AuthFailLimit failed authentications under one key prefix, or from
+	// one source address, within a sliding AuthFailWindow, then 429 for
+	// further failures (a valid key always passes: authfail.go);
 	// AuthFailLimit 0: DefaultAuthFailLimit, negative: no limit.
 	AuthFailLimit  int
 	AuthFailWindow time.Duration // 0: DefaultAuthFailWindow
