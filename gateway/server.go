@@ -146,8 +146,8 @@ type Server struct {
 	rlGroups    rlGroups    // OpenRLHF samples waiting for the rest of their group (openrlhf_group.go)
 	evals       *dispatch.Service
 	metrics     *metrics
-	requireKeys atomic.Bool // listening beyond loopback: keys enforced even when none exist
-	draining    atomic.Bool // shutting down: /readyz answers 503
+	requireKeys atomic.Bool    // listening beyond loopback: keys enforced even when none exist
+	draining    atomic.Bool    // shutting down: /readyz answers 503
 	reconcile   reconcileState // the pass over batches left running (reconcile.go): /readyz says degraded
 	// stopping is closed when shutdown starts: waiting requests answer 202
 	// and streams end, so the drain does not wait for batches to finish.
