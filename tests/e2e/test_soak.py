@@ -24,7 +24,7 @@ import pytest
 import conftest
 import soakcheck
 from conftest import REPO, Serve, logged_rows
-from soakload import CI, Load, Sampler, scripted_llm
+from soakload import CI, Load, Sampler, scripted_llm, solution
 
 SOAK_S = float(os.environ.get("SOAK_S", "180"))
 SAMPLE_S = float(os.environ.get("SOAK_SAMPLE_S", "2"))
@@ -76,8 +76,9 @@ class Soak:
     def __init__(self, srv, load):
         self.srv, self.load = srv, load
         self.sampler = Sampler(srv, SAMPLE_S)
-        self.events = []
+        self.events, self.damaged = [], None
         self.t0 = time.monotonic()
+        self.sampler.thread.start()
 
     def note(self, what, **kw):
         self.events.append({"t_s": round(time.monotonic() - self.t0, 1), "event": what, **kw})
@@ -99,53 +100,46 @@ class Soak:
         self.note("stopped", how=how, exit=code, stop_s=round(time.monotonic() - t, 1))
         return code
 
+    def close(self):
+        self.load.finish()
+        self.sampler.stop.set()
+        if self.srv.proc is not None and self.srv.proc.poll() is None:
+            self.srv.stop()
 
-def run_soak(tmp_path, llm):
-    srv = Serve(tmp_path / "data", tmp_path, args=["--tasks", str(CI), "--llm-url", llm, "--model", "scripted"])
-    load = Load(srv)
-    soak = Soak(srv, load)
-    soak.sampler.thread.start()
+
+def drive(soak):
+    """The four lifetimes: SIGTERM and restart, kill -9 and restart, store damage while
+    stopped and restart, and a clean stop with everything accepted logged."""
+    srv, load = soak.srv, soak.load
     lives = [s * SOAK_S for s in SHARES]
-    damaged = None
-    try:
-        soak.begin(1, "first start")
-        load.start(LOOPS + [("exports", max(15.0, SOAK_S / 40))])
-        time.sleep(lives[0])
-        assert soak.end("SIGTERM") == 0, srv.log()
-        soak.begin(2, "restart after SIGTERM")
-        time.sleep(lives[1])
-        soak.end("kill -9")
-        soak.begin(3, "restart after kill -9")
-        time.sleep(lives[2])
+    soak.begin(1, "first start")
+    load.start(LOOPS + [("exports", max(15.0, SOAK_S / 40))])
+    time.sleep(lives[0])
+    assert soak.end("SIGTERM") == 0, srv.log()
+    soak.begin(2, "restart after SIGTERM")
+    time.sleep(lives[1])
+    soak.end("kill -9")
+    soak.begin(3, "restart after kill -9")
+    time.sleep(lives[2])
 
-        # The store is damaged with nothing in flight and everything accepted logged: the
-        # log is the record, and it must keep every row through the damage.
-        load.pause()
-        wait_logged(srv.data, load.accepted_ids())
-        assert soak.end("SIGTERM") == 0, srv.log()
-        damaged = damage_biggest_block(srv.data)
-        soak.note("damaged", **damaged)
-        soak.begin(4, "restart after store damage")
-        status, resp = srv.post("/v1/rewards", {"task_id": "ci/1_add_relu", "codes": [load_solution_tag("damage")],
-                                                "wait_s": 300})
-        load.accept(status, resp, 1)
-        assert status == 200 and resp["results"][0]["status"] == "correct", (status, resp, srv.log())
-        load.hold.clear()
-        time.sleep(lives[3])
+    # The store is damaged with nothing in flight and everything accepted logged: the log
+    # is the record, and it must keep every row through the damage.
+    load.pause()
+    wait_logged(srv.data, load.accepted_ids())
+    assert soak.end("SIGTERM") == 0, srv.log()
+    soak.damaged = damage_biggest_block(srv.data)
+    soak.note("damaged", **soak.damaged)
+    soak.begin(4, "restart after store damage")
+    status, resp = load.call("rewards", "POST", "/v1/rewards", {
+        "task_id": "ci/1_add_relu", "codes": [solution("1_add_relu") + "\n# soak after damage\n"], "wait_s": 300})
+    load.accept(status, resp, 1)
+    assert status == 200 and resp["results"][0]["status"] == "correct", (status, resp, srv.log())
+    load.hold.clear()
+    time.sleep(lives[3])
 
-        load.pause()
-        wait_logged(srv.data, load.accepted_ids())
-        assert soak.end("SIGTERM") == 0, srv.log()
-    finally:
-        load.finish()
-        soak.sampler.stop.set()
-        if srv.proc is not None and srv.proc.poll() is None:
-            srv.stop()
-    return soak, damaged
-
-
-def load_solution_tag(tag):
-    return (REPO / "datasets" / "solutions" / "ci" / "1_add_relu.py").read_text() + f"\n# soak {tag}\n"
+    load.pause()
+    wait_logged(srv.data, load.accepted_ids())
+    assert soak.end("SIGTERM") == 0, srv.log()
 
 
 def summarize(soak, verdicts, wall_s, **extra):
@@ -157,24 +151,34 @@ def summarize(soak, verdicts, wall_s, **extra):
             "accepted_items": len(load.accepted_ids()), "samples": samples, **extra}
 
 
+def report(soak, tmp_path, wall_s, **extra):
+    """Writes the summary and prints the table, whether the soak got to its end or not."""
+    load, samples = soak.load, soak.sampler.samples
+    verdicts = soakcheck.judge(samples)
+    answers = "; ".join(f"{k}: {dict(sorted(c.items(), key=str))}" for k, c in sorted(load.answers.items()))
+    text = (soakcheck.table(verdicts, samples) + f"\nanswers: {answers}\nverdicts: {dict(load.statuses)}\n"
+            f"accepted items {len(load.accepted_ids())}, wall {wall_s:.0f} s")
+    write_summary(tmp_path, summarize(soak, verdicts, wall_s, damaged=soak.damaged, **extra), text)
+    return verdicts
+
+
 def test_soak_mixed_load_stays_flat_and_logs_every_accepted_item_once(tmp_path):
     t0 = time.monotonic()
     with scripted_llm() as llm:
-        soak, damaged = run_soak(tmp_path, llm)
+        srv = Serve(tmp_path / "data", tmp_path, args=["--tasks", str(CI), "--llm-url", llm, "--model", "scripted"])
+        soak = Soak(srv, Load(srv))
+        try:
+            drive(soak)
+        finally:
+            soak.close()
+            ids = logged_ids(srv.data)
+            verdicts = report(soak, tmp_path, time.monotonic() - t0, logged_rows=len(ids))
     load, samples = soak.load, soak.sampler.samples
-    ids = logged_ids(soak.srv.data)
-    counts = collections.Counter(ids)
     want = load.accepted_ids()
-    verdicts = soakcheck.judge(samples)
-    summary = summarize(soak, verdicts, time.monotonic() - t0, damaged=damaged, logged_rows=len(ids))
-    answers = "; ".join(f"{k}: {dict(sorted(c.items(), key=str))}" for k, c in sorted(load.answers.items()))
-    write_summary(tmp_path, summary, soakcheck.table(verdicts, samples) + f"\nanswers: {answers}\n"
-                  f"verdicts: {dict(load.statuses)}\naccepted items {len(want)}, logged rows {len(ids)}, "
-                  f"wall {summary['wall_s']} s")
 
     missing = want - set(ids)
     assert not missing, f"{len(missing)} accepted items not in the log: {sorted(missing)[:5]}"
-    twice = [k for k, n in counts.items() if n > 1]
+    twice = [k for k, n in collections.Counter(ids).items() if n > 1]
     assert not twice, f"evaluations logged more than once: {twice[:5]}"
     for kind in ("rewards", "batches", "searches", "exports"):
         assert sum(n for s, n in load.answers[kind].items() if s in (200, 201, 202)) > 0, (kind, load.answers[kind])
@@ -192,8 +196,9 @@ def build_leaky(out):
     if not go:
         pytest.fail("the Go toolchain is needed to build the soakleak binary (make build needs it too)")
     env = {**os.environ, "CGO_CFLAGS": os.environ.get("CGO_CFLAGS", "-O2 -Wno-deprecated-declarations")}
-    r = subprocess.run([go, "build", "-tags", "soakleak", "-o", str(out), "./cmd/kernelgate"], cwd=REPO, env=env,
-                       capture_output=True, text=True, timeout=600)
+    # make build's flags, so that the build cache it filled serves all but package main.
+    r = subprocess.run([go, "build", "-trimpath", "-tags", "soakleak", "-o", str(out), "./cmd/kernelgate"],
+                       cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     return out
 
@@ -203,22 +208,15 @@ def test_the_checks_catch_a_leaking_build(tmp_path, monkeypatch):
     monkeypatch.setattr(conftest, "BIN", build_leaky(tmp_path / "kernelgate-soakleak"))
     # The leak hangs on the gateway's request log lines, which are logged at info.
     srv = Serve(tmp_path / "data", tmp_path, args=["--tasks", str(CI), "--log-level", "info"])
-    load = Load(srv)
-    soak = Soak(srv, load)
-    soak.sampler.thread.start()
+    soak = Soak(srv, Load(srv))
     try:
         soak.begin(1, "leaking build")
-        load.start([("rewards", 0.5), ("reads", 0.1)])
+        soak.load.start([("rewards", 0.5), ("reads", 0.1)])
         time.sleep(LEAK_S)
         soak.end("SIGTERM")
     finally:
-        load.finish()
-        soak.sampler.stop.set()
-        if srv.proc is not None and srv.proc.poll() is None:
-            srv.stop()
-    verdicts = soakcheck.judge(soak.sampler.samples)
-    write_summary(tmp_path, summarize(soak, verdicts, time.monotonic() - t0, leak_build=True),
-                  soakcheck.table(verdicts, soak.sampler.samples))
+        soak.close()
+        verdicts = report(soak, tmp_path, time.monotonic() - t0, leak_build=True)
     flagged = {v["figure"] for v in soakcheck.leaks(verdicts)}
     assert flagged == set(soakcheck.FIGURES), soakcheck.table(verdicts, soak.sampler.samples)
 
