@@ -63,8 +63,9 @@ test-py: $(PYDEP)
 
 # A real `kernelgate serve` driven over HTTP (tests/e2e): durability, clients. Three
 # processes, each a whole test file at a time (module fixtures are one serve each).
+# GO: the soak test builds a leaking binary (-tags soakleak) with the same toolchain.
 test-e2e: $(PYDEP) .venv-trainers/bin/python build
-	$(TRAINPY) -m pytest -q -n 3 --dist loadfile tests/e2e
+	GO='$(GO)' $(TRAINPY) -m pytest -q -n 3 --dist loadfile tests/e2e
 
 # Every suite through `tasks check` (CPU: ci and small tasks run in full, the rest at
 # shape level), then a synthetic suite, which must pass the same check.
