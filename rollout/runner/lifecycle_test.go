@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,5 +170,56 @@ func TestEndedSearchesAreNotKeptInMemory(t *testing.T) {
 	defer m.mu.Unlock()
 	if len(m.runs) != 0 {
 		t.Fatal("reading an ended search kept it in memory")
+	}
+}
+
+// A search left running whose steps the store lost (a damaged block) ends
+// failed at the next start instead of staying running; one that had ended
+// is left as it was.
+func TestResumeAllEndsASearchWhoseStepsWereLost(t *testing.T) {
+	dir := t.TempDir()
+	srv := llmtest.New(t,
+		llmtest.Reply(fenced(kernel("OK"))).WithUsage(50, 5).Repeat(5),
+		llmtest.Hang().Once(),
+	)
+	b := openBus(t, dir)
+	m := newManager(t, b, &fakeEval{}, nil, srv.URL())
+	ended, err := m.Start(t.Context(), Request{TaskID: taskID, Steps: 2, Policy: "sample", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, m, ended.SearchID, 10*time.Second)
+	running, err := m.Start(t.Context(), Request{TaskID: taskID, Steps: 6, Policy: "sample", Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kgtest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if s, _ := m.Get(t.Context(), running.SearchID); s.Steps != 3 || srv.InFlight() != 1 {
+			return fmt.Errorf("steps %d, in flight %d", s.Steps, srv.InFlight())
+		}
+		return nil
+	})
+	m.Close()
+	for _, id := range []string{ended.SearchID, running.SearchID} {
+		if err := m.store.steps.Delete(t.Context(), stepKey(id, 2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Close()
+
+	b = openBus(t, dir)
+	defer b.Close()
+	m = newManager(t, b, &fakeEval{}, nil, srv.URL())
+	defer m.Close()
+	ids, err := m.ResumeAll(t.Context())
+	if err != nil || len(ids) != 0 {
+		t.Fatalf("ResumeAll = %v, %v; want none resumed", ids, err)
+	}
+	rec, ok, err := m.store.record(t.Context(), running.SearchID)
+	if err != nil || !ok || rec.Status.State != StateFailed || !strings.Contains(rec.Status.Error, "step 2 of 3 is missing") {
+		t.Fatalf("the search whose steps were lost: %+v, %v, %v; want failed, naming the missing step", rec.Status, ok, err)
+	}
+	if rec, _, _ := m.store.record(t.Context(), ended.SearchID); rec.Status.State != StateDone {
+		t.Fatalf("the ended search: %+v, want done as it was", rec.Status)
 	}
 }

@@ -18,12 +18,22 @@ func (m *Manager) ResumeAll(ctx context.Context) ([]string, error) {
 	}
 	var resumed []string
 	for _, id := range ids {
-		rec, steps, err := m.store.load(ctx, id)
-		if err != nil {
+		// The record first: an ended search is left as it is, whatever
+		// became of its steps in the store.
+		rec, ok, err := m.store.record(ctx, id)
+		if err != nil || !ok {
 			m.log.Error("search not resumable", "search_id", id, "err", err)
 			continue
 		}
 		if rec.Status.State != StateRunning || m.isLive(id) {
+			continue
+		}
+		steps, err := m.store.stepsOf(ctx, rec)
+		if err != nil {
+			// Its steps are gone (a damaged store): it cannot go on, but it
+			// ends, with the steps that remain, rather than stay running.
+			m.log.Error("search not resumable", "search_id", id, "err", err)
+			m.markFailed(ctx, rec, steps, "resume: "+err.Error())
 			continue
 		}
 		if _, err := m.resume(ctx, rec, steps); err != nil {

@@ -88,28 +88,34 @@ func (s *store) step(ctx context.Context, id string, seq int) (Event, bool, erro
 // last one stored, which may be past rec.Seq when the process died between
 // storing a step and its record.
 func (s *store) load(ctx context.Context, id string) (record, []Event, error) {
-	b, _, ok, err := s.searches.Get(ctx, id)
+	rec, ok, err := s.record(ctx, id)
 	if err != nil {
 		return record{}, nil, err
 	}
 	if !ok {
 		return record{}, nil, fmt.Errorf("search %q: %w", id, ErrNotFound)
 	}
-	var rec record
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return record{}, nil, fmt.Errorf("runner: record %s: %w", id, err)
+	steps, err := s.stepsOf(ctx, rec)
+	if err != nil {
+		return record{}, nil, err
 	}
+	return rec, steps, nil
+}
+
+// stepsOf are rec's stored steps in order; with an error (a step the store
+// lost), those before the gap.
+func (s *store) stepsOf(ctx context.Context, rec record) ([]Event, error) {
 	var steps []Event
 	for seq := 1; ; seq++ {
-		ev, ok, err := s.step(ctx, id, seq)
+		ev, ok, err := s.step(ctx, rec.Status.SearchID, seq)
 		if err != nil {
-			return record{}, nil, err
+			return steps, err
 		}
 		if !ok {
 			if seq <= rec.Seq {
-				return record{}, nil, fmt.Errorf("runner: search %s: step %d of %d is missing", id, seq, rec.Seq)
+				return steps, fmt.Errorf("runner: search %s: step %d of %d is missing", rec.Status.SearchID, seq, rec.Seq)
 			}
-			return rec, steps, nil
+			return steps, nil
 		}
 		steps = append(steps, ev)
 	}
