@@ -59,7 +59,7 @@ test-go: build
 # A process per core, a test file at a time (a file's zygote is started once), where the
 # interpreter has pytest-xdist (the project venv does; a KERNELGATE_PYTHON may not).
 test-py: $(PYDEP)
-	cd $(PYDIR) && $(PYTHON) -m pytest -q $$($(PYTHON) -c 'import xdist' 2>/dev/null && echo -n auto --dist loadfile) tests
+	cd $(PYDIR) && $(PYTHON) -m pytest -q $$($(PYTHON) -c 'import xdist' 2>/dev/null && echo '-nauto --dist loadfile') tests
 
 # A real `kernelgate serve` driven over HTTP (tests/e2e): durability, clients. Three
 # processes, each a whole test file at a time (module fixtures are one serve each).
