@@ -56,10 +56,9 @@ test: $(PYDEP) vet test-go test-py test-e2e test-tasks
 test-go: build
 	KERNELGATE_BIN=$(CURDIR)/bin/kernelgate $(GO) test -race -count=1 ./...
 
-# A process per core, a test file at a time (a file's zygote is started once), where the
-# interpreter has pytest-xdist (the project venv does; a KERNELGATE_PYTHON may not).
+# A pytest process per core, each a share of the test files (run-tests.sh says why not xdist).
 test-py: $(PYDEP)
-	cd $(PYDIR) && $(PYTHON) -m pytest -q $$($(PYTHON) -c 'import xdist' 2>/dev/null && echo '-nauto --dist loadfile') tests
+	PYTHON=$(PYTHON) $(PYDIR)/run-tests.sh
 
 # A real `kernelgate serve` driven over HTTP (tests/e2e): durability, clients. Three
 # processes, each a whole test file at a time (module fixtures are one serve each).
