@@ -137,7 +137,8 @@ func TestAuthResponsesDeclared(t *testing.T) {
 	}
 	open := map[string]bool{"GET /healthz": true, "GET /readyz": true, "GET /openapi.yaml": true, "GET /openapi.json": true,
 		"GET /ui/{page}": true, "POST /ui/login": true, // the dashboard: its reads carry the key (gateway/ui)
-		"GET /ui/login": true} // no page: /ui/{page} answers it 404
+		"GET /ui/login": true, // no page: /ui/{page} answers it 404
+		"GET /":         true} // a redirect to /ui/
 	want := map[int]string{
 		401: "#/components/responses/Unauthorized",
 		403: "#/components/responses/Forbidden",

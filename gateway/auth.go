@@ -45,8 +45,9 @@ var routeScopes = []scopeRule{
 	{path: "/v1/exports", scope: apikey.Export},
 	{path: "/v1/gpus", scope: apikey.Admin},
 	{path: "/metrics", scope: apikey.Admin},
-	{path: "/v1/stats", scope: apikey.Admin}, // what /metrics cannot hold as labels (the slowest tasks)
-	{path: "/ui", open: true},                // the dashboard: pages without data; their reads use the caller's key (gateway/ui)
+	{path: "/v1/stats", scope: apikey.Admin},        // what /metrics cannot hold as labels (the slowest tasks)
+	{path: "/ui", open: true},                       // the dashboard: pages without data; their reads use the caller's key (gateway/ui)
+	{method: http.MethodGet, path: "/", open: true}, // a redirect to the dashboard
 }
 
 // scopeFor finds the rule of a matched route; ok is false when none covers it.

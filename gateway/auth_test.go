@@ -69,6 +69,8 @@ func TestAuthScopes(t *testing.T) {
 		{"health is open", "GET", "/healthz", "/healthz", "", 200, "", ""},
 		{"readiness is open", "GET", "/readyz", "/readyz", "", 503, CodeNotReady, "no worker"},
 		{"the contract is open", "GET", "/openapi.yaml", "", "", 200, "", ""}, // YAML: TestServesItsOpenAPI
+		{"the root leads to the dashboard, open", "GET", "/", "", "", 302, "", ""}, // HTML: Location checked below
+		{"only GET on the root", "POST", "/", "", "", 401, CodeUnauthorized, ""},
 		{"no header", "POST", "/v1/rewards", "/v1/rewards", "", 401, CodeUnauthorized, "Authorization: Bearer"},
 		{"basic auth", "POST", "/v1/rewards", "/v1/rewards", "Basic dXNlcjpwYXNz", 401, CodeUnauthorized, "must be Bearer"},
 		{"bearer without key", "POST", "/v1/rewards", "/v1/rewards", "Bearer ", 401, CodeUnauthorized, "no key"},
@@ -108,6 +110,11 @@ func TestAuthScopes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the root's Location", func(t *testing.T) {
+		if rec := request(t, srv.Handler(), "GET", "/", "", nil); rec.Header().Get("Location") != "/ui/" {
+			t.Errorf("%d, Location %q, want /ui/", rec.Code, rec.Header().Get("Location"))
+		}
+	})
 	t.Run("two Authorization headers", func(t *testing.T) {
 		req := httptest.NewRequest("POST", "/v1/rewards", strings.NewReader("{"))
 		req.Host = "localhost" // a loopback gateway answers only to loopback names (doors.go)
@@ -265,6 +272,7 @@ func TestEveryRouteHasAScope(t *testing.T) {
 		"POST /v1/skills/:id/retire":  {path: "/v1/skills", scope: apikey.Admin},
 		"GET /healthz":                {path: "/healthz", open: true},
 		"GET /openapi.yaml":           {path: "/openapi.yaml", open: true},
+		"GET /":                       {method: "GET", path: "/", open: true},
 		"GET /v1/rewardsX":            {},
 	} {
 		method, path, _ := strings.Cut(route, " ")

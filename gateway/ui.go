@@ -17,4 +17,6 @@ func (s *Server) uiRoutes(r gin.IRoutes) {
 	h := gin.WrapH(ui.New(ui.Config{API: api, Log: s.log}))
 	r.GET("/ui/*page", h)
 	r.POST("/ui/login", h)
+	// The address serve prints leads to the dashboard.
+	r.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, "/ui/") })
 }

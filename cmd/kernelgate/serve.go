@@ -72,7 +72,7 @@ func newServeCmd(g *globals) *cobra.Command {
 				Episodes: episode.Config{Idle: episodeIdle}, CompactEvery: compactEvery,
 				HostMemoryMB: hostMemoryMB, Version: version, WriterID: writerID(), Log: log,
 				Serving: func(a net.Addr, where string) {
-					fmt.Fprintf(g.stderr, "kernelgate: serving on http://%s (data %s, %s)\n", a, dataDir, where)
+					fmt.Fprintf(g.stderr, "kernelgate: serving on http://%s (data %s, %s); the dashboard: http://%s/ui/\n", a, dataDir, where, a)
 				},
 			}
 			cfg.Gateway.Addr = addr
