@@ -81,7 +81,7 @@ func (v *verdictMetrics) observe(r dispatch.Result) {
 	case r.Shared:
 		v.cached.WithLabelValues(fromShared).Inc()
 	case r.ExecMS > 0 && r.Verdict.TaskInfo == nil: // a run, and not a task check
-		v.slowest.add(r.Verdict.TaskHash, r.Verdict.TaskName, r.ExecMS)
+		v.slowest.add(r.Verdict.TaskHash, r.Verdict.TaskName, r.ExecMS, r.QueueWaitMS)
 	}
 }
 

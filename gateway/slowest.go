@@ -29,10 +29,10 @@ const (
 	taskIDMemo          = time.Minute // how long a hash's registry id is remembered
 )
 
-// slowRun is one evaluation's run time.
+// slowRun is one evaluation's run time and its wait in the queue.
 type slowRun struct {
 	hash, name string
-	ms         float64
+	ms, waitMS float64
 	at         time.Time
 }
 
@@ -54,14 +54,14 @@ func newSlowest(n int, now func() time.Time) *slowest {
 	return &slowest{runs: make([]slowRun, 0, n), now: now, ids: map[string]memoID{}}
 }
 
-func (s *slowest) add(hash, name string, ms float64) {
+func (s *slowest) add(hash, name string, ms, waitMS float64) {
 	if hash == "" || math.IsNaN(ms) || math.IsInf(ms, 0) || ms <= 0 {
 		return
 	}
 	if r := []rune(name); len(r) > maxTaskNameLen {
 		name = string(r[:maxTaskNameLen])
 	}
-	run := slowRun{hash: hash, name: name, ms: ms, at: s.now()}
+	run := slowRun{hash: hash, name: name, ms: ms, waitMS: waitMS, at: s.now()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.runs) < cap(s.runs) {
@@ -89,13 +89,16 @@ func (s *slowest) top(n int) slowestTasks {
 	s.mu.Unlock()
 	out := slowestTasks{Runs: len(runs), Tasks: []slowTask{}}
 	byHash := map[string][]slowRun{}
-	for _, r := range runs {
+	execS, waitS := make([]float64, len(runs)), make([]float64, len(runs))
+	for i, r := range runs {
+		execS[i], waitS[i] = r.ms/1000, r.waitMS/1000
 		byHash[r.hash] = append(byHash[r.hash], r)
 		if out.Since == nil || r.at.Before(*out.Since) {
 			at := r.at
 			out.Since = &at
 		}
 	}
+	out.Exec, out.QueueWait = overview.MeasuredOf(execS), overview.MeasuredOf(waitS)
 	for hash, rs := range byHash {
 		ms := make([]float64, len(rs))
 		t := slowTask{TaskHash: hash, Evaluations: len(rs)}

@@ -18,12 +18,12 @@ import (
 func TestSlowestRanksByMedian(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	s := newSlowest(4, func() time.Time { now = now.Add(time.Second); return now })
-	s.add("sha256:old", "old", 99000) // pushed out of the ring below
-	s.add("sha256:a", "a", 1000)
-	s.add("sha256:a", "a", 9000) // one slow run: a's median is 5 s
-	s.add("sha256:b", strings.Repeat("é", 200), 6000)
-	s.add("sha256:a", "a-renamed", 5000)
-	s.add("", "no hash", 1e6) // not a task: ignored
+	s.add("sha256:old", "old", 99000, 0) // pushed out of the ring below
+	s.add("sha256:a", "a", 1000, 0)
+	s.add("sha256:a", "a", 9000, 0) // one slow run: a's median is 5 s
+	s.add("sha256:b", strings.Repeat("é", 200), 6000, 0)
+	s.add("sha256:a", "a-renamed", 5000, 0)
+	s.add("", "no hash", 1e6, 0) // not a task: ignored
 	got := s.top(10)
 	if got.Runs != 4 || got.Since == nil || !got.Since.Equal(time.Date(2026, 12, 1, 12, 0, 2, 0, time.UTC)) {
 		t.Errorf("runs %d since %v, want the 4 latest from 12:00:02", got.Runs, got.Since)
@@ -37,6 +37,10 @@ func TestSlowestRanksByMedian(t *testing.T) {
 	}
 	if n := len([]rune(got.Tasks[0].TaskName)); n != maxTaskNameLen {
 		t.Errorf("a name of %d runes kept, want it cut to %d", n, maxTaskNameLen)
+	}
+	// The run times over the same 4 runs: observed values, the maximum 9 s.
+	if e := got.Exec; e.Count != 4 || *e.P50 != 5 || *e.P99 != 9 || *e.Max != 9 || got.QueueWait.Count != 4 {
+		t.Errorf("exec %+v, queue wait %+v", e, got.QueueWait)
 	}
 	if one := s.top(1); len(one.Tasks) != 1 || one.Tasks[0].TaskHash != "sha256:b" {
 		t.Errorf("top 1: %+v", one.Tasks)
@@ -113,7 +117,7 @@ func TestSlowestTasksEndpoint(t *testing.T) {
 func TestSlowestIDMemo(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	s := newSlowest(8, func() time.Time { return now })
-	s.add("sha256:a", "a", 1000)
+	s.add("sha256:a", "a", 1000, 0)
 	lists := 0
 	list := func(context.Context) (map[string]string, error) {
 		lists++

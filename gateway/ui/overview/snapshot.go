@@ -35,20 +35,15 @@ type Snapshot struct {
 	SinkBacklog *float64 `json:"sink_backlog"`
 	// Slowest: the slowest tasks lately (nil: not read).
 	Slowest   *Slowest `json:"slowest"`
-	Exec      Latency  `json:"exec"`
-	QueueWait Latency  `json:"queue_wait"`
+	// Exec and QueueWait are measured over the runs the slowest tasks
+	// were ranked from (zero when those could not be read).
+	Exec      Measured `json:"exec"`
+	QueueWait Measured `json:"queue_wait"`
 	Workers   []Worker `json:"workers"`
 	GPUs      []GPU    `json:"gpus"`
 	GPUMode   string   `json:"gpu_mode,omitempty"` // /v1/gpus's mode: gpu, cpu_interpreter, none
 	GPUReason string   `json:"gpu_reason,omitempty"`
 	Missing   []string `json:"missing,omitempty"` // what could not be read, and why
-}
-
-// Latency is a histogram's count and quantiles (nil before any sample).
-type Latency struct {
-	Count float64  `json:"count"`
-	P50   *float64 `json:"p50"`
-	P99   *float64 `json:"p99"`
 }
 
 // Worker is one local worker (label device: gpu<N> or cpu).
@@ -132,8 +127,6 @@ func FromMetrics(r io.Reader, now time.Time) (Snapshot, error) {
 		s.Verdicts[label(m, "status")] += m.GetCounter().GetValue()
 	}
 	s.verdictDetail(fams) // verdicts.go
-	s.Exec = latencyOf(fams, "kernelgate_evaluation_exec_seconds")
-	s.QueueWait = latencyOf(fams, "kernelgate_evaluation_queue_wait_seconds")
 	s.Workers = workersOf(fams)
 	return s, nil
 }

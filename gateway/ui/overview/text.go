@@ -21,8 +21,7 @@ func WriteText(w io.Writer, s, prev Snapshot, source string) error {
 		rate = fmt.Sprintf("%.2f/s", s.Rate(prev))
 	}
 	fmt.Fprintf(tw, "queue\t%s\tverdicts\t%.0f (%s)\n", optional(s.QueueDepth, "%.0f"), s.Total(), rate)
-	fmt.Fprintf(tw, "run p50/p99\t%s / %s\tqueue wait p50/p99\t%s / %s\n",
-		Seconds(s.Exec.P50), Seconds(s.Exec.P99), Seconds(s.QueueWait.P50), Seconds(s.QueueWait.P99))
+	fmt.Fprintf(tw, "run p50/p99/max\t%s\tqueue wait p50/p99/max\t%s\n", s.Exec, s.QueueWait)
 	var mix []string
 	for _, st := range s.Statuses() {
 		if n := s.Verdicts[st]; n > 0 {

@@ -2,6 +2,7 @@ package overview
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -36,23 +37,21 @@ func deref(v *float64) any {
 
 // top's frame gives a queue wait of milliseconds in ms, not as "0.00213s".
 func TestTheFrameGivesAShortQueueWaitInMilliseconds(t *testing.T) {
-	scrape := `# TYPE kernelgate_evaluation_queue_wait_seconds histogram
-kernelgate_evaluation_queue_wait_seconds_bucket{le="0.001"} 0
-kernelgate_evaluation_queue_wait_seconds_bucket{le="0.002"} 10
-kernelgate_evaluation_queue_wait_seconds_bucket{le="0.005"} 10
-kernelgate_evaluation_queue_wait_seconds_bucket{le="+Inf"} 10
-kernelgate_evaluation_queue_wait_seconds_sum 0.015
-kernelgate_evaluation_queue_wait_seconds_count 10
-`
-	s, err := FromMetrics(strings.NewReader(scrape), time.Now())
+	s, err := FromMetrics(strings.NewReader(""), time.Now())
 	if err != nil {
+		t.Fatal(err)
+	}
+	waits := []float64{0.0015, 0.0015, 0.00199}
+	body, _ := json.Marshal(Slowest{Runs: 3, Tasks: []SlowTask{}, Exec: MeasuredOf([]float64{0.7, 0.715, 0.7}), QueueWait: MeasuredOf(waits)})
+	if err := s.AddSlowest(body); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
 	if err := WriteText(&buf, s, Snapshot{}, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "queue wait p50/p99  1.5 ms / 1.99 ms") {
+	if !strings.Contains(buf.String(), "queue wait p50/p99/max  1.5 ms / 1.99 ms / 1.99 ms (3 runs)") ||
+		!strings.Contains(buf.String(), "run p50/p99/max  700 ms / 715 ms / 715 ms (3 runs)") {
 		t.Errorf("the frame:\n%s", buf.String())
 	}
 }

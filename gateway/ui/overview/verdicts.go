@@ -29,6 +29,9 @@ type Slowest struct {
 	Runs  int        `json:"runs"`  // the runs ranked (at most the gateway keeps)
 	Since *time.Time `json:"since"` // the oldest of them; null with none
 	Tasks []SlowTask `json:"tasks"`
+	// Exec and QueueWait are the same runs' run times and queue waits.
+	Exec      Measured `json:"exec"`
+	QueueWait Measured `json:"queue_wait"`
 }
 
 // SlowestPath is what AddSlowest reads: the ten slowest.
@@ -56,6 +59,7 @@ func (s *Snapshot) AddSlowest(body []byte) error {
 		return fmt.Errorf("overview: decoding /v1/stats/slowest-tasks: %w", err)
 	}
 	s.Slowest = &sl
+	s.Exec, s.QueueWait = sl.Exec, sl.QueueWait
 	return nil
 }
 

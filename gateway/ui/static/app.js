@@ -35,6 +35,9 @@ const fmt = (v, d = 3) => (v === null || v === undefined || Number.isNaN(v)) ? "
 const seconds = (v) => (v === null || v === undefined || Number.isNaN(v)) ? "–" :
   v < 0.9995 ? String(Number((v * 1000).toPrecision(3))) + " ms" :
   v >= 100 ? v.toFixed(0) + " s" : String(Number(v.toPrecision(3))) + " s";
+// measured writes run times as overview.Measured's String does: observed figures, with their count.
+const measured = (m) => !m || !m.count ? "–" :
+  `${seconds(m.p50)} / ${seconds(m.p99)} / ${seconds(m.max)} (${m.count} ${m.count === 1 ? "run" : "runs"})`;
 
 function status(sel, s) {
   const e = $(sel);
@@ -93,8 +96,8 @@ function overview() {
     set("#queue", fmt(s.queue_depth));
     const total = Object.values(s.verdicts).reduce((a, b) => a + b, 0);
     set("#total", fmt(total));
-    set("#exec", seconds(s.exec.p50) + " / " + seconds(s.exec.p99));
-    set("#wait", seconds(s.queue_wait.p50) + " / " + seconds(s.queue_wait.p99));
+    set("#exec", measured(s.exec));
+    set("#wait", measured(s.queue_wait));
     if (prev) {
       const dt = (Date.parse(s.time) - Date.parse(prev.time)) / 1000;
       const d = {};
