@@ -24,6 +24,12 @@ func (h *Handler) snapshot(r *http.Request) (overview.Snapshot, *apiError) {
 	} else if err := s.AddGPUs(gpus); err != nil {
 		s.Missing = append(s.Missing, err.Error())
 	}
+	var ready []byte
+	if e := h.get(r, "/readyz", &ready); e != nil {
+		s.AddReadyz(nil, e.Message)
+	} else {
+		s.AddReadyz(ready, "")
+	}
 	var slow []byte
 	if e := h.get(r, overview.SlowestPath, &slow); e != nil {
 		s.Missing = append(s.Missing, "slowest tasks: "+e.Message)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,6 +31,14 @@ func Fetch(ctx context.Context, c *http.Client, baseURL, key string) (Snapshot, 
 	}
 	if err != nil {
 		s.Missing = append(s.Missing, "GPUs: "+err.Error())
+	}
+	ready, err := get(ctx, c, base+"/readyz", key)
+	var refused *HTTPError
+	switch {
+	case err == nil:
+		s.AddReadyz(ready, "")
+	case errors.As(err, &refused):
+		s.AddReadyz(nil, refused.Message)
 	}
 	slow, err := get(ctx, c, base+SlowestPath, key)
 	if err == nil {

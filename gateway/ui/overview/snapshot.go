@@ -19,6 +19,9 @@ import (
 type Snapshot struct {
 	Time  time.Time `json:"time"`
 	Ready bool      `json:"ready"`
+	// Health is what /readyz said: "ready", "degraded: why" (serving while the
+	// store's batches are checked after a start) or "not ready: why"; "" unread.
+	Health string `json:"health,omitempty"`
 	// QueueDepth is nil when the gateway could not read its queue.
 	QueueDepth *float64 `json:"queue_depth"`
 	InFlight   float64  `json:"http_in_flight"`

@@ -15,6 +15,9 @@ func WriteText(w io.Writer, s, prev Snapshot, source string) error {
 	if s.Ready {
 		ready = "ready"
 	}
+	if s.Health != "" {
+		ready = s.Health
+	}
 	fmt.Fprintf(tw, "kernelgate  %s  %s  %s\n\n", source, s.Time.UTC().Format("15:04:05"), ready)
 	rate := "–"
 	if !prev.Time.IsZero() {

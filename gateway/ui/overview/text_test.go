@@ -55,3 +55,24 @@ func TestTheFrameGivesAShortQueueWaitInMilliseconds(t *testing.T) {
 		t.Errorf("the frame:\n%s", buf.String())
 	}
 }
+
+// The page and top say when the gateway is degraded or not ready, and why.
+func TestHealthIsShown(t *testing.T) {
+	for _, tt := range []struct {
+		body, refusal, want string
+	}{
+		{`{"status":"ready"}`, "", "ready"},
+		{`{"status":"degraded","detail":"checking batches left running: 3 checked, 2 to go"}`, "", "degraded: checking batches left running: 3 checked, 2 to go"},
+		{"", "not ready: no worker", "not ready: no worker"},
+	} {
+		s, _ := FromMetrics(strings.NewReader(""), time.Now())
+		s.AddReadyz([]byte(tt.body), tt.refusal)
+		var buf bytes.Buffer
+		if err := WriteText(&buf, s, Snapshot{}, "test"); err != nil {
+			t.Fatal(err)
+		}
+		if s.Health != tt.want || !strings.Contains(buf.String(), tt.want) {
+			t.Errorf("health %q, want %q; frame:\n%s", s.Health, tt.want, buf.String())
+		}
+	}
+}

@@ -133,3 +133,23 @@ func percent(v *float64) string {
 	}
 	return fmt.Sprintf("%.1f%%", *v*100)
 }
+
+// AddReadyz records what /readyz answered: its body and, when it refused,
+// the refusal's message.
+func (s *Snapshot) AddReadyz(body []byte, refusal string) {
+	if refusal != "" {
+		s.Health = "not ready: " + strings.TrimPrefix(refusal, "not ready: ")
+		return
+	}
+	var h struct {
+		Status string `json:"status"`
+		Detail string `json:"detail"`
+	}
+	if json.Unmarshal(body, &h) != nil || h.Status == "" {
+		return
+	}
+	s.Health = h.Status
+	if h.Detail != "" {
+		s.Health += ": " + h.Detail
+	}
+}

@@ -92,7 +92,7 @@ function overview() {
       if (refused(e)) clearInterval(timer); else showError(e.message);
       return;
     }
-    set("#ready", s.ready ? "yes" : "no");
+    set("#ready", s.health || (s.ready ? "yes" : "no"));
     set("#queue", fmt(s.queue_depth));
     const total = Object.values(s.verdicts).reduce((a, b) => a + b, 0);
     set("#total", fmt(total));
