@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -49,6 +50,17 @@ func startStack(t *testing.T, dataDir string) http.Handler {
 // startServer is startStack's gateway itself, for tests that Serve it.
 func startServer(t *testing.T, dataDir string) *Server {
 	t.Helper()
+	b, sup, log := startParts(t, dataDir)
+	reg, eps := stackDeps(t, b) // e2e_tasks_test.go
+	return New(Config{}, Deps{Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode,
+		GPUs: sup, Log: log, Tasks: reg, Episodes: eps})
+}
+
+// startParts starts what serves the gateway: the embedded bus, a real
+// Supervisor (CPU mode, real zygote), a worker and the Parquet sink, all
+// stopped when the test ends.
+func startParts(t *testing.T, dataDir string) (*bus.Bus, *harness.Supervisor, *slog.Logger) {
+	t.Helper()
 	py := realPython(t)
 	log := kgtest.Logger(t)
 	b, err := bus.Open(t.Context(), bus.Options{DataDir: dataDir}, log)
@@ -81,9 +93,7 @@ func startServer(t *testing.T, dataDir string) *Server {
 		sup.Close()
 		b.Close()
 	})
-	reg, eps := stackDeps(t, b) // e2e_tasks_test.go
-	return New(Config{}, Deps{Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode,
-		GPUs: sup, Log: log, Tasks: reg, Episodes: eps})
+	return b, sup, log
 }
 
 func readFile(t *testing.T, path string) string {

@@ -1,25 +1,17 @@
 package gateway
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
-	"github.com/kernelgate/kernelgate/bus"
 	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
-	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/export/dataset"
-	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
 	"github.com/kernelgate/kernelgate/worker"
 )
@@ -31,39 +23,8 @@ func TestABatchWhoseResultsWereLostIsAnsweredFromTheLog(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the real Python zygote")
 	}
-	py := realPython(t)
 	dataDir := t.TempDir()
-	log := kgtest.Logger(t)
-	b, err := bus.Open(t.Context(), bus.Options{DataDir: dataDir}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sup := harness.New(harness.Config{Python: py, Device: "cpu", Concurrency: 2, CacheDir: t.TempDir()}, log)
-	sctx, scancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer scancel()
-	if err := sup.Start(sctx); err != nil {
-		b.Close()
-		if os.Getenv("KERNELGATE_REQUIRE_PYTHON") != "1" {
-			t.Skipf("python %s cannot run the zygote: %v", py, err)
-		}
-		t.Fatal(err)
-	}
-	sink, err := export.NewSink(filepath.Join(dataDir, "parquet"), "settle", log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	eg, gctx := errgroup.WithContext(ctx)
-	eg.Go(func() error { return worker.Run(gctx, b, sup, log) })
-	eg.Go(func() error { return sink.Run(gctx, b) })
-	t.Cleanup(func() {
-		cancel()
-		if err := eg.Wait(); err != nil {
-			t.Errorf("stack: %v", err)
-		}
-		sup.Close()
-		b.Close()
-	})
+	b, sup, log := startParts(t, dataDir)
 	svc := &dispatch.Service{Bus: b, Mode: sup.Mode, Poll: 100 * time.Millisecond, Stall: testStall, Log: log}
 	srv := New(Config{}, Deps{Bus: b, Ready: func() error { return worker.Ready(sup) }, TimingMode: sup.Mode,
 		Evals: svc, Log: log, Exports: Exports{DataDir: dataDir}})

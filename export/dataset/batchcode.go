@@ -60,22 +60,27 @@ func BatchCode(log *slog.Logger, dataDir, id string, created time.Time) ([]ItemC
 	return out, nil
 }
 
-// batchCodeIn reads the rows of part path whose eval_id is prefix<index>.
-func batchCodeIn(path, prefix string) ([]ItemCode, error) {
+// itemRows finds the rows of part path whose eval_id is prefix<index>: their
+// row numbers and indices.
+func itemRows(path, prefix string) (rows []int64, index []int, err error) {
 	ids, err := export.ReadRows[evalIDRow](path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var rows []int64
-	var index []int
 	for row, x := range ids {
 		rest, ok := strings.CutPrefix(x.EvalID, prefix)
 		if i, aerr := strconv.Atoi(rest); ok && aerr == nil && i >= 0 {
 			rows, index = append(rows, int64(row)), append(index, i)
 		}
 	}
-	if len(rows) == 0 {
-		return nil, nil
+	return rows, index, nil
+}
+
+// batchCodeIn reads the rows of part path whose eval_id is prefix<index>.
+func batchCodeIn(path, prefix string) ([]ItemCode, error) {
+	rows, index, err := itemRows(path, prefix)
+	if err != nil || len(rows) == 0 {
+		return nil, err
 	}
 	got, err := export.ReadRowsAt[codeRow](path, rows)
 	if err != nil {

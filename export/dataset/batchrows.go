@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"log/slog"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kernelgate/kernelgate/export"
@@ -28,20 +26,9 @@ func BatchRows(log *slog.Logger, dataDir, id string, created time.Time) ([]Logge
 	}
 	prefix := id + "-"
 	got, _, err := readParts(log, root, export.TableEvaluations, Filter{Since: created}, func(p string) ([]LoggedItem, error) {
-		ids, err := export.ReadRows[evalIDRow](p)
-		if err != nil {
+		at, index, err := itemRows(p, prefix)
+		if err != nil || len(at) == 0 {
 			return nil, err
-		}
-		var at []int64
-		var index []int
-		for row, x := range ids {
-			rest, ok := strings.CutPrefix(x.EvalID, prefix)
-			if i, aerr := strconv.Atoi(rest); ok && aerr == nil && i >= 0 {
-				at, index = append(at, int64(row)), append(index, i)
-			}
-		}
-		if len(at) == 0 {
-			return nil, nil
 		}
 		rows, err := export.ReadRowsAt[export.Evaluation](p, at)
 		if err != nil {
