@@ -68,7 +68,7 @@ func TestAuthScopes(t *testing.T) {
 	}{
 		{"health is open", "GET", "/healthz", "/healthz", "", 200, "", ""},
 		{"readiness is open", "GET", "/readyz", "/readyz", "", 503, CodeNotReady, "no worker"},
-		{"the contract is open", "GET", "/openapi.yaml", "", "", 200, "", ""}, // YAML: TestServesItsOpenAPI
+		{"the contract is open", "GET", "/openapi.yaml", "", "", 200, "", ""},      // YAML: TestServesItsOpenAPI
 		{"the root leads to the dashboard, open", "GET", "/", "", "", 302, "", ""}, // HTML: Location checked below
 		{"only GET on the root", "POST", "/", "", "", 401, CodeUnauthorized, ""},
 		{"no header", "POST", "/v1/rewards", "/v1/rewards", "", 401, CodeUnauthorized, "Authorization: Bearer"},

@@ -37,7 +37,7 @@ type Snapshot struct {
 	// SinkBacklog: events the Parquet sink has not written (nil: unknown).
 	SinkBacklog *float64 `json:"sink_backlog"`
 	// Slowest: the slowest tasks lately (nil: not read).
-	Slowest   *Slowest `json:"slowest"`
+	Slowest *Slowest `json:"slowest"`
 	// Exec and QueueWait are measured over the runs the slowest tasks
 	// were ranked from (zero when those could not be read).
 	Exec      Measured `json:"exec"`
