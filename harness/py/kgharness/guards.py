@@ -31,6 +31,7 @@ class _State:
     cov = None            # [(start, end)] CUDA events around own launches, while measuring coverage
     streams = None        # {handle: stream} of own launches, while a correctness call is checked
     busy = set()          # thread idents inside the hook (re-entrancy guard)
+    ablation = None       # the ablated call's kgharness.runner.ablation.Ablation: own launches skipped
 
 
 S = _State
@@ -48,6 +49,9 @@ def _make_counting_run(orig):
         if not (S.counting and not kwargs.get("warmup") and code is not None
                 and code.co_filename == S.cand_file):
             return orig(self, *args, **kwargs)
+        if S.ablation is not None:
+            S.ablation.skip(args, kwargs)
+            return None
         if S.cov is None:
             result = orig(self, *args, **kwargs)
         else:

@@ -25,7 +25,7 @@ import torch
 from .. import channel, options, pipe
 from ..runner import feedback, loader, precompile
 from ..verdict import FLAGS, STATUSES, add_flag, finalize, name_task_failure, new_verdict
-from . import checks, refstore, reservation, screen, taskcheck, trials, window
+from . import ablation, checks, refstore, reservation, screen, taskcheck, trials, window
 from .devicememory import DeviceMemory
 from .sharing import SharedReference
 from .talk import RunnerTalk
@@ -191,15 +191,18 @@ class Judge:
             mb = reservation.measured_mb({"device_memory": self.memory.footprint()})
             if mb:
                 self.ctx.measured(mb)
-        if self.timed():
+        windowed = self.timed()
+        if windowed:
             if self.memory.owed:
                 sharing.bring_reference(t)
             self.stage("timing")
             window.Window(self, t).run()
+            ablation.reference(t)
             with contextlib.suppress(Exception):   # unsound: retired when this evaluation ends
                 sharing.host_done()
         self.stage("checks")
         checks.final_checks(self)
+        ablation.check(t, windowed)
 
     def init_device(self):
         """The judge's buffers and computations: in the GPU's judge service when the zygote

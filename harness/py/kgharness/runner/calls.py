@@ -8,6 +8,7 @@ import torch
 from .. import exchange, guards
 from .. import inputs as I
 from ..snapshot import T
+from .ablation import Ablation
 from .models import Stop
 
 
@@ -111,6 +112,31 @@ class Calls:
                       "was still running on another stream when forward() returned")
         parts = {"inputs": t1 - t0, "in_sum": t2 - t1, "run": t3 - t2, "after": t4 - t3}
         out["parts_ms"] = {k: round(x * 1e3, 4) for k, x in parts.items()}
+        return out
+
+    def ablated(self, req, _fds):
+        """forward() on a seed's fresh inputs with every launch of the submission's own
+        Triton kernels skipped (kgharness.runner.ablation), its outputs written into the
+        judge's buffer: the judge compares them with the reference's
+        (kgharness.judge.ablation). Never a failure of the evaluation: without its kernels
+        an honest submission may well raise. The last call that computes: what it filled
+        stays filled."""
+        r = self.runner
+        self.release()
+        inputs = self.inputs_for(req["inputs"])
+        ab = guards.S.ablation = Ablation(I.flatten(inputs))
+        out = {"ran": False}
+        try:
+            leaves, _ = self.run(inputs)
+            if r.gpu:
+                T.cuda_sync()
+            spec = [I.leaf_spec(x) for x in leaves]
+            out = {"ran": True, "spec": spec, "written": self.write(req.get("buf"), leaves, spec)}
+        except Exception:  # noqa: BLE001 - Stop included: what broke is no verdict here
+            pass
+        finally:
+            guards.S.ablation = None
+        out["skipped"] = ab.skipped
         return out
 
     def run(self, inputs, checked=False):

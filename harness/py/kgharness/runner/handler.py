@@ -28,6 +28,8 @@ One request, one reply (kgharness.channel). Requests:
                             this call's input values into the inputs held (the same tensors
                             at the same addresses) and run on those
   write {buf}               write the last call's outputs into buf
+  ablated {inputs, buf}     like call, with every launch of the candidate's own Triton
+                            kernels skipped (kgharness.judge.ablation); never fails
   go {seed, buf, head_ms?}  one timed iteration on fresh inputs of seed, made inside the
                             request (its own clock, after a head start of head_ms), outputs
                             into buf; says how long its launches took
@@ -82,6 +84,7 @@ class Runner:
             "precompile": self.models.precompile, "cuda": self.models.cuda, "load": self.models.load,
             "attach": self.calls.attach, "detach": self.calls.detach, "hello": self.calls.hello,
             "call": self.calls.call, "write": self.calls.write_last, "sum": self.calls.sum,
+            "ablated": self.calls.ablated,
             "go": self.go, "exact": self.exact, "coverage": self.coverage, "finish": self.finish,
         }
 
