@@ -178,3 +178,23 @@ def test_a_dead_zygote_does_not_hold_the_gpu(zygotes):
     v = b.wait(nxt, 30)
     assert v["status"] == "correct", v
     assert time.monotonic() - t0 < 10
+
+
+def test_a_zygote_is_alone_on_the_gpu_until_another_process_holds_it(tmp_path):
+    p = Peers("gpu7", str(tmp_path), Clock())
+    assert p.alone_on_gpu() and p.alone_on_gpu()     # asking keeps its own lock
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # another zygote's process on the same GPU
+        Peers("gpu7", str(tmp_path), Clock())
+        os.write(w, b"x")
+        time.sleep(60)
+        os._exit(0)
+    try:
+        assert os.read(r, 1) == b"x"
+        assert not p.alone_on_gpu()
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert p.alone_on_gpu()    # its lock died with it
+    p.close()

@@ -45,6 +45,11 @@ class Peers:
         base = os.path.join(lock_dir or LOCK_DIR, f"kernelgate-gpu-{_safe(key)}")
         self.window_fd, self.run_fd = _open(base + ".window"), _open(base + ".run")
         self.want_fd = _open(base + ".want")
+        # Every zygote on the GPU holds a POSIX read lock here while it lives: unlike flock's,
+        # a process's own POSIX locks never conflict with each other, so trying for a write
+        # lock asks "is any other zygote on this GPU?" (alone_on_gpu).
+        self.members_fd = _open(base + ".members", os.O_RDWR)
+        fcntl.lockf(self.members_fd, fcntl.LOCK_SH)
         self.wanting = False          # `want` held shared
         self.clock = clock
         self.state = Peers.IDLE
@@ -55,7 +60,17 @@ class Peers:
         self.next_look = 0.0          # the next probe of `window` while running
 
     def fds(self):
-        return [self.window_fd, self.run_fd, self.want_fd]
+        return [self.window_fd, self.run_fd, self.want_fd, self.members_fd]
+
+    def alone_on_gpu(self):
+        """No other zygote (another kernelgate process, a parallel test worker) holds this
+        GPU now: then an evaluation this zygote runs alone has the GPU to itself."""
+        try:
+            fcntl.lockf(self.members_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        fcntl.lockf(self.members_fd, fcntl.LOCK_SH)   # a conversion: never unlocked between
+        return True
 
     def close(self):
         for fd in self.fds():
@@ -209,8 +224,8 @@ def _safe(key):
     return re.sub(r"[^A-Za-z0-9._-]", "_", str(key))[:80]
 
 
-def _open(path):
-    fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)
+def _open(path, mode=os.O_RDONLY):
+    fd = os.open(path, mode | os.O_CREAT | os.O_CLOEXEC, 0o666)
     try:
         os.fchmod(fd, 0o666)     # another user's zygote opens it too (flock needs only a read fd)
     except OSError:

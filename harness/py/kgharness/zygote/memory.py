@@ -48,6 +48,10 @@ class Memory:
         """Tell a judge its device memory is reserved: one byte (ALONE: and no other
         evaluation runs; OWED: without its reference, which it asks for later), then the
         MiB granted (8 bytes, a double): a pipe write this short is atomic."""
+        # Alone in this zygote is alone on the GPU only if no other zygote shares it: what
+        # the judge then makes of an out-of-memory error is the task's own fault.
+        peers = self.zygote.windows.peers
+        alone = alone and (peers is None or peers.alone_on_gpu())
         kind = pipe.ALONE if alone else pipe.OWED if self.admission is not None and self.admission.owes(child) \
             else pipe.GRANTED
         return child.tell(kind + struct.pack("<d", float(mb)))
