@@ -11,5 +11,5 @@
 // Build judges the verdicts: a variant judged correct, given a speedup or
 // carrying a planted secret is a miss, a control not correct is a failure.
 //
-// Imported by cmd/kernelgate and gateway; it imports only eval.
+// Imported by cmd/kernelgate and gateway; it imports eval and datasets.
 package redteam

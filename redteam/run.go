@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kernelgate/kernelgate/eval"
@@ -41,14 +42,13 @@ func Run(ctx context.Context, ev Evaluator, targets []Target, o Options) (Report
 	}
 	var done func()
 	if o.Progress != nil {
+		var mu sync.Mutex
 		n := 0
-		ch := make(chan struct{}, 1)
-		ch <- struct{}{}
 		done = func() {
-			<-ch
+			mu.Lock()
+			defer mu.Unlock()
 			n++
 			o.Progress(n, total)
-			ch <- struct{}{}
 		}
 	}
 	results, err := EvaluateAll(ctx, ev, cases, o.Job, o.Concurrency, done)

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kernelgate/kernelgate/datasets"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/redteam"
 )
@@ -54,9 +51,9 @@ or any evaluation could not run.`,
 			if err != nil {
 				return usageError{err}
 			}
-			targets, err := redteamTargets(taskDir, solDir, g.stderr)
+			targets, err := redteam.Targets(taskDir, solDir, g.stderr)
 			if err != nil {
-				return err
+				return usageError{err}
 			}
 			canaries, err := redteam.Plant(os.TempDir(), "/dev/shm")
 			if err != nil {
@@ -101,10 +98,7 @@ or any evaluation could not run.`,
 			} else {
 				redteam.WriteTable(g.stdout, report)
 			}
-			if !report.OK {
-				return redteamFailure(report)
-			}
-			return nil
+			return report.Failure()
 		},
 	}
 	cmd.Flags().StringVar(&taskDir, "tasks", "", "suite directory of task files (required)")
@@ -117,57 +111,4 @@ or any evaluation could not run.`,
 	cmd.MarkFlagRequired("solutions")
 	jf.register(cmd)
 	return cmd
-}
-
-// redteamTargets pairs each task of taskDir with the solution of the same
-// file name in solDir; a task without one is named on w and left out.
-func redteamTargets(taskDir, solDir string, w interface{ Write([]byte) (int, error) }) ([]redteam.Target, error) {
-	if fi, err := os.Stat(solDir); err != nil || !fi.IsDir() {
-		return nil, usageError{fmt.Errorf("--solutions %s: not a directory", solDir)}
-	}
-	tasks, err := datasets.Load(taskDir)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	suite := filepath.Base(filepath.Clean(taskDir))
-	var out []redteam.Target
-	for _, t := range tasks {
-		src, err := os.ReadFile(filepath.Join(solDir, filepath.Base(t.Path)))
-		if errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(w, "kernelgate: redteam: %s has no solution in %s; left out\n", t.Name, solDir)
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, redteam.Target{ID: suite + "/" + t.Name, Task: t, Solution: string(src)})
-	}
-	if len(out) == 0 {
-		return nil, usageError{fmt.Errorf("no task in %s has a solution in %s", taskDir, solDir)}
-	}
-	return out, nil
-}
-
-// redteamFailure names what made the run fail, for the exit status's line.
-func redteamFailure(r redteam.Report) error {
-	var missed []string
-	for _, c := range r.Classes {
-		if c.Missed > 0 {
-			missed = append(missed, fmt.Sprintf("%s (%d)", c.Name, c.Missed))
-		}
-	}
-	var parts []string
-	if len(missed) > 0 {
-		parts = append(parts, fmt.Sprintf("%d variants missed: %s", r.Missed, strings.Join(missed, ", ")))
-	}
-	if r.ControlsFailed > 0 {
-		parts = append(parts, fmt.Sprintf("%d controls not correct", r.ControlsFailed))
-	}
-	if r.Errors > 0 {
-		parts = append(parts, fmt.Sprintf("%d evaluations could not run", r.Errors))
-	}
-	if len(r.GapsClosed) > 0 {
-		parts = append(parts, "known gaps closed (remove their gap: line): "+strings.Join(r.GapsClosed, ", "))
-	}
-	return errors.New("redteam: " + strings.Join(parts, "; "))
 }
