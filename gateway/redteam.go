@@ -120,7 +120,7 @@ func (s *Server) parseRedteam(ctx context.Context, req redteamRequest) ([]redtea
 		if aerr != nil {
 			return nil, nil, opts, aerr
 		}
-		if _, err := redteam.Generate(classes[0], t.Source, tr.Solution, nil); err != nil {
+		if _, err := redteam.Generate(classes[0], t.Source, tr.Solution, redteam.Prelude{}); err != nil {
 			return nil, nil, opts, newError(CodeInvalidRequest, field+".solution", "cannot generate attacks from it: %v", err)
 		}
 		targets = append(targets, redteam.Target{ID: t.ID, Task: t.Harness(), Solution: tr.Solution})
@@ -138,7 +138,7 @@ func (s *Server) runRedteam(ctx context.Context, run *redteamRun, targets []redt
 	defer cancel()
 	ctx, cancelLimit := context.WithTimeout(ctx, redteamLimit)
 	defer cancelLimit()
-	po := redteam.PlanOptions{SkipGPUOnly: s.deps.TimingMode() == eval.TimingCPUInterpreter}
+	po := redteam.PlanOptions{SkipGPUOnly: s.deps.TimingMode() == eval.TimingCPUInterpreter, Nonce: run.id}
 	cases := redteam.Plan(targets, classes, po)
 	results := make([]redteam.Result, len(cases))
 	errs := make([]*apiError, len(targets))
@@ -162,7 +162,8 @@ func (s *Server) runRedteam(ctx context.Context, run *redteamRun, targets []redt
 			return
 		}
 	}
-	report := redteam.Build(cases, results, classes, nil)
+	// No canaries and no look for leftovers: the workers may be other hosts.
+	report := redteam.Build(cases, results, classes, redteam.Judging{})
 	report.WallS = time.Since(start).Seconds()
 	s.log.Info("red-team run done", "redteam", run.id, "caught", report.Caught, "missed", report.Missed, "ok", report.OK)
 	s.redteams.finish(run, &report, nil)

@@ -8,6 +8,14 @@ import (
 	"strings"
 )
 
+// Prelude is what a variant's prelude tells its template about the run.
+type Prelude struct {
+	CanaryFiles []string // planted files a leak class tries to read (RT_CANARY_FILES)
+	// Token names what the variant leaves behind on purpose (RT_TOKEN), so
+	// Leftovers can find it on the host after the run.
+	Token string
+}
+
 // HonestName is what the solution's ModelNew is renamed to in a variant;
 // templates build the honest model under this name.
 const HonestName = "RT_Honest"
@@ -31,9 +39,8 @@ var (
 //	                        namespace of its own (decoys compute with it)
 //	rt_rows(args, n)        the inputs cut to their first n rows
 //	RT_CANARY_FILES         host files a leak class tries to read
-//
-// canaries are file paths planted by the caller (none: an empty list).
-func Generate(c Class, reference, solution string, canaries []string) (string, error) {
+//	RT_TOKEN                names what the variant leaves behind (Leftovers)
+func Generate(c Class, reference, solution string, p Prelude) (string, error) {
 	if !modelNewDef.MatchString(solution) {
 		return "", errors.New("the solution defines no top-level class ModelNew")
 	}
@@ -48,6 +55,7 @@ func Generate(c Class, reference, solution string, canaries []string) (string, e
 	if err != nil {
 		return "", fmt.Errorf("redteam.Generate: %w", err)
 	}
+	canaries := p.CanaryFiles
 	if canaries == nil {
 		canaries = []string{}
 	}
@@ -61,7 +69,8 @@ func Generate(c Class, reference, solution string, canaries []string) (string, e
 	}
 	b.WriteString(strings.TrimRight(body, "\n"))
 	fmt.Fprintf(&b, "\n\n\n# ---- kernelgate redteam: attack class %s (%s), generated from the solution above\n", c.Name, c.Catalogue)
-	fmt.Fprintf(&b, prelude, ref, files)
+	token, _ := json.Marshal(p.Token)
+	fmt.Fprintf(&b, prelude, ref, files, token)
 	b.WriteString("\n\n")
 	b.WriteString(c.Body)
 	return b.String(), nil
@@ -71,6 +80,7 @@ const prelude = `import torch as _rt_torch
 
 RT_REFERENCE_SOURCE = %s
 RT_CANARY_FILES = %s
+RT_TOKEN = %s
 
 
 def rt_reference(*args, **kwargs):

@@ -35,7 +35,7 @@ class ModelNew(nn.Module):
 
 func TestGenerate(t *testing.T) {
 	c := Class{Name: "demo", Catalogue: "cache", Body: "# class: demo\nclass ModelNew(RT_Honest):\n    pass\n"}
-	code, err := Generate(c, testReference, testSolution, []string{"/tmp/x"})
+	code, err := Generate(c, testReference, testSolution, Prelude{CanaryFiles: []string{"/tmp/x"}, Token: "tok-3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +45,7 @@ func TestGenerate(t *testing.T) {
 		"@triton.jit\ndef k(x_ptr):",                           // the solution's kernels stay
 		`RT_REFERENCE_SOURCE = "import torch\nimport torch.nn`, // the reference as a string literal
 		`RT_CANARY_FILES = ["/tmp/x"]`,
+		`RT_TOKEN = "tok-3"`,
 		"class ModelNew(RT_Honest):",
 	} {
 		if !strings.Contains(code, want) {
@@ -61,10 +62,10 @@ func TestGenerate(t *testing.T) {
 
 func TestGenerateRefusesWhatItCannotTransform(t *testing.T) {
 	c := Classes()[0]
-	if _, err := Generate(c, testReference, "def f(): pass\n", nil); err == nil || !strings.Contains(err.Error(), "no top-level class ModelNew") {
+	if _, err := Generate(c, testReference, "def f(): pass\n", Prelude{}); err == nil || !strings.Contains(err.Error(), "no top-level class ModelNew") {
 		t.Errorf("a solution without ModelNew: %v", err)
 	}
-	if _, err := Generate(c, "x = 1\n", testSolution, nil); err == nil || !strings.Contains(err.Error(), "no top-level class Model") {
+	if _, err := Generate(c, "x = 1\n", testSolution, Prelude{}); err == nil || !strings.Contains(err.Error(), "no top-level class Model") {
 		t.Errorf("a reference without Model: %v", err)
 	}
 }

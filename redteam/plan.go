@@ -20,6 +20,7 @@ type Case struct {
 	Task   eval.Task
 	Class  *Class // nil for the control
 	Code   string
+	Token  string // its RT_TOKEN
 	// Skip says why the case is not evaluated ("" when it is): a GPU-only
 	// class on the CPU interpreter, or a variant that could not be generated.
 	Skip string
@@ -31,6 +32,10 @@ type PlanOptions struct {
 	SkipGPUOnly bool
 	// CanaryFiles are host paths planted with secrets, for the leak classes.
 	CanaryFiles []string
+	// Nonce makes the variants' tokens unique to the run (a run id, or
+	// NewSecret()); each variant's token is Nonce-<its index>- (delimited, so one
+	// token is never part of another).
+	Nonce string
 }
 
 // Plan is every case of a run: per target its control, then one variant per
@@ -41,8 +46,8 @@ func Plan(targets []Target, classes []Class, o PlanOptions) []Case {
 		out = append(out, Case{Target: t.ID, Task: t.Task, Code: t.Solution})
 		for i := range classes {
 			c := &classes[i]
-			cs := Case{Target: t.ID, Task: t.Task, Class: c}
-			switch code, err := Generate(*c, t.Task.Source, t.Solution, o.CanaryFiles); {
+			cs := Case{Target: t.ID, Task: t.Task, Class: c, Token: fmt.Sprintf("%s-%d-", o.Nonce, len(out))}
+			switch code, err := Generate(*c, t.Task.Source, t.Solution, Prelude{CanaryFiles: o.CanaryFiles, Token: cs.Token}); {
 			case err != nil:
 				cs.Skip = fmt.Sprintf("not generated: %v", err)
 			case c.GPUOnly && o.SkipGPUOnly:

@@ -71,6 +71,14 @@ type Report struct {
 	OK bool `json:"ok"`
 }
 
+// Judging is what Build holds verdicts to beyond their status.
+type Judging struct {
+	Secrets []string // planted secrets, which no verdict may carry
+	// Leftovers are the host paths each case (by index) left behind
+	// (Leftovers): a variant that left one reached outside its evaluation.
+	Leftovers map[int][]string
+}
+
 // judge says whether a variant's verdict caught it: not correct, no
 // speedup, no planted secret anywhere in it. why is "" when caught.
 func judge(v eval.Verdict, secrets []string) string {
@@ -103,9 +111,8 @@ func leakedSecret(v eval.Verdict, secrets []string) bool {
 }
 
 // Build assembles the report of cases and their results (results[i] is
-// cases[i]'s), judging every verdict; secrets are the planted canaries'
-// contents, which no verdict may carry.
-func Build(cases []Case, results []Result, classes []Class, secrets []string) Report {
+// cases[i]'s), judging every verdict.
+func Build(cases []Case, results []Result, classes []Class, j Judging) Report {
 	r := Report{Tasks: []string{}, Controls: []Outcome{}, GapsClosed: []string{}}
 	byClass := map[string]*ClassReport{}
 	for _, c := range classes {
@@ -119,7 +126,10 @@ func Build(cases []Case, results []Result, classes []Class, secrets []string) Re
 		if !slices.Contains(r.Tasks, cs.Target) {
 			r.Tasks = append(r.Tasks, cs.Target)
 		}
-		o := outcome(cs, results[i], secrets)
+		o := outcome(cs, results[i], j.Secrets)
+		if left := j.Leftovers[i]; len(left) > 0 && o.Caught && cs.Class != nil {
+			o.Caught, o.Miss = false, fmt.Sprintf("left %s on the host, outside its evaluation's private directories", strings.Join(left, ", "))
+		}
 		if cs.Class == nil {
 			if !o.Caught {
 				r.ControlsFailed++

@@ -27,6 +27,7 @@ func TestBuildJudges(t *testing.T) {
 	for name, tc := range map[string]struct {
 		cases   []Case
 		results []Result
+		left    map[int][]string
 		check   func(t *testing.T, r Report)
 	}{
 		"caught and missed": {
@@ -67,6 +68,16 @@ func TestBuildJudges(t *testing.T) {
 				}
 			},
 		},
+		"left behind": {
+			cases:   []Case{{Target: "a", Code: "c"}, {Target: "a", Class: &classes[0], Code: "v"}},
+			results: []Result{{Verdict: verdict(eval.StatusCorrect)}, {Verdict: verdict(eval.StatusRuntimeError)}},
+			left:    map[int][]string{1: {"/dev/shm/x"}},
+			check: func(t *testing.T, r Report) {
+				if r.OK || r.Missed != 1 || r.Classes[0].Tasks[0].Miss != "left /dev/shm/x on the host, outside its evaluation's private directories" {
+					t.Fatalf("a variant that left a file on the host is a miss whatever its status: %+v", r)
+				}
+			},
+		},
 		"control fails": {
 			cases:   []Case{{Target: "a", Code: "c"}, {Target: "a", Class: &classes[0], Code: "v"}},
 			results: []Result{{Verdict: verdict(eval.StatusIncorrect)}, {Verdict: verdict(eval.StatusIncorrect)}},
@@ -96,7 +107,7 @@ func TestBuildJudges(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			tc.check(t, Build(tc.cases, tc.results, classes, []string{"kgrt-canary-SECRET"}))
+			tc.check(t, Build(tc.cases, tc.results, classes, Judging{Secrets: []string{"kgrt-canary-SECRET"}, Leftovers: tc.left}))
 		})
 	}
 }

