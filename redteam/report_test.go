@@ -1,6 +1,7 @@
 package redteam
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kernelgate/kernelgate/eval"
@@ -109,5 +110,25 @@ func TestBuildJudges(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tc.check(t, Build(tc.cases, tc.results, classes, Judging{Secrets: []string{"kgrt-canary-SECRET"}, Leftovers: tc.left}))
 		})
+	}
+}
+
+func TestWriteTableMarksEachTask(t *testing.T) {
+	cls := []Class{{Name: "plain", Catalogue: "cache"}, {Name: "gappy", Catalogue: "decoy", Gap: "hole"}}
+	cases := []Case{
+		{Target: "a", Code: "c"}, {Target: "a", Class: &cls[0], Code: "v"}, {Target: "a", Class: &cls[1], Code: "v"},
+		{Target: "b", Code: "c"}, {Target: "b", Class: &cls[0], Code: "v"}, {Target: "b", Class: &cls[1], Code: "v", Skip: "gpu_only"},
+	}
+	results := []Result{
+		{Verdict: verdict(eval.StatusCorrect)}, {Verdict: verdict(eval.StatusIncorrect)}, {Verdict: verdict(eval.StatusCorrect)},
+		{Verdict: verdict(eval.StatusCorrect)}, {Verdict: verdict(eval.StatusCorrect)}, {},
+	}
+	var b strings.Builder
+	WriteTable(&b, Build(cases, results, cls, Judging{}))
+	out := b.String()
+	for _, want := range []string{"in the order a b:", "plain  cache      +M", "gappy  decoy      g.", "MISSED  plain on b: judged correct", "GAP     gappy on a"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
 	}
 }

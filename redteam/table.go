@@ -12,14 +12,16 @@ import (
 // misses and failed controls with why, then the totals.
 func WriteTable(w io.Writer, r Report) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLASS\tCATALOGUE\tGENERATED\tCAUGHT\tMISSED\tSKIPPED\tCAUGHT AS")
+	fmt.Fprintf(w, "per task, in the order %s: + caught, M missed, g missed by a known gap, . skipped, E error\n\n",
+		strings.Join(r.Tasks, " "))
+	fmt.Fprintln(tw, "CLASS\tCATALOGUE\tPER TASK\tGENERATED\tCAUGHT\tMISSED\tSKIPPED\tCAUGHT AS")
 	for _, c := range r.Classes {
 		missed := fmt.Sprint(c.Missed)
 		if c.Gap != "" {
 			missed = fmt.Sprintf("%d (gap)", c.KnownGap)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\n", c.Name, c.Catalogue, c.Generated, c.Caught, missed,
-			c.Skipped, caughtAs(c))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%s\n", c.Name, c.Catalogue, perTask(c, r.Tasks), c.Generated,
+			c.Caught, missed, c.Skipped, caughtAs(c))
 	}
 	tw.Flush()
 	for _, c := range r.Classes {
@@ -85,4 +87,30 @@ func savedNote(o Outcome) string {
 		return ""
 	}
 	return "; saved to " + o.Saved
+}
+
+// perTask is one mark per task, in the report's task order.
+func perTask(c ClassReport, tasks []string) string {
+	marks := make([]byte, len(tasks))
+	for i, t := range tasks {
+		marks[i] = ' '
+		for _, o := range c.Tasks {
+			if o.Task != t {
+				continue
+			}
+			switch {
+			case o.Skipped != "":
+				marks[i] = '.'
+			case o.Error != "":
+				marks[i] = 'E'
+			case o.Caught:
+				marks[i] = '+'
+			case c.Gap != "":
+				marks[i] = 'g'
+			default:
+				marks[i] = 'M'
+			}
+		}
+	}
+	return string(marks)
 }
