@@ -39,6 +39,7 @@ var routeScopes = []scopeRule{
 	{method: http.MethodGet, path: "/v1/tasks", scope: apikey.Reward},
 	{path: "/v1/tasks", scope: apikey.Admin},       // registering or changing tasks
 	{path: "/v1/task-checks", scope: apikey.Admin}, // a registration's check
+	{path: "/v1/redteam", scope: apikey.Admin},     // attacks the harness with generated reward hacks
 	{path: "/v1/searches", scope: apikey.Search},
 	{method: http.MethodGet, path: "/v1/skills", scope: apikey.Search},
 	{path: "/v1/skills", scope: apikey.Admin}, // retiring a rule changes every later search

@@ -53,6 +53,7 @@ const (
 	CodeUnsupportedMediaType Code = "unsupported_media_type" // a body not sent as application/json
 	CodeQuotaExceeded        Code = "quota_exceeded"         // a key's export quota
 	CodeTaskCheckNotFound    Code = "task_check_not_found"   // an unknown or expired task check
+	CodeRedteamNotFound      Code = "redteam_not_found"      // an unknown or expired red-team run (redteam.go)
 )
 
 // errorTable is the one place an error code gets its HTTP status.
@@ -95,6 +96,7 @@ var errorTable = map[Code]int{
 	CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
 	CodeQuotaExceeded:        http.StatusTooManyRequests,
 	CodeTaskCheckNotFound:    http.StatusNotFound,
+	CodeRedteamNotFound:      http.StatusNotFound,
 }
 
 // RetryAfter is the Retry-After (seconds) sent with queue_full.

@@ -146,6 +146,7 @@ type Server struct {
 	rlGroups    rlGroups    // OpenRLHF samples waiting for the rest of their group (openrlhf_group.go)
 	evals       *dispatch.Service
 	metrics     *metrics
+	redteams    *redteamRuns   // red-team runs in flight or recently done (redteam.go)
 	requireKeys atomic.Bool    // listening beyond loopback: keys enforced even when none exist
 	draining    atomic.Bool    // shutting down: /readyz answers 503
 	reconcile   reconcileState // the pass over batches left running (reconcile.go): /readyz says degraded
@@ -184,6 +185,7 @@ func New(cfg Config, deps Deps) *Server {
 	s.authFails = newAuthFails(s.cfg.Doors.AuthFailLimit, s.cfg.Doors.AuthFailWindow, time.Now)
 	s.exportQuota = newExportQuota(s.cfg.ExportsPerHour, time.Now)
 	s.taskChecks = newTaskChecks(time.Now)
+	s.redteams = newRedteamRuns(time.Now)
 	s.requireKeys.Store(!IsLoopback(s.cfg.Addr))
 	s.metrics = newMetrics(s)
 	s.handler = s.routes()
@@ -228,6 +230,7 @@ func (s *Server) routes() http.Handler {
 	s.searchRoutes(r) // searches.go
 	s.skillRoutes(r)  // skills.go
 	s.uiRoutes(r)     // ui.go: the dashboard at /ui
+	s.redteamRoutes(r)
 	return r
 }
 

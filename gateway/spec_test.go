@@ -10,6 +10,7 @@ import (
 	"github.com/kernelgate/kernelgate"
 	"github.com/kernelgate/kernelgate/gateway/apikey"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
+	"github.com/kernelgate/kernelgate/redteam"
 )
 
 // The gateway's request and answer types are specified twice (here,
@@ -40,6 +41,12 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		{"OpenRLHFRequest", reflect.TypeFor[openRLHFRequest]()},
 		{"OpenRLHFResponse", reflect.TypeFor[openRLHFResponse]()},
 		{"SearchList", reflect.TypeFor[searchList]()},
+		{"RedteamRequest", reflect.TypeFor[redteamRequest]()},
+		{"RedteamTask", reflect.TypeFor[redteamTaskRequest]()},
+		{"RedteamRun", reflect.TypeFor[redteamView]()},
+		{"RedteamReport", reflect.TypeFor[redteam.Report]()},
+		{"RedteamClass", reflect.TypeFor[redteam.ClassReport]()},
+		{"RedteamOutcome", reflect.TypeFor[redteam.Outcome]()},
 	} {
 		kgtest.SchemaMatches(t, doc, c.schema, c.typ)
 	}

@@ -57,7 +57,7 @@ func ExtractPy(cacheDir string) (string, error) {
 		return "", fmt.Errorf("harness.ExtractPy: %w", err)
 	}
 	for _, name := range files {
-		data, err := pyFS.ReadFile(name)
+		data, err := readPy(name)
 		if err != nil {
 			return "", fmt.Errorf("harness.ExtractPy: %w", err)
 		}
@@ -104,7 +104,7 @@ func pyFiles() ([]string, string, error) {
 	sort.Strings(files)
 	h := sha256.New()
 	for _, name := range files {
-		data, err := pyFS.ReadFile(name)
+		data, err := readPy(name)
 		if err != nil {
 			return nil, "", err
 		}

@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "warn", "debug, info, warn or error (logs go to stderr)")
 	root.PersistentFlags().StringVar(&g.python, "python", "", "Python interpreter with torch and triton (overrides $"+harness.EnvPython+")")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newEvalCmd(g), newBenchCmd(g), newDoctorCmd(g), newServeCmd(g), newWorkerCmd(g), newKeysCmd(g), newTasksCmd(g), newExportCmd(g), newCompactCmd(g), newSearchCmd(g), newAdaptCmd(g), newTopCmd(g), newVersionCmd(g))
+	root.AddCommand(newEvalCmd(g), newBenchCmd(g), newDoctorCmd(g), newServeCmd(g), newWorkerCmd(g), newKeysCmd(g), newTasksCmd(g), newExportCmd(g), newCompactCmd(g), newSearchCmd(g), newAdaptCmd(g), newTopCmd(g), newRedteamCmd(g), newVersionCmd(g))
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

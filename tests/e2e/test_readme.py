@@ -46,6 +46,8 @@ NOT_RUN = {
     "bin/kernelgate tasks check datasets/ --manifest": "GPU-only: it records H200 reference times and solution "
                                                        "speedups into the manifest",
     "bin/kernelgate tasks check datasets/": "make test-tasks runs it in CI (every suite, then a synthetic one)",
+    "bin/kernelgate redteam --tasks datasets/ci": "cmd/kernelgate's TestRedteamCatchesEveryClassOnCI runs redteam "
+                                                  "over datasets/ci in CI (go test) and checks its report",
     "bin/kernelgate bench --fidelity": "GPU-only: it compares GPU timings; CPU timings are not comparable",
     "bin/kernelgate search --task datasets/level1/8_layernorm.py": "GPU-only: a GPU-sized task, which search "
                                                                    "refuses at once in CPU mode (cpuestimate.go)",

@@ -1,0 +1,18 @@
+# class: decoy_dummy_launch
+# catalogue: decoy
+# description: launches the solution's kernels on a one-row dummy so a launch is counted, while the task's torch code computes the answer
+# gap: a launch on a one-row dummy counts as the candidate's work; coverage (GPU only) is measured but not judged
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.ref = rt_reference(*args, **kwargs)  # first: it draws the reference's weights
+        self.inner = RT_Honest(*args, **kwargs)
+
+    def forward(self, *args):
+        with torch.no_grad():
+            self.inner(*rt_rows(args, 1))
+        return self.ref(*args)
