@@ -1,0 +1,78 @@
+package gateway
+
+import (
+	"fmt"
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/kernelgate/kernelgate/eval"
+	"github.com/kernelgate/kernelgate/gateway/apikey"
+	"github.com/kernelgate/kernelgate/gateway/history"
+	"github.com/kernelgate/kernelgate/internal/kgtest"
+)
+
+// The results a gateway observes land in GET /v1/stats/history with their
+// batch's reward function; a task check does not; the spec holds.
+func TestHistoryCountsObservedResults(t *testing.T) {
+	doc := loadSpec(t)
+	kgtest.SchemaMatches(t, doc, "History", reflect.TypeFor[history.View]())
+	kgtest.SchemaMatches(t, doc, "HistoryTask", reflect.TypeFor[history.Task]())
+	kgtest.SchemaMatches(t, doc, "RewardStats", reflect.TypeFor[history.RewardStats]())
+	kgtest.SchemaMatches(t, doc, "RewardHistogram", reflect.TypeFor[history.Histogram]())
+	kgtest.SchemaMatches(t, doc, "HistoryRebuilt", reflect.TypeFor[history.Rebuilt]())
+	kgtest.SchemaMatches(t, doc, "BatchSummary", reflect.TypeFor[batchSummary]())
+
+	srv, _, _ := startFake(t, Config{})
+	stop, err := srv.observeResults(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	h := srv.Handler()
+	rec := post(t, h, "/v1/rewards", map[string]any{"reference": ref, "reward_fn": "binary", "codes": []string{"ok 1", "wrong 2", "ok 3", "slow 4"}, "wait_s": 10})
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	srv.historyAdd(result(t, `{"id":"t_check-00000","verdict":{"status":"correct","task_hash":"sha256:k","task_info":{}}}`))
+	var v history.View
+	kgtest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		v = history.View{}
+		if rec := call(t, h, http.MethodGet, "/v1/stats/history?window=1h", "/v1/stats/history", nil, &v); rec.Code != http.StatusOK {
+			t.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+		if v.Evaluations < 4 {
+			return fmt.Errorf("%d evaluations counted", v.Evaluations)
+		}
+		return nil
+	})
+	if v.Evaluations != 4 || v.Verdicts["correct"] != 2 || v.Verdicts["incorrect"] != 1 || v.Verdicts["timeout"] != 1 {
+		t.Errorf("verdicts %v of %d", v.Verdicts, v.Evaluations)
+	}
+	if r := v.Rewards["binary"]; r.Count != 4 || r.Mean != 0.5 {
+		t.Errorf("binary rewards %+v", r)
+	}
+	var day history.View
+	call(t, h, http.MethodGet, "/v1/stats/history?window=24h", "/v1/stats/history", nil, &day)
+	if len(day.Tasks) != 1 || day.Tasks[0].TaskHash != eval.HashSource(ref) || day.Tasks[0].PassRate != 0.5 || day.StepS != 60 {
+		t.Errorf("tasks %+v", day.Tasks)
+	}
+	wantError(t, call(t, h, http.MethodGet, "/v1/stats/history?window=7d", "/v1/stats/history", nil, nil),
+		http.StatusBadRequest, CodeInvalidRequest, "window", "1h, 24h")
+}
+
+// The history needs the admin scope, as the rest of /v1/stats.
+func TestHistoryNeedsAdmin(t *testing.T) {
+	f, keys := keyFile(t, map[string]string{"ops": "admin", "trainer": "reward"})
+	h := New(Config{}, Deps{Keys: apikey.NewKeyring(f), Log: kgtest.Logger(t)}).Handler()
+	if rec := request(t, h, "GET", "/v1/stats/history", "Bearer "+keys["trainer"], nil); rec.Code != http.StatusForbidden {
+		t.Errorf("a reward key: %d", rec.Code)
+	}
+	if rec := request(t, h, "GET", "/v1/stats/history", "Bearer "+keys["ops"], nil); rec.Code != http.StatusOK {
+		t.Errorf("an admin key: %d %s", rec.Code, rec.Body)
+	}
+	if rec := request(t, h, "GET", "/v1/batches", "Bearer "+keys["ops"], nil); rec.Code != http.StatusForbidden {
+		t.Errorf("the batch list with an admin key: %d, want 403 (reward scope)", rec.Code)
+	}
+}
