@@ -185,7 +185,12 @@ func (s *Server) statsHistory(c *gin.Context) {
 	if err := s.fillTaskIDs(c.Request.Context(), v.Tasks); err != nil {
 		s.log.Warn("history: the task registry cannot be read; ids left out", "err", err)
 	}
-	c.JSON(http.StatusOK, v)
+	body, err := v.JSON()
+	if err != nil {
+		abort(c, newError(CodeInternal, "", "encoding the history failed"))
+		return
+	}
+	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
 }
 
 // fillTaskIDs gives the tasks counted live (whose results carry no id)

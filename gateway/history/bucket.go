@@ -23,6 +23,9 @@ type bucket struct {
 	queue    gauge
 	gpus     map[int]*gpuGauge
 	tasks    map[string]*taskAgg // by task hash; kept in the coarse ring only
+	// point is the bucket as a view shows it, kept until the bucket is
+	// written again: a day's view reads 1,440 buckets, most long closed.
+	point *Point
 }
 
 func (b *bucket) reset(start time.Time) {
@@ -72,26 +75,29 @@ func (g gauge) mean() *float64 {
 
 type gpuGauge struct{ util, mem gauge }
 
-// taskAgg is one task's evaluations in a bucket.
+// taskAgg is one task's evaluations in a bucket. It counts what the
+// task table shows, no more: a day's view sums a bucket per minute per
+// task, so each map here costs.
 type taskAgg struct {
-	name, id string
-	n        int
-	statuses map[string]int
-	flags    map[string]int
-	speedups reservoir
-	last     time.Time
+	name, id       string
+	n              int
+	correct, hacks int
+	flags          map[string]int // nil until a flag is seen
+	speedups       reservoir
+	last           time.Time
 }
 
 // ring is buckets of one step covering len(buckets) steps back from now.
 type ring struct {
 	step    time.Duration
 	buckets []bucket
+	closed  closedRewards // histograms.go
 }
 
 func newRing(step time.Duration, n int) ring { return ring{step: step, buckets: make([]bucket, n)} }
 
-// at is the bucket of t, reset when it held an older step; nil when t is
-// older than the ring reaches back from now.
+// at is the bucket of t, for a write: reset when it held an older step;
+// nil when t is older than the ring reaches back from now.
 func (r *ring) at(t, now time.Time) *bucket {
 	start := t.Truncate(r.step)
 	span := r.step * time.Duration(len(r.buckets))
@@ -104,6 +110,10 @@ func (r *ring) at(t, now time.Time) *bucket {
 			return nil // the slot holds a newer step: t is too old for it
 		}
 		b.reset(start)
+	}
+	b.point = nil // the caller writes to it
+	if start.Before(now.Truncate(r.step)) {
+		r.closed.valid = false // a closed step changes (a rebuild, a late result, a load)
 	}
 	return b
 }

@@ -36,7 +36,7 @@ type logRow struct {
 // logged: the history is a view, the log's readers quarantine.
 func (h *History) Rebuild(root string, before time.Time, log *slog.Logger) (Rebuilt, error) {
 	start := time.Now()
-	since := h.now().Add(-CoarseSpan)
+	since := h.now().Truncate(CoarseStep).Add(-CoarseSpan + CoarseStep) // the day's oldest step the view holds
 	files, err := recentParts(root, since)
 	out := Rebuilt{}
 	if err != nil {

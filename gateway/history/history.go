@@ -19,6 +19,12 @@ const (
 	maxRewardFn = 32  // reward functions told apart; more share "other"
 )
 
+// The statuses the task table counts (eval.StatusCorrect, eval.StatusRewardHack).
+const (
+	statusCorrect = "correct"
+	statusHack    = "reward_hack"
+)
+
 // Eval is one evaluation as the history counts it.
 type Eval struct {
 	At        time.Time
@@ -48,6 +54,7 @@ type History struct {
 	rng    *rand.Rand
 	fns    map[string]bool // reward functions seen, bounded by maxRewardFn
 	loaded Rebuilt
+	closed closedTasks // the task table's closed minutes (tasks.go)
 }
 
 // New returns an empty history on the clock now (nil: time.Now).
@@ -85,6 +92,9 @@ func (h *History) Add(e Eval) {
 		}
 		if r == &h.coarse && e.TaskHash != "" {
 			h.addTask(b, e)
+			if b.start.Before(now.Truncate(CoarseStep)) {
+				h.closed.valid = false // a closed minute changed (a rebuild, a late result)
+			}
 		}
 	}
 }
@@ -95,15 +105,23 @@ func (h *History) addTask(b *bucket, e Eval) {
 	}
 	t := b.tasks[e.TaskHash]
 	if t == nil {
-		t = &taskAgg{statuses: map[string]int{}, flags: map[string]int{}}
+		t = &taskAgg{}
 		b.tasks[e.TaskHash] = t
 	}
 	t.n++
-	t.statuses[e.Status]++
-	seen := map[string]bool{}
+	switch e.Status {
+	case statusCorrect:
+		t.correct++
+	case statusHack:
+		t.hacks++
+	}
+	var seen []string
 	for _, f := range e.HackFlags[:min(len(e.HackFlags), maxFlags)] {
-		if f = clip(f); !seen[f] {
-			seen[f] = true
+		if f = clip(f); !slices.Contains(seen, f) {
+			seen = append(seen, f)
+			if t.flags == nil {
+				t.flags = map[string]int{}
+			}
 			t.flags[f]++
 		}
 	}

@@ -1,6 +1,8 @@
 package history
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -137,10 +139,58 @@ func TestRewardsBeyondTheSample(t *testing.T) {
 }
 
 func TestHistogramOfOneValue(t *testing.T) {
-	h := histogram([]weighted{{0.5, 1}, {0.5, 1}})
-	if h.Count != 2 || h.Min >= 0.5 || h.Max <= 0.5 || h.Mean != 0.5 {
-		t.Errorf("%+v", h)
+	h := New(func() time.Time { return t0 })
+	h.Add(Eval{At: t0, Status: "correct", RewardFn: "f", Reward: f(0.5)})
+	h.Add(Eval{At: t0, Status: "correct", RewardFn: "f", Reward: f(0.5)})
+	v, _ := h.View("1h")
+	if r := v.Rewards["f"]; r.Count != 2 || r.Min >= 0.5 || r.Max <= 0.5 || r.Mean != 0.5 {
+		t.Errorf("%+v", r)
 	}
+}
+
+// What a view keeps of the closed steps (their points, task sums and
+// reward bins) gives what a history built afresh from the same
+// evaluations gives, after a late result in a closed step and new ones
+// in and beyond the range seen so far.
+func TestKeptViewsAgreeWithFreshOnes(t *testing.T) {
+	c := &clock{t0}
+	kept := New(c.now)
+	var all []Eval
+	add := func(e Eval) {
+		kept.Add(e)
+		all = append(all, e)
+	}
+	for i := range 600 {
+		add(Eval{At: t0.Add(-time.Duration(i) * 7 * time.Second), Status: []string{"correct", "incorrect", "reward_hack"}[i%3],
+			RewardFn: "f", Reward: f(float64(i % 17)), TaskHash: fmt.Sprint(i % 5), HackFlags: []string{"decoy"}[:i%3/2], Speedup: f(float64(i%7) + 1)})
+	}
+	check := func(when string) {
+		t.Helper()
+		fresh := New(c.now)
+		for _, e := range all {
+			fresh.Add(e)
+		}
+		for _, w := range WindowNames {
+			got, _ := kept.View(w)
+			want, _ := fresh.View(w)
+			got.Rebuilt, want.Rebuilt = Rebuilt{}, Rebuilt{}
+			a, _ := got.JSON()
+			b, _ := json.Marshal(want)
+			if string(a) != string(b) {
+				t.Errorf("%s, %s: kept and fresh views differ:\n%.600s\n%.600s", when, w, a, b)
+			}
+		}
+	}
+	check("at first")
+	add(Eval{At: t0.Add(-30 * time.Minute), Status: "correct", RewardFn: "f", Reward: f(3), TaskHash: "0", Speedup: f(9)})
+	check("after a late result")
+	add(Eval{At: t0, Status: "correct", RewardFn: "f", Reward: f(5), TaskHash: "1"})
+	check("after one in range")
+	add(Eval{At: t0, Status: "correct", RewardFn: "f", Reward: f(99), TaskHash: "new"})
+	check("after one beyond the range")
+	c.t = t0.Add(2 * time.Minute)
+	add(Eval{At: c.t, Status: "incorrect", RewardFn: "g", Reward: f(-1), TaskHash: "1"})
+	check("minutes on")
 }
 
 func TestSamplesQueueAndGPUs(t *testing.T) {

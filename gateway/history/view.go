@@ -1,7 +1,8 @@
 package history
 
 import (
-	"cmp"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -54,6 +55,22 @@ type Point struct {
 	QueueDepth      *float64               `json:"queue_depth"`
 	QueueDepthMax   *float64               `json:"queue_depth_max"`
 	GPUs            []GPUPoint             `json:"gpus"`
+
+	// encoded is the point as JSON, for a closed step kept in its bucket:
+	// a day's view is 1,440 points, and encoding them again at every poll
+	// was most of its cost.
+	encoded []byte
+}
+
+// plainPoint is Point without its MarshalJSON.
+type plainPoint Point
+
+// MarshalJSON is the point's kept encoding, when it has one.
+func (p Point) MarshalJSON() ([]byte, error) {
+	if p.encoded != nil {
+		return p.encoded, nil
+	}
+	return json.Marshal(plainPoint(p))
 }
 
 // RewardStats are one reward function's rewards in a step: the count and
@@ -126,24 +143,20 @@ func (h *History) View(window string) (View, error) {
 	v := View{Window: window, StepS: r.step.Seconds(), From: from, To: now, Verdicts: map[string]int{},
 		Points: []Point{}, Rewards: map[string]Histogram{}, Tasks: []Task{}, Rebuilt: h.loaded}
 	bs := r.since(from)
-	pooled := map[string][]weighted{}
 	for _, b := range bs {
-		v.Points = append(v.Points, point(b, r.step))
+		if b.point == nil {
+			p := point(b, r.step)
+			p.encoded, _ = json.Marshal(plainPoint(p)) // cannot fail: numbers, strings and maps of them
+			b.point = &p
+		}
+		v.Points = append(v.Points, *b.point)
 		v.Evaluations += b.n
 		for k, n := range b.statuses {
 			v.Verdicts[k] += n
 		}
-		for fn, rs := range b.rewards {
-			w := float64(rs.n) / float64(len(rs.sample))
-			for _, x := range rs.sample {
-				pooled[fn] = append(pooled[fn], weighted{x, w})
-			}
-		}
 	}
-	for fn, xs := range pooled {
-		v.Rewards[fn] = histogram(xs)
-	}
-	v.Tasks = tasks(h.coarse.since(now.Truncate(CoarseStep).Add(-span + CoarseStep)))
+	v.Rewards = r.histograms(from, now.Truncate(r.step))
+	v.Tasks = h.tasks(now.Truncate(CoarseStep).Add(-span+CoarseStep), now.Truncate(CoarseStep))
 	v.TasksTotal = len(v.Tasks)
 	v.Tasks = v.Tasks[:min(len(v.Tasks), maxTasks)]
 	return v, nil
@@ -172,78 +185,33 @@ func rank(xs []float64, q float64) float64 {
 	return xs[max(int(math.Ceil(q*float64(len(xs))))-1, 0)]
 }
 
-type weighted struct{ v, w float64 }
+// pointsKey is how the points start in View's encoding: the first field
+// of that name, and no string holds it unescaped.
+const pointsKey = `"points":[]`
 
-func histogram(xs []weighted) Histogram {
-	h := Histogram{Min: math.Inf(1), Max: math.Inf(-1), Counts: make([]int, histogramBins)}
-	var total, sum float64
-	for _, x := range xs {
-		h.Min, h.Max = math.Min(h.Min, x.v), math.Max(h.Max, x.v)
-		total += x.w
-		sum += x.v * x.w
+// JSON is json.Marshal(v), made faster: the points' kept encodings are
+// copied in, where encoding/json would read each one again to check it.
+func (v View) JSON() ([]byte, error) {
+	pts := v.Points
+	v.Points = []Point{}
+	head, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("history.View.JSON: %w", err)
 	}
-	width := (h.Max - h.Min) / histogramBins
-	if width == 0 {
-		width = 1.0 / histogramBins // one value: a bin of its own around it
-		h.Min, h.Max = h.Min-0.5, h.Max+0.5
-	}
-	weights := make([]float64, histogramBins)
-	for _, x := range xs {
-		weights[min(int((x.v-h.Min)/width), histogramBins-1)] += x.w
-	}
-	for i := range histogramBins + 1 {
-		h.Edges = append(h.Edges, h.Min+float64(i)*width)
-	}
-	for i, w := range weights {
-		h.Counts[i] = int(math.Round(w))
-		h.Count += h.Counts[i]
-	}
-	h.Mean = sum / total
-	return h
-}
-
-// tasks sums the coarse buckets' per-task figures.
-func tasks(bs []*bucket) []Task {
-	type acc struct {
-		Task
-		correct, hacks int
-		speedups       []float64
-	}
-	by := map[string]*acc{}
-	for _, b := range bs {
-		for hash, t := range b.tasks {
-			a := by[hash]
-			if a == nil {
-				a = &acc{Task: Task{TaskHash: hash, HackFlags: map[string]int{}}}
-				by[hash] = a
-			}
-			a.Evaluations += t.n
-			a.correct += t.statuses["correct"]
-			a.hacks += t.statuses["reward_hack"]
-			for f, n := range t.flags {
-				a.HackFlags[f] += n
-			}
-			a.speedups = append(a.speedups, t.speedups.sample...)
-			if !t.last.Before(a.LastAt) {
-				a.LastAt = t.last
-				a.TaskName = cmp.Or(t.name, a.TaskName)
-				a.TaskID = cmp.Or(t.id, a.TaskID)
+	at := bytes.Index(head, []byte(pointsKey)) + len(pointsKey) - 1
+	out := make([]byte, 0, len(head)+400*len(pts))
+	out = append(out, head[:at]...)
+	for i, p := range pts {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		enc := p.encoded
+		if enc == nil {
+			if enc, err = json.Marshal(plainPoint(p)); err != nil {
+				return nil, fmt.Errorf("history.View.JSON: %w", err)
 			}
 		}
+		out = append(out, enc...)
 	}
-	out := make([]Task, 0, len(by))
-	for _, a := range by {
-		a.PassRate = float64(a.correct) / float64(a.Evaluations)
-		a.HackRate = float64(a.hacks) / float64(a.Evaluations)
-		if len(a.speedups) > 0 {
-			slices.Sort(a.speedups)
-			m := rank(a.speedups, 0.5)
-			a.MedianSpeedup = &m
-		}
-		out = append(out, a.Task)
-	}
-	slices.SortFunc(out, func(a, b Task) int {
-		return cmp.Or(cmp.Compare(b.Evaluations, a.Evaluations), a.LastAt.Compare(b.LastAt)*-1, cmp.Compare(a.TaskHash, b.TaskHash))
-	})
-	return out
+	return append(out, head[at:]...), nil
 }
