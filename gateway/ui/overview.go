@@ -21,9 +21,14 @@ import (
 // in Missing; the snapshot needs admin.
 type overviewData struct {
 	overview.Snapshot
-	History  *history.View   `json:"history"`
-	Batches  []batchSummary  `json:"batches"`
-	Searches []runner.Status `json:"searches"`
+	// HistoryJSON is GET /v1/stats/history's body, passed on as it is (a
+	// day's is half a megabyte: decoding and encoding it again would cost
+	// the poll more than the history does); History is it decoded, for the
+	// page only.
+	HistoryJSON json.RawMessage `json:"history"`
+	History     *history.View   `json:"-"`
+	Batches     []batchSummary  `json:"batches"`
+	Searches    []runner.Status `json:"searches"`
 }
 
 // batchSummary is one batch of GET /v1/batches (schema BatchSummary).
@@ -95,12 +100,12 @@ func (h *Handler) overviewOf(r *http.Request) (overviewData, *apiError) {
 	if e != nil {
 		return overviewData{}, e
 	}
-	d := overviewData{Snapshot: s, Batches: []batchSummary{}, Searches: []runner.Status{}}
-	var v history.View
-	if e := h.get(r, "/v1/stats/history?window="+url.QueryEscape(window(r)), &v); e != nil {
+	d := overviewData{Snapshot: s, HistoryJSON: json.RawMessage("null"), Batches: []batchSummary{}, Searches: []runner.Status{}}
+	var raw []byte
+	if e := h.get(r, "/v1/stats/history?window="+url.QueryEscape(window(r)), &raw); e != nil {
 		d.Missing = append(d.Missing, "history: "+e.Message)
 	} else {
-		d.History = &v
+		d.HistoryJSON = raw
 	}
 	var bl batchList
 	if e := h.get(r, "/v1/batches?limit="+strconv.Itoa(overviewBatches), &bl); e != nil {
@@ -123,6 +128,10 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 	if e != nil {
 		h.fail(w, r, "overview", p, e)
 		return
+	}
+	var v history.View
+	if err := json.Unmarshal(d.HistoryJSON, &v); err == nil && v.Window != "" {
+		d.History = &v
 	}
 	p.Data = d
 	h.render(w, r, http.StatusOK, "overview", p)
