@@ -31,25 +31,78 @@ const (
 )
 
 // batchMemo remembers what the history needs of a batch's record: its
-// reward function is not in the result.
+// reward function is not in the result. A batch's record is stored once
+// all its items are queued, so a fast worker's first results can come
+// before it: those wait (waiting, bounded) and are tried again at each
+// sample, then counted without a reward after maxRecordWait.
 type batchMemo struct {
-	mu   sync.Mutex
-	recs map[string]batchRecord
+	mu      sync.Mutex
+	recs    map[string]batchRecord
+	waiting []waitingResult
 }
+
+type waitingResult struct {
+	r  dispatch.Result
+	at time.Time
+}
+
+const (
+	maxRecordWait = time.Minute
+	maxWaiting    = 10000
+)
 
 // historyAdd counts one observed result.
 func (s *Server) historyAdd(r dispatch.Result) {
 	if r.Verdict.TaskInfo != nil {
 		return // a task check: the reference's run, not a candidate's
 	}
-	e := history.Eval{At: time.Now(), Status: string(r.Verdict.Status), TaskHash: r.Verdict.TaskHash, TaskName: r.Verdict.TaskName,
+	s.historyAddAt(r, time.Now(), false)
+}
+
+// historyAddAt counts r as observed at at; unless final, one whose batch
+// record is not there yet waits for it.
+func (s *Server) historyAddAt(r dispatch.Result, at time.Time, final bool) {
+	e := history.Eval{At: at, Status: string(r.Verdict.Status), TaskHash: r.Verdict.TaskHash, TaskName: r.Verdict.TaskName,
 		HackFlags: r.Verdict.HackFlags, Speedup: r.Verdict.Speedup}
-	if rec, ok := s.batchOf(r.ID); ok {
+	rec, ok := s.batchOf(r.ID)
+	if !ok && !final {
+		m := &s.batchMemo
+		m.mu.Lock()
+		if len(m.waiting) < maxWaiting {
+			m.waiting = append(m.waiting, waitingResult{r, at})
+			m.mu.Unlock()
+			return
+		}
+		m.mu.Unlock()
+	}
+	if ok {
 		e.RewardFn = rec.RewardFn
 		reward := r.Reward
 		e.Reward = &reward
 	}
 	s.history.Add(e)
+	if ok && !final && s.hasWaiting() {
+		s.retryWaiting() // records are being stored: those waiting may have theirs now
+	}
+}
+
+func (s *Server) hasWaiting() bool {
+	s.batchMemo.mu.Lock()
+	defer s.batchMemo.mu.Unlock()
+	return len(s.batchMemo.waiting) > 0
+}
+
+// retryWaiting counts the results that waited for their batch's record:
+// with it when it is there now, without a reward when they waited long.
+func (s *Server) retryWaiting() {
+	m := &s.batchMemo
+	m.mu.Lock()
+	ws := m.waiting
+	m.waiting = nil
+	m.mu.Unlock()
+	for _, w := range ws {
+		s.historyAddAt(w.r, w.at, time.Since(w.at) > maxRecordWait)
+	}
 }
 
 // batchOf reads the record of the batch eval id belongs to
@@ -118,6 +171,7 @@ func (s *Server) startHistory(ctx context.Context) (stop func()) {
 		saved := time.Now()
 		for {
 			s.historySample(ctx)
+			s.retryWaiting()
 			if samples != "" && time.Since(saved) >= historySave {
 				s.saveHistory(samples)
 				saved = time.Now()
@@ -132,6 +186,7 @@ func (s *Server) startHistory(ctx context.Context) (stop func()) {
 	return func() {
 		cancel()
 		wg.Wait()
+		s.retryWaiting()
 		if samples != "" {
 			s.saveHistory(samples)
 		}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -30,6 +31,7 @@ func TestHistoryCountsObservedResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
+	defer srv.startHistory(t.Context())() // its sample also counts results that came before their batch's record
 	h := srv.Handler()
 	rec := post(t, h, "/v1/rewards", map[string]any{"reference": ref, "reward_fn": "binary", "codes": []string{"ok 1", "wrong 2", "ok 3", "slow 4"}, "wait_s": 10})
 	if rec.Code != http.StatusOK {
@@ -37,13 +39,13 @@ func TestHistoryCountsObservedResults(t *testing.T) {
 	}
 	srv.historyAdd(result(t, `{"id":"t_check-00000","verdict":{"status":"correct","task_hash":"sha256:k","task_info":{}}}`))
 	var v history.View
-	kgtest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+	kgtest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
 		v = history.View{}
 		if rec := call(t, h, http.MethodGet, "/v1/stats/history?window=1h", "/v1/stats/history", nil, &v); rec.Code != http.StatusOK {
 			t.Fatalf("%d %s", rec.Code, rec.Body)
 		}
-		if v.Evaluations < 4 {
-			return fmt.Errorf("%d evaluations counted", v.Evaluations)
+		if v.Evaluations < 4 || v.Rewards["binary"].Count < 4 {
+			return fmt.Errorf("%d evaluations counted, %d rewards", v.Evaluations, v.Rewards["binary"].Count)
 		}
 		return nil
 	})
@@ -74,5 +76,32 @@ func TestHistoryNeedsAdmin(t *testing.T) {
 	}
 	if rec := request(t, h, "GET", "/v1/batches", "Bearer "+keys["ops"], nil); rec.Code != http.StatusForbidden {
 		t.Errorf("the batch list with an admin key: %d, want 403 (reward scope)", rec.Code)
+	}
+}
+
+// A batch's record is stored once its items are queued, so a result can
+// come first: it waits for the record, then counts with its reward; one
+// whose record never comes counts without a reward after a while.
+func TestHistoryResultBeforeItsRecord(t *testing.T) {
+	srv, b, _ := startFake(t, Config{})
+	srv.historyAdd(result(t, `{"id":"b_early-00000","reward":1,"verdict":{"status":"correct","task_hash":"sha256:e"}}`))
+	if v, _ := srv.history.View("1h"); v.Evaluations != 0 {
+		t.Fatalf("counted before its record: %d", v.Evaluations)
+	}
+	rec, _ := json.Marshal(batchRecord{ID: "b_early", Total: 1, CreatedAt: time.Now(), RewardFn: "binary", TaskHash: "sha256:e"})
+	if err := b.PutBatch(t.Context(), "b_early", rec); err != nil {
+		t.Fatal(err)
+	}
+	srv.retryWaiting()
+	if v, _ := srv.history.View("1h"); v.Evaluations != 1 || v.Rewards["binary"].Count != 1 {
+		t.Errorf("after its record: %d evaluations, rewards %+v", v.Evaluations, v.Rewards)
+	}
+	srv.historyAdd(result(t, `{"id":"b_never-00000","reward":1,"verdict":{"status":"incorrect","task_hash":"sha256:n"}}`))
+	srv.batchMemo.mu.Lock()
+	srv.batchMemo.waiting[0].at = time.Now().Add(-2 * maxRecordWait)
+	srv.batchMemo.mu.Unlock()
+	srv.retryWaiting()
+	if v, _ := srv.history.View("1h"); v.Evaluations != 2 || v.Verdicts["incorrect"] != 1 || v.Rewards["binary"].Count != 1 || srv.hasWaiting() {
+		t.Errorf("a record that never comes: %d evaluations, %v, rewards %+v", v.Evaluations, v.Verdicts, v.Rewards)
 	}
 }
