@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/kernelgate/kernelgate/bus"
 )
 
 // Pages of GET /v1/batches.
@@ -73,8 +75,8 @@ func (s *Server) listBatches(c *gin.Context) {
 	start := 0
 	if q.before != "" {
 		i := slices.IndexFunc(recs, func(r batchRecord) bool { return r.ID == q.before })
-		if i < 0 {
-			abort(c, newError(CodeInvalidRequest, "before", "before %q is no stored batch: pass a next_before unchanged", q.before))
+		if i < 0 { // a well-formed id the store does not hold (any more: results live ResultTTL)
+			abort(c, newError(CodeBatchNotFound, "before", "before %q is no stored batch (unknown, or older than the result TTL)", q.before))
 			return
 		}
 		start = i + 1
@@ -113,9 +115,15 @@ type batchListQuery struct {
 }
 
 func batchQuery(c *gin.Context) (batchListQuery, *apiError) {
-	q := batchListQuery{status: c.Query("status"), task: strings.TrimSpace(c.Query("task")), before: c.Query("before"), limit: defaultBatchPage}
-	if statuses := []string{statusRunning, statusDone, statusLost}; q.status != "" && !slices.Contains(statuses, q.status) {
-		return q, newError(CodeInvalidRequest, "status", "status must be one of %s, got %q", strings.Join(statuses, ", "), q.status)
+	q := batchListQuery{task: strings.TrimSpace(c.Query("task")), limit: defaultBatchPage}
+	status, hasStatus := c.GetQuery("status")
+	if statuses := []string{statusRunning, statusDone, statusLost}; hasStatus && !slices.Contains(statuses, status) {
+		return q, newError(CodeInvalidRequest, "status", "status must be one of %s, got %q", strings.Join(statuses, ", "), status)
+	}
+	before, hasBefore := c.GetQuery("before")
+	q.status, q.before = status, before
+	if hasBefore && !bus.ValidID(before) {
+		return q, newError(CodeInvalidRequest, "before", "before must be a batch id (1 to 64 letters, digits, _ or -: a page's next_before), got %q", q.before)
 	}
 	if l := c.Query("limit"); l != "" {
 		n, err := strconv.Atoi(l)

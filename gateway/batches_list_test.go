@@ -82,11 +82,13 @@ func TestBatchListNewestFirstFilteredPaged(t *testing.T) {
 		t.Errorf("page 2: %s next %q", ids(page), page.NextBefore)
 	}
 	for _, bad := range []struct{ query, field string }{
-		{"?status=finished", "status"}, {"?limit=0", "limit"}, {"?limit=201", "limit"}, {"?limit=x", "limit"}, {"?before=b_nosuch", "before"},
+		{"?status=finished", "status"}, {"?limit=0", "limit"}, {"?limit=201", "limit"}, {"?limit=x", "limit"}, {"?before=%26x", "before"}, {"?before=", "before"}, {"?status=", "status"},
 	} {
 		rec := call(t, h, http.MethodGet, "/v1/batches"+bad.query, "/v1/batches", nil, nil)
 		wantError(t, rec, http.StatusBadRequest, CodeInvalidRequest, bad.field)
 	}
+	wantError(t, call(t, h, http.MethodGet, "/v1/batches?before=b_nosuch", "/v1/batches", nil, nil),
+		http.StatusNotFound, CodeBatchNotFound, "before", "no stored batch")
 	// The held batch, once in, is listed done.
 	ev.release <- struct{}{}
 	kgtest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
