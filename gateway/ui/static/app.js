@@ -118,6 +118,7 @@ function timeAxis(h, W) {
 
 function drawHistory(h) {
   const pts = h.points || [];
+  set("#history-count", h.evaluations);
   // The latest whole step's rate: the current one is still filling.
   const done = pts.filter((p) => Date.parse(p.t) + h.step_s * 1000 <= Date.parse(h.to));
   if (done.length) set("#rate", done[done.length - 1].evaluations_per_s.toFixed(2));
