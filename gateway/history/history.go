@@ -17,6 +17,10 @@ const (
 	maxNameLen  = 128 // task names and flags come from the sandboxed child
 	maxFlags    = 16  // hack flags counted per verdict
 	maxRewardFn = 32  // reward functions told apart; more share "other"
+	// maxTasksPerStep bounds the tasks a minute tells apart (memory: a day
+	// is 1,440 of them); the rest of that minute's count as otherTasks.
+	maxTasksPerStep = 1000
+	otherTasks      = "other"
 )
 
 // The statuses the task table counts (eval.StatusCorrect, eval.StatusRewardHack).
@@ -104,6 +108,10 @@ func (h *History) addTask(b *bucket, e Eval) {
 		b.tasks = map[string]*taskAgg{}
 	}
 	t := b.tasks[e.TaskHash]
+	if t == nil && len(b.tasks) >= maxTasksPerStep {
+		e.TaskHash, e.TaskName, e.TaskID = otherTasks, otherTasks, ""
+		t = b.tasks[otherTasks]
+	}
 	if t == nil {
 		t = &taskAgg{}
 		b.tasks[e.TaskHash] = t

@@ -227,6 +227,13 @@ func TestBounds(t *testing.T) {
 	if len([]rune(day.Tasks[0].TaskName)) != maxNameLen {
 		t.Errorf("a task name of %d runes", len(day.Tasks[0].TaskName))
 	}
+	for i := range maxTasksPerStep + 10 {
+		h.Add(Eval{At: t0, Status: "correct", TaskHash: fmt.Sprint("many", i)})
+	}
+	day, _ = h.View("24h")
+	if day.TasksTotal != maxTasksPerStep+1 || len(day.Tasks) != maxTasks || day.Tasks[1].TaskHash != otherTasks || day.Tasks[1].Evaluations != 11 {
+		t.Errorf("%d tasks told apart, the second %+v; want %d and the rest as %s", day.TasksTotal, day.Tasks[1], maxTasksPerStep+1, otherTasks)
+	}
 }
 
 // The queue and GPU samples, in no log, survive a restart through Save and Load.
