@@ -65,7 +65,7 @@ func (s *Server) historyAddAt(r dispatch.Result, at time.Time, final bool) {
 	e := history.Eval{At: at, Status: string(r.Verdict.Status), TaskHash: r.Verdict.TaskHash, TaskName: r.Verdict.TaskName,
 		HackFlags: r.Verdict.HackFlags, Speedup: r.Verdict.Speedup}
 	rec, ok := s.batchOf(r.ID)
-	if !ok && !final {
+	if !ok && !final && hasRecord(r.ID) {
 		m := &s.batchMemo
 		m.mu.Lock()
 		if len(m.waiting) < maxWaiting {
@@ -90,6 +90,13 @@ func (s *Server) hasWaiting() bool {
 	s.batchMemo.mu.Lock()
 	defer s.batchMemo.mu.Unlock()
 	return len(s.batchMemo.waiting) > 0
+}
+
+// hasRecord: eval id belongs to a batch the gateway stores a record of
+// (POST /v1/rewards and /v1/evaluations, episodes; dispatch.EvalID of a
+// newID "b_" or "e_"); a search's evaluations, say, have none to wait for.
+func hasRecord(evalID string) bool {
+	return strings.HasPrefix(evalID, "b_") || strings.HasPrefix(evalID, "e_")
 }
 
 // retryWaiting counts the results that waited for their batch's record:

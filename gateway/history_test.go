@@ -96,12 +96,17 @@ func TestHistoryResultBeforeItsRecord(t *testing.T) {
 	if v, _ := srv.history.View("1h"); v.Evaluations != 1 || v.Rewards["binary"].Count != 1 {
 		t.Errorf("after its record: %d evaluations, rewards %+v", v.Evaluations, v.Rewards)
 	}
+	// A search's evaluation has no record to wait for: counted at once.
+	srv.historyAdd(result(t, `{"id":"s_0123456789abcdef-3","reward":1,"verdict":{"status":"compile_error","task_hash":"sha256:s"}}`))
+	if v, _ := srv.history.View("1h"); v.Verdicts["compile_error"] != 1 || srv.hasWaiting() {
+		t.Errorf("a search's evaluation waited: %v", v.Verdicts)
+	}
 	srv.historyAdd(result(t, `{"id":"b_never-00000","reward":1,"verdict":{"status":"incorrect","task_hash":"sha256:n"}}`))
 	srv.batchMemo.mu.Lock()
 	srv.batchMemo.waiting[0].at = time.Now().Add(-2 * maxRecordWait)
 	srv.batchMemo.mu.Unlock()
 	srv.retryWaiting()
-	if v, _ := srv.history.View("1h"); v.Evaluations != 2 || v.Verdicts["incorrect"] != 1 || v.Rewards["binary"].Count != 1 || srv.hasWaiting() {
+	if v, _ := srv.history.View("1h"); v.Evaluations != 3 || v.Verdicts["incorrect"] != 1 || v.Rewards["binary"].Count != 1 || srv.hasWaiting() {
 		t.Errorf("a record that never comes: %d evaluations, %v, rewards %+v", v.Evaluations, v.Verdicts, v.Rewards)
 	}
 }
