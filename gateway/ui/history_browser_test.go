@@ -92,6 +92,17 @@ func TestHistoryInChromium(t *testing.T) {
 	}
 	filled("after the batch")
 	b.shotPage(t, "history")
+	// No GPU here: the GPU charts' drawing is checked on two readings of one,
+	// in the page's own functions (the next poll draws over them).
+	lines, err := eval[int](b, `(() => { const t = new Date(), h = {from: new Date(t - 60000).toISOString(), to: t.toISOString(), step_s: 5};
+		const pts = [{t: new Date(t - 10000).toISOString(), gpus: [{index: 0, utilization_percent: 40, memory_used_bytes: 2 ** 31}]},
+			{t: new Date(t - 5000).toISOString(), gpus: [{index: 0, utilization_percent: 90, memory_used_bytes: 2 ** 32}]}];
+		gpuSeries("#gpuchart", h, pts, (g) => g.utilization_percent, 100);
+		gpuSeries("#gpumemchart", h, pts, (g) => g.memory_used_bytes / 2 ** 30);
+		return document.querySelectorAll("#gpuchart polyline, #gpumemchart polyline").length; })()`)
+	if err != nil || lines != 2 {
+		t.Errorf("GPU charts drew %d lines (%v), want one each", lines, err)
+	}
 
 	b.open(t, "/ui/batches/"+batch.BatchID)
 	if n := b.count(t, "#group tbody tr[data-i]"); n != 4 {

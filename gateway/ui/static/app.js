@@ -143,15 +143,24 @@ function drawHistory(h) {
   legend("#legend", seen);
   series("#ratechart", h, pts.map((p) => [p.t, p.evaluations_per_s]), "#3454d1");
   series("#queuechart", h, pts.filter((p) => p.queue_depth != null).map((p) => [p.t, p.queue_depth]), "#e09f3e");
+  gpuSeries("#gpuchart", h, pts, (g) => g.utilization_percent, 100);
+  gpuSeries("#gpumemchart", h, pts, (g) => g.memory_used_bytes == null ? null : g.memory_used_bytes / 2 ** 30);
+}
+
+// gpuSeries draws one reading of each GPU over the window, a line per GPU.
+function gpuSeries(sel, h, pts, read, ymax) {
   const gpus = new Map();
   for (const p of pts) for (const g of p.gpus || []) {
-    if (g.utilization_percent == null) continue;
+    const v = read(g);
+    if (v == null) continue;
     if (!gpus.has(g.index)) gpus.set(g.index, []);
-    gpus.get(g.index).push([p.t, g.utilization_percent]);
+    gpus.get(g.index).push([p.t, v]);
   }
-  const gel = $("#gpuchart");
-  if (!gpus.size) { gel.replaceChildren(); fit(gel); gel.append(svg("text", { x: 8, y: 16 }, "no GPU reading in the window")); }
-  else [...gpus.entries()].forEach(([i, xs], n) => series("#gpuchart", h, xs, ["#2e9e5b", "#8e44ad", "#d1495b", "#3454d1"][n % 4], n > 0, 100, "GPU " + i));
+  const el = $(sel);
+  if (!gpus.size) { el.replaceChildren(); fit(el); el.append(svg("text", { x: 8, y: 16 }, "no GPU reading in the window")); return; }
+  const top = ymax || Math.max(1, ...[...gpus.values()].flat().map((p) => p[1]));
+  [...gpus.entries()].forEach(([i, xs], n) => series(sel, h, xs, ["#2e9e5b", "#8e44ad", "#d1495b", "#3454d1"][n % 4], n > 0, top,
+    [...gpus.keys()].map((k) => "GPU " + k).join(", ")));
 }
 
 // series draws [time, value] points as a line over the window (keep: add
