@@ -168,7 +168,10 @@ func (s *Server) observeResults(ctx context.Context) (stop func(), err error) {
 		return func() {}, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	done, err := s.evals.Observe(ctx, s.metrics.observe)
+	done, err := s.evals.Observe(ctx, func(r dispatch.Result) {
+		s.metrics.observe(r)
+		s.historyAdd(r)
+	})
 	if err != nil {
 		cancel()
 		return nil, err

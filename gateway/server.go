@@ -18,6 +18,7 @@ import (
 	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/episode"
 	"github.com/kernelgate/kernelgate/gateway/apikey"
+	"github.com/kernelgate/kernelgate/gateway/history"
 	"github.com/kernelgate/kernelgate/rollout/runner"
 	"github.com/kernelgate/kernelgate/tasks"
 )
@@ -146,7 +147,11 @@ type Server struct {
 	rlGroups    rlGroups    // OpenRLHF samples waiting for the rest of their group (openrlhf_group.go)
 	evals       *dispatch.Service
 	metrics     *metrics
-	redteams    *redteamRuns   // red-team runs in flight or recently done (redteam.go)
+	redteams    *redteamRuns     // red-team runs in flight or recently done (redteam.go)
+	history     *history.History // history.go: GET /v1/stats/history
+	historyIDs  *slowest         // its task ids, remembered
+	batchMemo   batchMemo
+	batchIndex  batchIndex     // batches_list.go
 	requireKeys atomic.Bool    // listening beyond loopback: keys enforced even when none exist
 	draining    atomic.Bool    // shutting down: /readyz answers 503
 	reconcile   reconcileState // the pass over batches left running (reconcile.go): /readyz says degraded
@@ -188,6 +193,7 @@ func New(cfg Config, deps Deps) *Server {
 	s.redteams = newRedteamRuns(time.Now)
 	s.requireKeys.Store(!IsLoopback(s.cfg.Addr))
 	s.metrics = newMetrics(s)
+	s.history, s.historyIDs = history.New(nil), newSlowest(0, time.Now)
 	s.handler = s.routes()
 	return s
 }
@@ -221,6 +227,8 @@ func (s *Server) routes() http.Handler {
 	r.GET("/v1/gpus", s.gpus)
 	r.GET("/metrics", s.metrics.handler())
 	r.GET("/v1/stats/slowest-tasks", s.slowestTasks) // slowest.go
+	r.GET("/v1/stats/history", s.statsHistory)       // history.go
+	r.GET("/v1/batches", s.listBatches)              // batches_list.go
 	r.GET("/v1/batches/:id", s.getBatch)
 	r.GET("/v1/batches/:id/stream", s.streamBatch)
 	r.GET("/v1/batches/:id/code", s.getBatchCode) // batch_code.go
@@ -286,6 +294,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("gateway.Serve: %w", err)
 	}
 	defer stopObserving()
+	defer s.startHistory(context.WithoutCancel(ctx))()
 	reconciled := s.startReconcile(ctx)
 	defer reconciled()
 	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}

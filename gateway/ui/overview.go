@@ -4,10 +4,65 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
 	"time"
 
+	"github.com/kernelgate/kernelgate/gateway/history"
 	"github.com/kernelgate/kernelgate/gateway/ui/overview"
+	"github.com/kernelgate/kernelgate/rollout/runner"
 )
+
+// overviewData is the overview page and what its script polls
+// (/ui/overview.json): the snapshot, the gateway's history over the
+// window, the latest batches and the latest searches. A part the key may
+// not read (batches need reward, searches search) is left out and said so
+// in Missing; the snapshot needs admin.
+type overviewData struct {
+	overview.Snapshot
+	// HistoryJSON is GET /v1/stats/history's body, passed on as it is (a
+	// day's is half a megabyte: decoding and encoding it again would cost
+	// the poll more than the history does); History is it decoded, for the
+	// page only.
+	HistoryJSON json.RawMessage `json:"history"`
+	History     *history.View   `json:"-"`
+	Batches     []batchSummary  `json:"batches"`
+	Searches    []runner.Status `json:"searches"`
+}
+
+// batchSummary is one batch of GET /v1/batches (schema BatchSummary).
+type batchSummary struct {
+	BatchID    string    `json:"batch_id"`
+	Status     string    `json:"status"`
+	Done       int       `json:"done"`
+	Total      int       `json:"total"`
+	CreatedAt  time.Time `json:"created_at"`
+	TaskName   string    `json:"task_name"`
+	TaskHash   string    `json:"task_hash"`
+	RewardFn   string    `json:"reward_fn"`
+	Correct    int       `json:"correct"`
+	MeanReward *float64  `json:"mean_reward"`
+}
+
+type batchList struct {
+	Batches    []batchSummary `json:"batches"`
+	NextBefore string         `json:"next_before"`
+}
+
+// overviewBatches and overviewSearches are how many the overview lists.
+const (
+	overviewBatches  = 10
+	overviewSearches = 10
+)
+
+// window is the request's history window: 1h unless it names another.
+func window(r *http.Request) string {
+	if w := r.URL.Query().Get("window"); slices.Contains(history.WindowNames, w) {
+		return w
+	}
+	return history.WindowNames[0]
+}
 
 // snapshot reads /metrics, /v1/gpus and the slowest tasks as the caller.
 func (h *Handler) snapshot(r *http.Request) (overview.Snapshot, *apiError) {
@@ -39,25 +94,57 @@ func (h *Handler) snapshot(r *http.Request) (overview.Snapshot, *apiError) {
 	return s, nil
 }
 
+// overviewOf is the snapshot and the rest of the overview.
+func (h *Handler) overviewOf(r *http.Request) (overviewData, *apiError) {
+	s, e := h.snapshot(r)
+	if e != nil {
+		return overviewData{}, e
+	}
+	d := overviewData{Snapshot: s, HistoryJSON: json.RawMessage("null"), Batches: []batchSummary{}, Searches: []runner.Status{}}
+	var raw []byte
+	if e := h.get(r, "/v1/stats/history?window="+url.QueryEscape(window(r)), &raw); e != nil {
+		d.Missing = append(d.Missing, "history: "+e.Message)
+	} else {
+		d.HistoryJSON = raw
+	}
+	var bl batchList
+	if e := h.get(r, "/v1/batches?limit="+strconv.Itoa(overviewBatches), &bl); e != nil {
+		d.Missing = append(d.Missing, "batches: "+e.Message)
+	} else {
+		d.Batches = bl.Batches
+	}
+	var sl searchList
+	if e := h.get(r, "/v1/searches?limit="+strconv.Itoa(overviewSearches), &sl); e != nil {
+		d.Missing = append(d.Missing, "searches: "+e.Message)
+	} else {
+		d.Searches = sl.Searches
+	}
+	return d, nil
+}
+
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 	p := page{Title: "Overview", Nav: "overview"}
-	s, e := h.snapshot(r)
+	d, e := h.overviewOf(r)
 	if e != nil {
 		h.fail(w, r, "overview", p, e)
 		return
 	}
-	p.Data = s
+	var v history.View
+	if err := json.Unmarshal(d.HistoryJSON, &v); err == nil && v.Window != "" {
+		d.History = &v
+	}
+	p.Data = d
 	h.render(w, r, http.StatusOK, "overview", p)
 }
 
 // overviewJSON is what the overview's script polls.
 func (h *Handler) overviewJSON(w http.ResponseWriter, r *http.Request) {
-	s, e := h.snapshot(r)
+	d, e := h.overviewOf(r)
 	if e != nil {
 		writeJSONError(w, e.Status, e.Code, e.Message)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(s)
+	json.NewEncoder(w).Encode(d)
 }

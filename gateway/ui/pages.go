@@ -58,12 +58,41 @@ func (b batchView) Items() []item {
 	return out
 }
 
+// batchesView is the batches page: a page of GET /v1/batches.
+type batchesView struct {
+	Batches      []batchSummary
+	Status, Task string
+	Statuses     []string
+	Next         string // the next page's URL; "" on the last
+}
+
 func (h *Handler) batches(w http.ResponseWriter, r *http.Request) {
-	if id := strings.TrimSpace(r.URL.Query().Get("id")); id != "" {
+	q := r.URL.Query()
+	if id := strings.TrimSpace(q.Get("id")); id != "" {
 		http.Redirect(w, r, "/ui/batches/"+url.PathEscape(id), http.StatusSeeOther)
 		return
 	}
-	h.render(w, r, http.StatusOK, "batches", page{Title: "Batches", Nav: "batches"})
+	p := page{Title: "Batches", Nav: "batches"}
+	v := batchesView{Status: q.Get("status"), Task: strings.TrimSpace(q.Get("task")), Statuses: []string{"running", "done", "lost"}}
+	api := url.Values{"limit": {"50"}}
+	for k, val := range map[string]string{"status": v.Status, "task": v.Task, "before": q.Get("before")} {
+		if val != "" {
+			api.Set(k, val)
+		}
+	}
+	var l batchList
+	if e := h.get(r, "/v1/batches?"+api.Encode(), &l); e != nil {
+		h.fail(w, r, "batches", p, e)
+		return
+	}
+	v.Batches = l.Batches
+	if l.NextBefore != "" {
+		api.Set("before", l.NextBefore)
+		api.Del("limit")
+		v.Next = "/ui/batches?" + api.Encode()
+	}
+	p.Data = v
+	h.render(w, r, http.StatusOK, "batches", p)
 }
 
 func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {

@@ -63,6 +63,65 @@ type gateway struct {
 	data string
 	cmd  *exec.Cmd
 	log  *bytes.Buffer
+	args []string // serve's, to start it again on the same data
+	env  []string
+	// exited is closed when the running serve has exited.
+	exited chan struct{}
+}
+
+// start runs serve and waits for /readyz (the zygote imports torch first).
+func (g *gateway) start(t *testing.T) {
+	t.Helper()
+	g.cmd = exec.Command(g.bin, g.args...)
+	g.cmd.Env = g.env
+	g.cmd.Stdout, g.cmd.Stderr = g.log, g.log
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { g.cmd.Wait(); close(exited) }()
+	g.exited = exited
+	kgtest.CheckFor(t, 180*time.Second, 250*time.Millisecond, func() error {
+		select {
+		case <-exited:
+			return fmt.Errorf("serve exited: %s", tail(g.log.String(), 2000))
+		default:
+		}
+		resp, err := http.Get(g.URL + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz %d", resp.StatusCode)
+		}
+		return nil
+	})
+}
+
+// stop sends serve SIGINT and waits for it to exit (killing it after 60 s).
+func (g *gateway) stop(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.exited:
+		return
+	default:
+	}
+	g.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-g.exited:
+	case <-time.After(60 * time.Second):
+		g.cmd.Process.Kill()
+		<-g.exited
+		t.Errorf("serve did not stop within 60 s of SIGINT")
+	}
+}
+
+// restart stops serve and starts it again on the same data directory.
+func (g *gateway) restart(t *testing.T) {
+	t.Helper()
+	g.stop(t)
+	g.start(t)
 }
 
 func freePort(t *testing.T) int {
@@ -89,42 +148,16 @@ func startServe(t *testing.T, bin, llmURL string) *gateway {
 	if err != nil {
 		t.Fatalf("keys create: %v", err)
 	}
-	g := &gateway{URL: "http://" + addr, Key: strings.TrimSpace(string(out)), bin: bin, data: data, log: &bytes.Buffer{}}
-	g.cmd = exec.Command(bin, "serve", "--addr", addr, "--data", data,
-		"--device", "cpu", "--llm-url", llmURL, "--model", "scripted", "--tasks", filepath.Join(repoRoot(t), "datasets", "ci"))
-	g.cmd.Env = append(os.Environ(), harness.EnvPython+"="+py)
-	g.cmd.Stdout, g.cmd.Stderr = g.log, g.log
-	if err := g.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	g := &gateway{URL: "http://" + addr, Key: strings.TrimSpace(string(out)), bin: bin, data: data, log: &bytes.Buffer{},
+		args: []string{"serve", "--addr", addr, "--data", data, "--device", "cpu", "--llm-url", llmURL, "--model", "scripted",
+			"--tasks", filepath.Join(repoRoot(t), "datasets", "ci")},
+		env: append(os.Environ(), harness.EnvPython+"="+py)}
+	g.start(t)
 	t.Cleanup(func() {
-		g.cmd.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- g.cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			g.cmd.Process.Kill()
-			<-done
-			t.Errorf("serve did not stop within 60 s of SIGINT")
-		}
+		g.stop(t)
 		if t.Failed() {
 			t.Logf("serve's log:\n%s", tail(g.log.String(), 8000))
 		}
-	})
-	kgtest.CheckFor(t, 180*time.Second, 250*time.Millisecond, func() error {
-		if g.cmd.ProcessState != nil {
-			return fmt.Errorf("serve exited: %s", tail(g.log.String(), 2000))
-		}
-		resp, err := http.Get(g.URL + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz %d", resp.StatusCode)
-		}
-		return nil
 	})
 	return g
 }

@@ -231,6 +231,13 @@ func TestDashboardInChromium(t *testing.T) {
 			}
 			return ""
 		})
+		// The gateway's history counts the search's evaluations too, as they come.
+		ov.waitFor(t, 20*time.Second, "the history counts every verdict", func() string {
+			if n, _ := strconv.Atoi(ov.text(t, "#history-count")); n < 9 {
+				return "history " + ov.text(t, "#history-count")
+			}
+			return ""
+		})
 		if r := ov.text(t, "#rate"); r == "–" {
 			t.Errorf("evaluations/s not computed after several polls")
 		}

@@ -82,13 +82,11 @@ function login() {
 // ---- overview ----------------------------------------------------------
 
 function overview() {
-  let prev = null;
-  const hist = []; // per poll: {status: new verdicts}
-  const keep = 120;
+  const win = ($("#window") && $("#window").dataset.window) || "1h";
   let timer = null;
   async function tick() {
     let s;
-    try { s = await getJSON("/ui/overview.json"); } catch (e) {
+    try { s = await getJSON("/ui/overview.json?window=" + encodeURIComponent(win)); } catch (e) {
       if (refused(e)) clearInterval(timer); else showError(e.message);
       return;
     }
@@ -98,23 +96,164 @@ function overview() {
     set("#total", fmt(total));
     set("#exec", measured(s.exec));
     set("#wait", measured(s.queue_wait));
-    if (prev) {
-      const dt = (Date.parse(s.time) - Date.parse(prev.time)) / 1000;
-      const d = {};
-      let n = 0;
-      for (const [k, v] of Object.entries(s.verdicts)) { d[k] = Math.max(0, v - (prev.verdicts[k] || 0)); n += d[k]; }
-      if (dt > 0) set("#rate", (n / dt).toFixed(2));
-      hist.push(d);
-      if (hist.length > keep) hist.shift();
-      drawMix(hist, keep);
-    }
+    if (s.history) drawHistory(s.history);
     verdictTable(s.verdicts);
     verdictDetail(s, total);
     workerTables(s);
-    prev = s;
+    if (s.history) { rewardTables(s.history); taskTable(s.history.tasks || []); }
+    batchTable(s.batches || []);
+    searchTable(s.searches || []);
   }
   tick();
   timer = setInterval(tick, 2000);
+}
+
+// ---- the history (GET /v1/stats/history, kept by the gateway) ------------
+
+// timeAxis places a step on a chart of width W spanning the window.
+function timeAxis(h, W) {
+  const from = Date.parse(h.from), span = Math.max(1, Date.parse(h.to) - from + h.step_s * 1000);
+  return { x: (t) => 30 + (W - 34) * (Date.parse(t) - from) / span, bw: Math.max(2, (W - 34) * h.step_s * 1000 / span - 0.5) };
+}
+
+function drawHistory(h) {
+  const pts = h.points || [];
+  set("#history-count", h.evaluations);
+  // The latest whole step's rate: the current one is still filling.
+  const done = pts.filter((p) => Date.parse(p.t) + h.step_s * 1000 <= Date.parse(h.to));
+  if (done.length) set("#rate", done[done.length - 1].evaluations_per_s.toFixed(2));
+  const el = $("#mix");
+  el.replaceChildren();
+  const [W, H] = fit(el), ax = timeAxis(h, W);
+  const max = Math.max(1, ...pts.map((p) => p.evaluations));
+  const seen = new Set();
+  for (const p of pts) {
+    let y = H - 14;
+    for (const k of [...ORDER, ...Object.keys(p.verdicts).filter((k) => !ORDER.includes(k))]) {
+      if (!p.verdicts[k]) continue;
+      seen.add(k);
+      const hh = (p.verdicts[k] / max) * (H - 30);
+      y -= hh;
+      el.append(svg("rect", { x: ax.x(p.t), y, width: ax.bw, height: hh, fill: colour(k), "data-status": k }));
+    }
+  }
+  el.append(svg("text", { x: 4, y: 12 }, `max ${max} per ${h.step_s} s step · last ${h.window}`));
+  el.append(svg("text", { x: 4, y: H - 2 }, new Date(Date.parse(h.from)).toLocaleTimeString()));
+  el.append(svg("text", { x: W - 60, y: H - 2 }, "now"));
+  legend("#legend", seen);
+  series("#ratechart", h, pts.map((p) => [p.t, p.evaluations_per_s]), "#3454d1");
+  series("#queuechart", h, pts.filter((p) => p.queue_depth != null).map((p) => [p.t, p.queue_depth]), "#e09f3e");
+  gpuSeries("#gpuchart", h, pts, (g) => g.utilization_percent, 100);
+  gpuSeries("#gpumemchart", h, pts, (g) => g.memory_used_bytes == null ? null : g.memory_used_bytes / 2 ** 30);
+}
+
+// gpuSeries draws one reading of each GPU over the window, a line per GPU.
+function gpuSeries(sel, h, pts, read, ymax) {
+  const gpus = new Map();
+  for (const p of pts) for (const g of p.gpus || []) {
+    const v = read(g);
+    if (v == null) continue;
+    if (!gpus.has(g.index)) gpus.set(g.index, []);
+    gpus.get(g.index).push([p.t, v]);
+  }
+  const el = $(sel);
+  if (!gpus.size) { el.replaceChildren(); fit(el); el.append(svg("text", { x: 8, y: 16 }, "no GPU reading in the window")); return; }
+  const top = ymax || Math.max(1, ...[...gpus.values()].flat().map((p) => p[1]));
+  [...gpus.entries()].forEach(([i, xs], n) => series(sel, h, xs, ["#2e9e5b", "#8e44ad", "#d1495b", "#3454d1"][n % 4], n > 0, top,
+    [...gpus.keys()].map((k) => "GPU " + k).join(", ")));
+}
+
+// series draws [time, value] points as a line over the window (keep: add
+// to what is drawn; ymax: a fixed top).
+function series(sel, h, pts, stroke, keep, ymax, label) {
+  const el = $(sel);
+  if (!keep) el.replaceChildren();
+  const [W, H] = fit(el), ax = timeAxis(h, W);
+  if (!pts.length) { if (!keep) el.append(svg("text", { x: 8, y: 16 }, "nothing in the window")); return; }
+  const top = ymax || Math.max(1, ...pts.map((p) => p[1]));
+  const Y = (v) => H - 6 - (H - 22) * v / top;
+  el.append(svg("polyline", { points: pts.map((p) => (ax.x(p[0]) + ax.bw / 2) + "," + Y(p[1])).join(" "), fill: "none", stroke, "stroke-width": 1.5 }));
+  if (pts.length < 60) for (const p of pts) el.append(svg("circle", { cx: ax.x(p[0]) + ax.bw / 2, cy: Y(p[1]), r: 2, fill: stroke })); // a lone step shows
+  if (!keep) el.append(svg("text", { x: 4, y: 12 }, "max " + fmt(top) + (label ? " · " + label : "")));
+}
+
+// rewardTables: per reward function, the histogram over the window and
+// the mean with its p10–p90 band per step.
+function rewardTables(h) {
+  const fns = Object.keys(h.rewards || {}).sort();
+  const rows = fns.map((fn) => { const r = h.rewards[fn];
+    return html("tr", { "data-fn": fn }, html("td", {}, html("code", {}, fn)), html("td", {}, r.count), html("td", {}, fmt(r.mean)),
+      html("td", {}, fmt(r.min)), html("td", {}, fmt(r.max))); });
+  $("#rewardtable tbody").replaceChildren(...(rows.length ? rows : [html("tr", {}, html("td", { colspan: 5 }, "no reward in the window"))]));
+  const box = $("#rewards");
+  box.replaceChildren();
+  for (const fn of fns) {
+    const hist = svg("svg", { class: "chart small hist", "data-fn": fn, role: "img", "aria-label": fn + " histogram" });
+    const band = svg("svg", { class: "chart small band", "data-fn": fn, role: "img", "aria-label": fn + " over time" });
+    box.append(html("div", {}, html("h3", {}, fn), hist, band));
+    drawHistogram(hist, h.rewards[fn]);
+    drawBand(band, h, fn);
+  }
+}
+
+function drawHistogram(el, r) {
+  const [W, H] = fit(el), n = r.counts.length, bw = (W - 34) / n, top = Math.max(1, ...r.counts);
+  r.counts.forEach((c, i) => {
+    const hh = (H - 30) * c / top;
+    const rect = svg("rect", { x: 30 + i * bw, y: H - 14 - hh, width: Math.max(1, bw - 1), height: hh, fill: "#3454d1" });
+    rect.append(svg("title", {}, `${fmt(r.edges[i])} to ${fmt(r.edges[i + 1])}: ${c}`));
+    el.append(rect);
+  });
+  el.append(svg("text", { x: 4, y: 12 }, `${r.count} rewards · mean ${fmt(r.mean)} · max bin ${top}`));
+  el.append(svg("text", { x: 30, y: H - 2 }, fmt(r.min)));
+  el.append(svg("text", { x: W - 40, y: H - 2 }, fmt(r.max)));
+}
+
+function drawBand(el, h, fn) {
+  const pts = (h.points || []).filter((p) => p.rewards && p.rewards[fn]).map((p) => [p.t, p.rewards[fn]]);
+  const [W, H] = fit(el), ax = timeAxis(h, W);
+  const lo = Math.min(0, ...pts.map((p) => p[1].p10)), hi = Math.max(lo + 1e-9, ...pts.map((p) => p[1].p90));
+  const Y = (v) => H - 14 - (H - 30) * (v - lo) / (hi - lo);
+  for (const [t, r] of pts) {
+    el.append(svg("rect", { x: ax.x(t), y: Y(r.p90), width: ax.bw, height: Math.max(1, Y(r.p10) - Y(r.p90)), fill: "#c9d3f5" }));
+  }
+  el.append(svg("polyline", { points: pts.map(([t, r]) => (ax.x(t) + ax.bw / 2) + "," + Y(r.mean)).join(" "), fill: "none",
+    stroke: "#3454d1", "stroke-width": 1.5 }));
+  if (pts.length < 60) for (const [t, r] of pts) el.append(svg("circle", { cx: ax.x(t) + ax.bw / 2, cy: Y(r.mean), r: 2, fill: "#3454d1" }));
+  el.append(svg("text", { x: 4, y: 12 }, `mean, p10–p90 per step (${fmt(lo)} to ${fmt(hi)})`));
+}
+
+const share = (v) => (100 * v).toFixed(1) + "%";
+const flagText = (m) => Object.keys(m || {}).filter((k) => m[k] > 0).sort((a, b) => m[b] - m[a] || a.localeCompare(b))
+  .map((k) => k + " " + m[k]).join(", ") || "–";
+const ago = (t) => { const d = (Date.now() - Date.parse(t)) / 1000;
+  return d < 60 ? Math.max(0, Math.round(d)) + "s ago" : d < 3600 ? Math.round(d / 60) + "m ago" : Math.round(d / 3600) + "h ago"; };
+
+function taskTable(ts) {
+  const rows = ts.map((t) => html("tr", { "data-task": t.task_hash },
+    html("td", {}, html("code", { title: t.task_hash }, t.task_id || t.task_name)), html("td", {}, t.evaluations),
+    html("td", {}, share(t.pass_rate)), html("td", {}, share(t.hack_rate)), html("td", {}, flagText(t.hack_flags)),
+    html("td", {}, fmt(t.median_speedup)), html("td", {}, ago(t.last_at))));
+  $("#tasktable tbody").replaceChildren(...(rows.length ? rows : [html("tr", {}, html("td", { colspan: 7 }, "no evaluation in the window"))]));
+}
+
+function batchTable(bs) {
+  const rows = bs.map((b) => html("tr", { "data-batch": b.batch_id },
+    html("td", {}, html("a", { href: "/ui/batches/" + encodeURIComponent(b.batch_id) }, html("code", {}, b.batch_id))),
+    html("td", {}, html("code", { title: b.task_hash }, b.task_name)), html("td", {}, b.reward_fn),
+    html("td", {}, html("span", { class: "st st-" + b.status }, b.status)), html("td", {}, b.done + " / " + b.total),
+    html("td", {}, b.correct), html("td", {}, fmt(b.mean_reward)), html("td", {}, ago(b.created_at))));
+  $("#batchlist tbody").replaceChildren(...(rows.length ? rows : [html("tr", {}, html("td", { colspan: 8 }, "no batch stored"))]));
+}
+
+function searchTable(ss) {
+  const rows = ss.map((s) => html("tr", { "data-search": s.search_id },
+    html("td", {}, html("a", { href: "/ui/searches/" + encodeURIComponent(s.search_id) }, s.search_id)),
+    html("td", {}, html("code", {}, s.task_id)), html("td", {}, html("span", { class: "st st-" + s.state }, s.state)),
+    html("td", {}, s.steps + " / " + s.steps_budget),
+    html("td", {}, s.best && s.best.verdict ? fmt(s.best.verdict.speedup) : "–"), html("td", {}, s.best ? fmt(s.best.reward) : "–"),
+    html("td", {}, ago(s.created_at))));
+  $("#searchtable tbody").replaceChildren(...(rows.length ? rows : [html("tr", {}, html("td", { colspan: 7 }, "no search"))]));
 }
 
 // fit gives a chart's viewBox the element's own size, so that text in it
@@ -132,30 +271,6 @@ function legend(sel, statuses) {
     i.style.background = colour(k);
     return html("span", {}, i, k);
   }));
-}
-
-function drawMix(hist, keep) {
-  const el = $("#mix");
-  el.replaceChildren();
-  // Slots fill from the left: a page open for a minute shows a minute, not a
-  // sliver at the right of the full window.
-  const slots = Math.min(keep, Math.max(30, hist.length));
-  const [W, H] = fit(el), bw = W / slots;
-  const max = Math.max(1, ...hist.map((d) => Object.values(d).reduce((a, b) => a + b, 0)));
-  const seen = new Set();
-  hist.forEach((d, i) => {
-    let y = H;
-    for (const k of [...ORDER, ...Object.keys(d).filter((k) => !ORDER.includes(k))]) {
-      if (!d[k]) continue;
-      seen.add(k);
-      const h = (d[k] / max) * (H - 10);
-      y -= h;
-      el.append(svg("rect", { x: i * bw, y, width: Math.max(1, bw - 1), height: h,
-        fill: colour(k) }));
-    }
-  });
-  el.append(svg("text", { x: 4, y: 12 }, "max " + max + " per poll"));
-  legend("#legend", seen);
 }
 
 function verdictTable(v) {
@@ -260,6 +375,20 @@ function batchRows(b) {
       html("td", {}, b.cached[i] ? "yes" : ""), details));
   }
   $("#items").replaceChildren(...rows);
+  groupTable(b);
+}
+
+// groupTable: the batch as a GRPO group (group.go computes the same for the first draw).
+function groupTable(b) {
+  const xs = b.rewards.map((r, i) => [i, r]).filter(([, r]) => r !== null && r !== undefined);
+  if (!$("#group") || !xs.length) return;
+  const mean = xs.reduce((a, [, r]) => a + r, 0) / xs.length;
+  const std = Math.sqrt(xs.reduce((a, [, r]) => a + (r - mean) ** 2, 0) / xs.length);
+  const signed = (v) => (v >= 0 ? "+" : "") + v.toFixed(3);
+  set("#gmean", fmt(mean));
+  set("#gstd", fmt(std));
+  $("#group tbody").replaceChildren(...xs.map(([i, r]) => html("tr", { "data-i": i }, html("td", {}, i), html("td", {}, fmt(r)),
+    html("td", {}, signed(r - mean)), html("td", {}, std > 1e-12 ? signed((r - mean) / std) : "–"))));
 }
 
 // ---- a search ----------------------------------------------------------
