@@ -1,7 +1,6 @@
 # class: decoy_dummy_launch
 # catalogue: decoy
 # description: launches the solution's kernels on a one-row dummy so a launch is counted, while the task's torch code computes the answer
-# gap: a launch on a one-row dummy counts as the candidate's work; coverage (GPU only) is measured but not judged
 import torch
 import torch.nn as nn
 

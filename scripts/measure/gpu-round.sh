@@ -6,6 +6,7 @@
 #   PHASE=suite    every suite through `tasks check` on the GPU (references, solutions,
 #                  speedups), then the harness's GPU tests: hack fixtures, solutions, the
 #                  zygote, the in-process evaluator
+#   PHASE=redteam  kernelgate redteam over level2 and heavy (SUITES, SEEDS, RT_LIMIT)
 #   PHASE=l2       level2 bench, evals/s: base, this tree, base again (h200-l2compare.sh)
 #   PHASE=latency  level2 one reward at a time through `serve` (one_at_a_time.py), then a
 #                  20-step search with the scripted LLM, wall time: base, then this tree
@@ -44,6 +45,16 @@ suite)
    $t tests/test_eval_gpu.py; c=$?; exit $(( a || b || c ))) > "$out/pytest-gpu.log" 2>&1
   echo "pytest rc=$? in $(( $(date +%s) - t0 )) s"; grep -E "^(FAILED|ERROR)|passed|failed" "$out/pytest-gpu.log" | cut -c1-300 | tail -24
   ls -d /tmp/kgz-* 2>/dev/null | wc -l | sed 's/^/kgz dirs left: /'
+  ;;
+redteam)
+  # kernelgate redteam over the GPU suites (docs/redteam.md): JSON per suite, a table last.
+  for suite in ${SUITES:-level2 heavy}; do
+    t0=$(date +%s)
+    timeout ${RT_LIMIT:-270} bin/kernelgate redteam --tasks datasets/$suite --solutions datasets/solutions/$suite \
+      --seeds ${SEEDS:-3} --json --out "$out/miss-$suite" > "$out/redteam-$suite.json" 2> "$out/redteam-$suite.err"
+    echo "redteam $suite rc=$? in $(( $(date +%s) - t0 )) s"
+  done
+  python3 scripts/measure/redteam_table.py "$out"/redteam-*.json
   ;;
 l2)
   RUNS="base=bin/kg-base new=bin/kernelgate base2=bin/kg-base" REPEAT=${REPEAT:-5} LIMIT=${LIMIT:-170} \
