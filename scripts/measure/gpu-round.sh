@@ -6,6 +6,7 @@
 #   PHASE=suite    every suite through `tasks check` on the GPU (references, solutions,
 #                  speedups), then the harness's GPU tests: hack fixtures, solutions, the
 #                  zygote, the in-process evaluator
+#   PHASE=tests+redteam  the suite's harness tests (no tasks check: SKIP_CHECK), then redteam
 #   PHASE=redteam  kernelgate redteam over level2 and heavy (SUITES, SEEDS, RT_LIMIT)
 #   PHASE=l2       level2 bench, evals/s: base, this tree, base again (h200-l2compare.sh)
 #   PHASE=latency  level2 one reward at a time through `serve` (one_at_a_time.py), then a
@@ -20,6 +21,11 @@ python3 scripts/measure/check_binary.py || exit 2
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,memory.used --format=csv,noheader | tee "$out/smi.txt"
 
 phase=${PHASE:?set PHASE}
+if [ "$phase" = tests+redteam ]; then
+  # The harness's GPU tests, then the red team (device time is scarce: one call)
+  SKIP_CHECK=1 PHASE=suite bash "$0"; PHASE=redteam bash "$0"
+  exit 0
+fi
 if [ "$phase" = suite+latency ]; then
   PHASE=suite bash "$0"; PER_TASK=${PER_TASK:-1} PHASE=latency bash "$0"
   # a call returns at most 8 files: drop the least telling first
@@ -30,9 +36,11 @@ if [ "$phase" = suite+latency ]; then
 fi
 case $phase in
 suite)
-  t0=$(date +%s)
-  timeout 200 bin/kernelgate tasks check datasets/ > "$out/check.txt" 2> "$out/check.err"
-  echo "tasks check rc=$? in $(( $(date +%s) - t0 )) s"; grep -E "REJECTED" "$out/check.txt" | cut -c1-200; tail -2 "$out/check.txt"
+  if [ -z "${SKIP_CHECK:-}" ]; then
+    t0=$(date +%s)
+    timeout 200 bin/kernelgate tasks check datasets/ > "$out/check.txt" 2> "$out/check.err"
+    echo "tasks check rc=$? in $(( $(date +%s) - t0 )) s"; grep -E "REJECTED" "$out/check.txt" | cut -c1-200; tail -2 "$out/check.txt"
+  fi
   t0=$(date +%s)
   # The hack fixtures run apart: one of them fills the GPU up to its child's cap, and each
   # pytest worker's zygote sizes that cap as if it had the GPU to itself, so a test beside
