@@ -19,7 +19,11 @@ import time
 from pathlib import Path
 
 PY_ROOT = Path(__file__).resolve().parent.parent    # harness/py
-RETRIES = 2   # as harness/supervisor.go's maxRetries
+RETRIES = 2   # as harness/supervisor.go's maxRetries, for a zygote with its GPU to itself
+# Parallel test workers' zygotes share one GPU, each with its share of the budget: a task over
+# a share runs alone in its zygote and meets the others' work far more often than a zygote
+# with the GPU to itself ever does, so its retries wait longer and come more often.
+SHARED_RETRIES = 8
 
 # dup2 the two pipe ends onto fds 3 and 4, then exec the zygote: subprocess can
 # only keep fds at the numbers they already have.
@@ -48,8 +52,12 @@ def gpu_share_budget_mb(device_index=0):
             capture_output=True, text=True, timeout=30, check=True).stdout.split()[0])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         return None
-    workers = max(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1), 1)
-    return max(total * 92 // 100 - 1024, 0) // workers
+    return max(total * 92 // 100 - 1024, 0) // _workers()
+
+
+def _workers():
+    """How many pytest workers (each with its own zygote) share the GPU."""
+    return max(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1), 1)
 
 
 class ZygoteClient:
@@ -181,11 +189,12 @@ class ZygoteClient:
         options = options or {}
         if timeout is None:
             timeout = float(options.get("timeout_s", 120)) + 60.0
-        for attempt in range(1, RETRIES + 2):
+        retries = SHARED_RETRIES if self.mode == "gpu" and _workers() > 1 else RETRIES
+        for attempt in range(1, retries + 2):
             v = self.wait(self.submit(task, code, options), timeout)
-            if not v.get("retry") or attempt > RETRIES:
+            if not v.get("retry") or attempt > retries:
                 return v
-            time.sleep(0.25 * attempt)
+            time.sleep(0.25 * attempt if retries == RETRIES else min(1.0 * attempt, 5.0))
 
     # ---- lifecycle ------------------------------------------------------------
     def alive(self):
