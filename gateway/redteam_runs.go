@@ -83,6 +83,7 @@ type redteamView struct {
 	Batches   []string        `json:"batches"`
 	CreatedAt time.Time       `json:"created_at"`
 	Location  string          `json:"location"`
+	Page      string          `json:"page"` // the dashboard's page for the run
 	Report    *redteam.Report `json:"report,omitempty"`
 	Error     *apiError       `json:"error,omitempty"`
 }
@@ -97,5 +98,5 @@ func (rr *redteamRuns) view(id string) (redteamView, bool) {
 	}
 	return redteamView{RedteamID: r.id, Status: r.status, Done: r.done, Total: r.total,
 		Batches: append([]string{}, r.batches...), CreatedAt: r.created, Location: "/v1/redteam/" + r.id,
-		Report: r.report, Error: r.err}, true
+		Page: "/ui/redteam/" + r.id, Report: r.report, Error: r.err}, true
 }

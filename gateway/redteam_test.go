@@ -109,6 +109,21 @@ func TestRedteamRun(t *testing.T) {
 			t.Errorf("batch %s: %d %s", id, rec.Code, rec.Body)
 		}
 	}
+	// The dashboard's page for the run draws the same report.
+	if run.Page != "/ui/redteam/"+run.RedteamID {
+		t.Errorf("page %q for run %s", run.Page, run.RedteamID)
+	}
+	rec = do(t, h, http.MethodGet, run.Page, nil)
+	for _, want := range []string{`<tr data-class="exit_early" class="finding">`, `<tr data-class="cache_shape">`,
+		`<a href="/ui/batches/` + run.Batches[1] + `"><code>` + run.Batches[1] + `</code></a> · <code>ci/2_row_softmax</code>`,
+		"controls 2 of 2 correct"} {
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("GET %s: %d, no %q in %.3000s", run.Page, rec.Code, want, rec.Body)
+		}
+	}
+	if rec := do(t, h, http.MethodGet, "/ui/redteam/rt_nope", nil); rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "not found") {
+		t.Errorf("an unknown run's page: %d %.500s", rec.Code, rec.Body)
+	}
 	ev.mu.Lock()
 	n, seeds := len(ev.jobs), ev.jobs[0].Options.Seeds
 	ev.mu.Unlock()

@@ -95,22 +95,27 @@ func perTask(c ClassReport, tasks []string) string {
 	for i, t := range tasks {
 		marks[i] = ' '
 		for _, o := range c.Tasks {
-			if o.Task != t {
-				continue
-			}
-			switch {
-			case o.Skipped != "":
-				marks[i] = '.'
-			case o.Error != "":
-				marks[i] = 'E'
-			case o.Caught:
-				marks[i] = '+'
-			case c.Gap != "":
-				marks[i] = 'g'
-			default:
-				marks[i] = 'M'
+			if o.Task == t {
+				marks[i] = Mark(c, o)
 			}
 		}
 	}
 	return string(marks)
+}
+
+// Mark is the table's mark for one of c's outcomes: + caught, M missed,
+// g missed by c's known gap, . skipped, E error (the dashboard shows the
+// same marks).
+func Mark(c ClassReport, o Outcome) byte {
+	switch {
+	case o.Skipped != "":
+		return '.'
+	case o.Error != "":
+		return 'E'
+	case o.Caught:
+		return '+'
+	case c.Gap != "":
+		return 'g'
+	}
+	return 'M'
 }

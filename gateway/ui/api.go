@@ -76,7 +76,7 @@ func (h *Handler) get(r *http.Request, path string, v any) *apiError {
 
 // readable are the API paths /ui/api/ passes through: reads only. Writes
 // stay with API clients and their keys; a cookie never reaches them.
-var readable = []string{"/v1/batches/", "/v1/evaluations/", "/v1/searches", "/v1/skills", "/v1/tasks", "/v1/gpus", "/metrics"}
+var readable = []string{"/v1/batches/", "/v1/evaluations/", "/v1/searches", "/v1/skills", "/v1/tasks", "/v1/gpus", "/v1/redteam/", "/metrics"}
 
 // passThrough serves GET /ui/api/<path> as the API's GET <path>, streams
 // (the search's and a batch's events) included: the page's script cannot

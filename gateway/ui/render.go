@@ -24,7 +24,7 @@ type page struct {
 }
 
 // pageNames are the templates under templates/, each drawn inside layout.html.
-var pageNames = []string{"overview", "batches", "batch", "searches", "search", "skills", "tasks", "error"}
+var pageNames = []string{"overview", "batches", "batch", "searches", "search", "skills", "tasks", "redteam", "error"}
 
 func parsePages() map[string]*template.Template {
 	out := map[string]*template.Template{}

@@ -14,8 +14,9 @@ const rule = "You cannot call tl.foo: triton.language has no such function."
 
 // TestDashboardInChromium is the dashboard as a person sees it: a live
 // `kernelgate serve` (CPU mode, a scripted LLM) and headless Chromium. It
-// loads every page, watches a batch complete, watches a search tree grow
-// and the skill it teaches appear, and saves a screenshot of each.
+// loads every page, watches a batch complete, follows a red-team run to its
+// report, watches a search tree grow and the skill it teaches appear, and
+// saves a screenshot of each.
 func TestDashboardInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kernelgate serve, a Python zygote and Chromium")
@@ -120,6 +121,46 @@ func TestDashboardInChromium(t *testing.T) {
 		})
 		b.do(t, `document.querySelector("#items details").open = true`)
 		b.shot(t, "batch")
+	})
+
+	// A small red-team run on the real CPU harness: two classes on one task,
+	// followed on its page until the report is drawn.
+	t.Run("redteam", func(t *testing.T) {
+		var run struct {
+			Batches []string `json:"batches"`
+			Page    string   `json:"page"`
+		}
+		if status := g.post(t, "/v1/redteam", map[string]any{"tasks": []map[string]string{{"task_id": "ci/1_add_relu", "solution": honest}},
+			// Three seeds, as CI's red team: with one, cache_shape's memo is never asked a second time.
+			"classes": []string{"cache_shape", "exit_early"}, "options": map[string]any{"seeds": 3, "timing": false}}, &run); status != 202 || run.Page == "" || len(run.Batches) != 1 {
+			t.Fatalf("POST /v1/redteam: %d %+v", status, run)
+		}
+		b.open(t, run.Page)
+		first := b.text(t, "#rtstate")
+		b.waitFor(t, 90*time.Second, "the run's report appears on its page", func() string {
+			if b.count(t, "#rtclasses tbody tr") != 2 {
+				return "state " + b.text(t, "#rtstate") + ", " + b.text(t, "#rtdone") + " batches in"
+			}
+			return ""
+		})
+		// Opened while running, the page's script polled the run and reloaded
+		// the page once it ended (the run may also be done before it opens).
+		nav, _ := eval[string](b, `performance.getEntriesByType("navigation")[0].type`)
+		if first == "running" && nav != "reload" {
+			t.Errorf("opened running, the report came by a %q, not the script's reload", nav)
+		}
+		t.Logf("the page opened %s; the report came by a %s", first, nav)
+		if got := b.text(t, "#rttotals"); !strings.Contains(got, "2 caught") || !strings.Contains(got, "0 missed") ||
+			!strings.Contains(got, "controls 1 of 1 correct") {
+			t.Errorf("totals %q: want both variants caught and the control correct", got)
+		}
+		if marks := b.text(t, "#rtclasses td.marks"); marks != "+" {
+			t.Errorf("cache_shape's mark %q, want +", marks)
+		}
+		if n := b.count(t, `#rtbatches a[href="/ui/batches/`+run.Batches[0]+`"]`); n != 1 {
+			t.Errorf("the run's batch is not linked: %q", b.text(t, "#rtbatches"))
+		}
+		b.shot(t, "redteam")
 	})
 
 	t.Run("search", func(t *testing.T) {

@@ -51,6 +51,7 @@ func (h *Handler) routes() {
 	h.mux.HandleFunc("GET /ui/searches/{id}", h.search)
 	h.mux.HandleFunc("GET /ui/skills", h.skills)
 	h.mux.HandleFunc("GET /ui/tasks", h.tasks)
+	h.mux.HandleFunc("GET /ui/redteam/{id}", h.redteam)
 	h.mux.HandleFunc("GET /ui/api/", h.passThrough)
 	h.mux.HandleFunc("POST /ui/login", h.login)
 	h.mux.HandleFunc("GET /ui/logout", h.logout)

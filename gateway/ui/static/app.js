@@ -512,6 +512,24 @@ function showDiff(nodes, n) {
   }
 }
 
+// ---- a red-team run: its progress, then the page again with the report --
+
+function redteam(id) {
+  async function poll() {
+    let r;
+    try { r = await getJSON("/ui/api/v1/redteam/" + encodeURIComponent(id)); } catch (e) {
+      if (!refused(e)) { showError(e.message); if (e.status !== 404) setTimeout(poll, 3000); }
+      return;
+    }
+    set("#rtdone", r.done);
+    $("#rtprogress").value = r.done;
+    status("#rtstate", r.status);
+    // The report's tables are the server's to draw: reload once it is in.
+    if (r.status === "running") setTimeout(poll, 2000); else location.reload();
+  }
+  if ($("#redteam").dataset.status === "running") setTimeout(poll, 2000);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   login();
   const p = document.querySelector("[data-page]");
@@ -519,4 +537,5 @@ document.addEventListener("DOMContentLoaded", () => {
   if (p.dataset.page === "overview") overview();
   if (p.dataset.page === "batch") batch(p.dataset.batch);
   if (p.dataset.page === "search") search(p.dataset.search);
+  if (p.dataset.page === "redteam") redteam(p.dataset.redteam);
 });
