@@ -8,9 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/kernelgate/kernelgate/gateway/ui/overview"
 
 	"github.com/kernelgate/kernelgate/bus"
 )
@@ -27,26 +28,12 @@ const (
 	recordReaders = 16
 )
 
-// batchSummary is one batch of the list (schema BatchSummary).
-type batchSummary struct {
-	BatchID    string    `json:"batch_id"`
-	Status     string    `json:"status"`
-	Done       int       `json:"done"`
-	Total      int       `json:"total"`
-	CreatedAt  time.Time `json:"created_at"`
-	TaskName   string    `json:"task_name"`
-	TaskHash   string    `json:"task_hash"`
-	RewardFn   string    `json:"reward_fn"`
-	Correct    int       `json:"correct"`
-	MeanReward *float64  `json:"mean_reward"` // over the items in; null before any
-	Location   string    `json:"location"`
-}
-
-// batchList is the 200 of GET /v1/batches (schema BatchList).
-type batchList struct {
-	Batches    []batchSummary `json:"batches"`
-	NextBefore string         `json:"next_before,omitempty"` // more follow: pass as ?before=
-}
+// batchSummary and batchList are GET /v1/batches' body, shared with the
+// dashboard that reads it.
+type (
+	batchSummary = overview.BatchSummary
+	batchList    = overview.BatchList
+)
 
 // batchIndex remembers what listing needs: batch records (written once)
 // and the summaries of batches that ended (they do not change). Both are

@@ -31,24 +31,10 @@ type overviewData struct {
 	Searches    []runner.Status `json:"searches"`
 }
 
-// batchSummary is one batch of GET /v1/batches (schema BatchSummary).
-type batchSummary struct {
-	BatchID    string    `json:"batch_id"`
-	Status     string    `json:"status"`
-	Done       int       `json:"done"`
-	Total      int       `json:"total"`
-	CreatedAt  time.Time `json:"created_at"`
-	TaskName   string    `json:"task_name"`
-	TaskHash   string    `json:"task_hash"`
-	RewardFn   string    `json:"reward_fn"`
-	Correct    int       `json:"correct"`
-	MeanReward *float64  `json:"mean_reward"`
-}
-
-type batchList struct {
-	Batches    []batchSummary `json:"batches"`
-	NextBefore string         `json:"next_before"`
-}
+type (
+	batchSummary = overview.BatchSummary
+	batchList    = overview.BatchList
+)
 
 // overviewBatches and overviewSearches are how many the overview lists.
 const (
