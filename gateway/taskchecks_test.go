@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,13 +20,31 @@ import (
 // SLOW wait for gate to close: a busy queue, on demand.
 type gatedEvaluator struct {
 	scriptedEvaluator
-	gate chan struct{}
+	gateMu sync.Mutex
+	gate   chan struct{}
+}
+
+// open lets the checks waiting now, and every later one, through.
+func (g *gatedEvaluator) open() {
+	g.gateMu.Lock()
+	defer g.gateMu.Unlock()
+	close(g.gate)
+}
+
+// shut makes later checks wait again, until the next open.
+func (g *gatedEvaluator) shut() {
+	g.gateMu.Lock()
+	defer g.gateMu.Unlock()
+	g.gate = make(chan struct{})
 }
 
 func (g *gatedEvaluator) Evaluate(ctx context.Context, j eval.Job) (eval.Verdict, error) {
 	if j.TaskCheck && strings.Contains(j.Task.Source, "SLOW") {
+		g.gateMu.Lock()
+		gate := g.gate
+		g.gateMu.Unlock()
 		select {
-		case <-g.gate:
+		case <-gate:
 		case <-ctx.Done():
 			return eval.Verdict{}, ctx.Err()
 		}
@@ -81,7 +100,7 @@ func TestRegisterTaskAsync(t *testing.T) {
 	if rec := call(t, h, http.MethodGet, first.Location, "/v1/task-checks/{id}", nil, nil); rec.Code != 200 {
 		t.Fatalf("poll while running: %d %s", rec.Code, rec.Body)
 	}
-	close(ev.gate)
+	ev.open()
 	done := pollCheck(t, h, first.Location)
 	if done.Status != checkRegistered || done.Task == nil || done.Task.ID != "mine/slow" || done.Error != nil {
 		t.Fatalf("after the check: %+v", done)
@@ -99,12 +118,15 @@ func TestRegisterTaskAsync(t *testing.T) {
 		t.Fatalf("registered again: %d %s", rec.Code, rec.Body)
 	}
 
-	// A refusal found after the 202 is in the check's error.
+	// A refusal found after the 202 is in the check's error. The gate is shut
+	// again so that the check cannot finish before wait_s 0 has answered.
+	ev.shut()
 	var bad taskCheckView
 	rec = call(t, h, http.MethodPost, "/v1/tasks", "/v1/tasks", map[string]any{"id": "mine/bad", "source": src + "# BROKEN\n", "wait_s": 0}, &bad)
 	if rec.Code != http.StatusAccepted {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
+	ev.open()
 	if v := pollCheck(t, h, bad.Location); v.Status != checkRefused || v.Error == nil || v.Error.Code != CodeTaskInvalid {
 		t.Fatalf("refused: %+v", v)
 	}
@@ -155,7 +177,7 @@ func TestRegisterTaskClientGivesUp(t *testing.T) {
 	if rec.Code >= 500 {
 		t.Fatalf("a client that left was answered %d %s", rec.Code, rec.Body)
 	}
-	close(ev.gate)
+	ev.open()
 	kgtest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
 		if rec := do(t, h, http.MethodGet, "/v1/tasks/mine/left", nil); rec.Code != 200 {
 			return fmt.Errorf("not registered yet: %d", rec.Code)
