@@ -128,3 +128,48 @@ def test_errors_that_are_not_a_full_gpu():
               RuntimeError("cuMemAlloc failed with CUDA driver error 20"),
               RuntimeError("triton: out of resource: shared memory, Required: 262144")):
         assert not feedback.is_device_oom(e), e
+
+
+class _Judge:
+    """What RunnerTalk.device_oom reads and decides on: the judge's memory grant and its
+    three endings (each ends the evaluation, as Judge's do)."""
+
+    class Ended(Exception):
+        pass
+
+    def __init__(self, alone):
+        self.memory = type("Memory", (), {"alone": alone})()
+        self.stage_name = "trials"
+        self.ending = None
+
+    def task_fail(self, why):
+        self.ending = ("task_error", why)
+        raise self.Ended
+
+    def retry(self, reason, why):
+        self.ending = ("retry", reason)
+        raise self.Ended
+
+
+def _oom(alone, role, share, cap=0.5):
+    from kgharness.judge.talk import RunnerTalk
+    j = _Judge(alone)
+    try:
+        RunnerTalk(j).device_oom(type("Runner", (), {"role": role})(), {"own_share": share, "cap": cap})
+    except _Judge.Ended:
+        pass
+    return j.ending
+
+
+def test_an_out_of_memory_error_is_retried_only_when_other_work_may_have_caused_it():
+    # Beside other work, below its cap: the GPU was full of others' memory. Retried.
+    assert _oom(alone=False, role="candidate", share=0.01) == ("retry", "gpu_oom")
+    assert _oom(alone=False, role="reference", share=None) == ("retry", "gpu_oom")
+    # At its cap: its own failure, as it reported (nothing decided here).
+    assert _oom(alone=False, role="candidate", share=0.49) is None
+    # With the GPU to itself, whatever it says it held: its own failure. A candidate that
+    # raises a made-up out-of-memory error is not retried into an evaluation that does
+    # not count.
+    assert _oom(alone=True, role="candidate", share=0.01) is None
+    # The reference alone: the task does not fit this GPU.
+    assert _oom(alone=True, role="reference", share=None)[0] == "task_error"

@@ -92,6 +92,14 @@ class RunnerTalk:
             j.task_fail(f"the task does not fit this GPU: the reference ran out of memory with "
                         f"the GPU to itself during {j.stage_name}")
         if r.role == "candidate":
+            if j.memory.alone:
+                # Nothing else held the GPU: its own failure, as it reported. The claim
+                # below (what it held) is the candidate's word; without this, raising an
+                # out-of-memory error of its own making bought a retry each time and, once
+                # the retries ran out, an evaluation that does not count (valid: false)
+                # instead of the failure it was. Its retries run alone in the end: two
+                # out-of-memory errors reserve the whole GPU for the task (zygote.admission).
+                return
             share, cap = reply.get("own_share"), reply.get("cap")
             if not (isinstance(share, (int, float)) and isinstance(cap, (int, float)) and share < 0.9 * cap):
                 return   # it used its share: its own resource_limit, as it reported
