@@ -61,6 +61,9 @@ def get_inputs():
 
 @pytest.mark.parametrize("name,find,replace,reason", [
     ("syntax error", "def forward(self, x, y):", "def forward(self, x, y)", "syntax error at line"),
+    # no line to name: said without one
+    ("null byte", "import torch.nn as nn", "import torch.nn as nn\x00",
+     "syntax error: source code string cannot contain null bytes"),
     ("import raises", "import torch.nn as nn", "import torch.nn as nn\nraise ImportError('no cuda here')",
      "importing the task raised ImportError: no cuda here"),
     ("forward raises", "return torch.relu(x + y)", "raise RuntimeError('boom')", "reference raised RuntimeError: boom"),

@@ -118,6 +118,11 @@ def task_source(task):
 _TASK_NAMES = ("Model", "get_inputs", "get_init_inputs")
 
 
+def _syntax(e):
+    """A SyntaxError in one line; some (null bytes in the source) have no line."""
+    return f"syntax error at line {e.lineno}: {e.msg}" if e.lineno else f"syntax error: {e.msg}"
+
+
 def check_task_source(task):
     """What the judge can tell of a task without running it: readable, not empty, valid
     Python, and defining Model, get_inputs and get_init_inputs at module level (unless it
@@ -131,7 +136,7 @@ def check_task_source(task):
     try:
         tree = ast.parse(source)
     except SyntaxError as e:
-        raise TaskError(f"{label}: the reference is not valid Python: syntax error at line {e.lineno}: {e.msg}")
+        raise TaskError(f"{label}: the reference is not valid Python: {_syntax(e)}")
     except (ValueError, RecursionError, MemoryError) as e:
         raise TaskError(f"{label}: the reference cannot be parsed: {type(e).__name__}")
     # Names a module can bind without a statement the parse sees: then only running it can tell.
@@ -222,7 +227,7 @@ def load_task(task, tmpdir):
     try:
         ast.parse(source)
     except SyntaxError as e:
-        raise TaskError(f"{label}: syntax error at line {e.lineno}: {e.msg}")
+        raise TaskError(f"{label}: {_syntax(e)}")
     name, path = write_source(tmpdir, "task", source)
     try:
         module = import_file(name, path)
