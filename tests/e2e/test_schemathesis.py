@@ -49,6 +49,11 @@ def test_schemathesis_finds_no_server_error_and_no_contract_violation(tmp_path):
              f"{s.url}/openapi.json", "--url", s.url, "-H", f"Authorization: Bearer {key}",
              "--checks", "all", "--phases", "examples,coverage,fuzzing", "--max-examples", str(EXAMPLES),
              "--max-time", str(MAX_TIME_S), "--request-timeout", "30", "--no-shrink", "--seed", "16",
+             # A task id is any string in a path: hypothesis drops the ones no URL path can
+             # carry, and once, on a loaded machine, called that dropping a failed health
+             # check of its own generator for GET /v1/tasks/{id}. Not a finding about the
+             # server: every check still runs on every case sent.
+             "--suppress-health-check", "filter_too_much",
              "--workers", "1"],   # hypothesis in threads trips CPython 3.11's ast.parse (SystemError)
             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=MAX_TIME_S + 120)
         out = p.stdout + p.stderr
