@@ -133,13 +133,9 @@ func (s *Server) startEpisode(c *gin.Context) {
 // parseEpisode validates a start request into an episode to store.
 func (s *Server) parseEpisode(c *gin.Context) (episode.Episode, *apiError) {
 	var e episode.Episode
-	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
-	if aerr != nil {
-		return e, aerr
-	}
 	var req episodeRequest
-	if err := decodeStrict(body, &req); err != nil {
-		return e, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err)
+	if aerr := s.readJSON(c, &req); aerr != nil {
+		return e, aerr
 	}
 	switch {
 	case req.TaskID != nil && req.Reference != nil:
@@ -171,6 +167,7 @@ func (s *Server) parseEpisode(c *gin.Context) (episode.Episode, *apiError) {
 		}
 		e.MaxTurns = *req.MaxTurns
 	}
+	var aerr *apiError
 	if e.RewardFn, aerr = parseRewardFn(req.RewardFn); aerr != nil {
 		return e, aerr
 	}
@@ -247,14 +244,9 @@ func (s *Server) stepEpisode(c *gin.Context) {
 		abort(c, aerr)
 		return
 	}
-	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
-	if aerr != nil {
-		abort(c, aerr)
-		return
-	}
 	var req stepRequest
-	if err := decodeStrict(body, &req); err != nil {
-		abort(c, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err))
+	if aerr := s.readJSON(c, &req); aerr != nil {
+		abort(c, aerr)
 		return
 	}
 	switch {

@@ -47,8 +47,8 @@ func evaluationLocation(id string) string { return "/v1/evaluations/" + id }
 // request, so both endpoints accept the same tasks, options and waits.
 func parseEvaluationRequest(body []byte, cfg Config) (batchSpec, *apiError) {
 	var req evaluationRequest
-	if err := decodeStrict(body, &req); err != nil {
-		return batchSpec{}, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err)
+	if aerr := decodeBody(body, &req); aerr != nil {
+		return batchSpec{}, aerr
 	}
 	rr := rewardRequest{TaskID: req.TaskID, Reference: req.Reference, RewardFn: req.RewardFn,
 		Options: req.Options, WaitS: req.WaitS, DeadlineS: req.DeadlineS, Cache: req.Cache}

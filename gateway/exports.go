@@ -74,14 +74,9 @@ func (s *Server) createExport(c *gin.Context) {
 		abort(c, newError(CodeNotReady, "", "exports are not configured on this server (no data directory)"))
 		return
 	}
-	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
-	if aerr != nil {
-		abort(c, aerr)
-		return
-	}
 	var req exportRequest
-	if err := decodeStrict(body, &req); err != nil {
-		abort(c, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err))
+	if aerr := s.readJSON(c, &req); aerr != nil {
+		abort(c, aerr)
 		return
 	}
 	spec, err := req.Parse()

@@ -48,14 +48,9 @@ type openRLHFResponse struct {
 // in request order. scores is 1 for a correct kernel, else 0; an invalid
 // sample gets its group's neutral values (openrlhf_group.go).
 func (s *Server) openRLHF(c *gin.Context) {
-	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
-	if aerr != nil {
-		abort(c, aerr)
-		return
-	}
 	var req openRLHFRequest
-	if err := decodeStrict(body, &req); err != nil {
-		abort(c, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err))
+	if aerr := s.readJSON(c, &req); aerr != nil {
+		abort(c, aerr)
 		return
 	}
 	groups, base, aerr := s.parseOpenRLHF(c, req)

@@ -47,14 +47,9 @@ func (s *Server) redteamRoutes(r *gin.Engine) {
 
 // startRedteam is POST /v1/redteam.
 func (s *Server) startRedteam(c *gin.Context) {
-	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
-	if aerr != nil {
-		abort(c, aerr)
-		return
-	}
 	var req redteamRequest
-	if err := decodeStrict(body, &req); err != nil {
-		abort(c, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err))
+	if aerr := s.readJSON(c, &req); aerr != nil {
+		abort(c, aerr)
 		return
 	}
 	ctx := c.Request.Context()

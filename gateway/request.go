@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/event"
 	"github.com/kernelgate/kernelgate/reward"
@@ -84,11 +86,29 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *api
 	return body, nil
 }
 
+// decodeBody decodes body strictly into v; bad_json names the field at fault.
+func decodeBody(body []byte, v any) *apiError {
+	if err := decodeStrict(body, v); err != nil {
+		return newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err)
+	}
+	return nil
+}
+
+// readJSON reads the request's body within the size limit and decodes it
+// strictly into v: for the handlers that need only the decoded request.
+func (s *Server) readJSON(c *gin.Context, v any) *apiError {
+	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
+	if aerr != nil {
+		return aerr
+	}
+	return decodeBody(body, v)
+}
+
 // parseRewardRequest decodes and validates body.
 func parseRewardRequest(body []byte, cfg Config) (batchSpec, *apiError) {
 	var req rewardRequest
-	if err := decodeStrict(body, &req); err != nil {
-		return batchSpec{}, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err)
+	if aerr := decodeBody(body, &req); aerr != nil {
+		return batchSpec{}, aerr
 	}
 	return validateRewardRequest(req, cfg)
 }

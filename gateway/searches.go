@@ -70,9 +70,9 @@ func (s *Server) startSearch(c *gin.Context) {
 		return
 	}
 	var req searchRequest
-	if err := decodeStrict(body, &req); err != nil {
-		// Decode errors name fields and types, never values: no key leaks here.
-		abort(c, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err))
+	// Decode errors name fields and types, never values: no key leaks here.
+	if aerr := decodeBody(body, &req); aerr != nil {
+		abort(c, aerr)
 		return
 	}
 	req.Options = &opts

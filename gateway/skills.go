@@ -83,14 +83,9 @@ func (s *Server) retireSkill(c *gin.Context) {
 	if !ok {
 		return
 	}
-	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
-	if aerr != nil {
-		abort(c, aerr)
-		return
-	}
 	var req retireRequest
-	if err := decodeStrict(body, &req); err != nil {
-		abort(c, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err))
+	if aerr := s.readJSON(c, &req); aerr != nil {
+		abort(c, aerr)
 		return
 	}
 	req.Reason = strings.TrimSpace(req.Reason)

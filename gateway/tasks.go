@@ -146,14 +146,9 @@ type taskRequest struct {
 // it: 201 when new, 200 when the id already holds this very source. Past
 // wait_s it answers 202 and the check goes on (taskchecks.go).
 func (s *Server) registerTask(c *gin.Context) {
-	body, aerr := readBody(c.Writer, c.Request, s.cfg.MaxBodyBytes)
-	if aerr != nil {
-		abort(c, aerr)
-		return
-	}
 	var req taskRequest
-	if err := decodeStrict(body, &req); err != nil {
-		abort(c, newError(CodeBadJSON, jsonField(err), "malformed JSON: %v", err))
+	if aerr := s.readJSON(c, &req); aerr != nil {
+		abort(c, aerr)
 		return
 	}
 	switch {
