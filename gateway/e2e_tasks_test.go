@@ -24,18 +24,11 @@ import (
 // the ci suite plus API tasks in the bus, and the episode store.
 func stackDeps(t *testing.T, b *bus.Bus) (*tasks.Registry, *episode.Store) {
 	t.Helper()
-	suite, err := tasks.LoadSuites([]string{"../datasets/ci"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	store, err := tasks.OpenBusStore(t.Context(), b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := tasks.NewRegistry(suite, store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := ciRegistry(t, store)
 	eps, err := episode.Open(t.Context(), b, episode.Config{})
 	if err != nil {
 		t.Fatal(err)

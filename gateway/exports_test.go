@@ -15,21 +15,13 @@ import (
 	"github.com/kernelgate/kernelgate/export"
 	"github.com/kernelgate/kernelgate/export/dataset"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
-	"github.com/kernelgate/kernelgate/tasks"
 )
 
 // exportServer is a gateway over the ci suite whose data directory holds a
 // log of one correct evaluation of ci/1_add_relu (when logged).
 func exportServer(t *testing.T, logged bool) (http.Handler, string) {
 	t.Helper()
-	suite, err := tasks.LoadSuites([]string{"../datasets/ci"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := tasks.NewRegistry(suite, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := ciRegistry(t, nil)
 	data := t.TempDir()
 	if logged {
 		task, _ := reg.Get(t.Context(), "ci/1_add_relu")

@@ -82,6 +82,21 @@ type fakeStack struct {
 	clock *kgtest.Clock
 }
 
+// ciRegistry is a task registry of datasets/ci, with store (nil: none) for
+// the tasks registered over the API.
+func ciRegistry(t *testing.T, store tasks.Store) *tasks.Registry {
+	t.Helper()
+	suite, err := tasks.LoadSuites([]string{"../datasets/ci"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tasks.NewRegistry(suite, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
 func startFakeStack(t *testing.T) *fakeStack {
 	t.Helper()
 	return startFakeStackWith(t, Config{MaxItems: 16, DefaultWait: 30 * time.Second})
@@ -93,14 +108,7 @@ func startFakeStackWith(t *testing.T, cfg Config) *fakeStack {
 	b := startBus(t, bus.Options{MaxDeliver: 1})
 	ev := &scriptedEvaluator{}
 	runWorker(t, b, ev)
-	suite, err := tasks.LoadSuites([]string{"../datasets/ci"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := tasks.NewRegistry(suite, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := ciRegistry(t, nil)
 	c := kgtest.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	eps, err := episode.Open(t.Context(), b, episode.Config{Idle: time.Hour, Now: c.Now})
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/kernelgate/kernelgate/dispatch"
 	"github.com/kernelgate/kernelgate/eval"
 	"github.com/kernelgate/kernelgate/internal/kgtest"
-	"github.com/kernelgate/kernelgate/tasks"
 )
 
 // attackJudge stands in for the harness: an honest solution is correct, a
@@ -40,14 +39,7 @@ func startRedteamStack(t *testing.T) (http.Handler, *attackJudge) {
 	b := startBus(t, bus.Options{MaxDeliver: 1})
 	ev := &attackJudge{}
 	runWorker(t, b, ev)
-	suite, err := tasks.LoadSuites([]string{"../datasets/ci"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := tasks.NewRegistry(suite, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := ciRegistry(t, nil)
 	srv := New(Config{}, Deps{Bus: b, Log: kgtest.Logger(t), Tasks: reg,
 		TimingMode: func() string { return eval.TimingCPUInterpreter }})
 	return srv.Handler(), ev

@@ -26,17 +26,9 @@ func TestHistoryInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kernelgate serve, a Python zygote and Chromium")
 	}
-	root := repoRoot(t)
-	read := func(p string) string {
-		b, err := os.ReadFile(filepath.Join(root, p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	honest := read("datasets/solutions/ci/1_add_relu.py")
+	honest := repoFile(t, "datasets/solutions/ci/1_add_relu.py")
 	wrong := strings.Replace(honest, "tl.maximum(x + y, 0.0)", "tl.maximum(x - y, 0.0)", 1)
-	hack := read("harness/testdata/hacks/decoy_dead_kernel.py")
+	hack := repoFile(t, "harness/testdata/hacks/decoy_dead_kernel.py")
 	unparsable := strings.Replace(honest, "class ModelNew", "class ModelNew(:", 1)
 	if wrong == honest || unparsable == honest {
 		t.Fatal("the solution changed: cannot make the wrong and the unparsable kernels")

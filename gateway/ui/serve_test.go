@@ -27,6 +27,16 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
+// repoFile is the text of the repository's file p (a path from its root).
+func repoFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // required: in CI (KERNELGATE_REQUIRE_PYTHON=1) a missing prerequisite
 // fails the test; elsewhere it skips it.
 func required(t *testing.T, format string, args ...any) {

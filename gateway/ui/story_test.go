@@ -2,8 +2,6 @@ package ui_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,15 +19,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kernelgate serve, a Python zygote and Chromium")
 	}
-	root := repoRoot(t)
-	read := func(p string) string {
-		b, err := os.ReadFile(filepath.Join(root, p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	honest := read("datasets/solutions/ci/1_add_relu.py")
+	honest := repoFile(t, "datasets/solutions/ci/1_add_relu.py")
 	broken := strings.Replace(honest, "tl.maximum(x + y, 0.0)", "tl.foo(x + y, 0.0)", 1)
 	wrong := strings.Replace(honest, "tl.maximum(x + y, 0.0)", "tl.maximum(x - y, 0.0)", 1)
 	if broken == honest || wrong == honest {
