@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -32,6 +33,8 @@ const (
 	markTaskErr = "# FAKE:TASKERROR" // harness_error with task_error
 	// the first evaluation of it in a zygote: harness_error with task_error; later ones as usual
 	markTaskErrOnce = "# FAKE:TASKERRORONCE"
+	// after 300 ms, a verdict to retry (gpu_oom) whose feedback counts this zygote's
+	markOOM = "# FAKE:OOM"
 )
 
 func TestMain(m *testing.M) {
@@ -105,6 +108,9 @@ func fakeZygote() int {
 // taskErrSeen: this fake zygote has answered markTaskErrOnce before.
 var taskErrSeen bool
 
+// oomSeen counts the markOOM evaluations this fake zygote has answered.
+var oomSeen atomic.Int32
+
 func fakeEval(out *fakeWriter, e *Eval, mode string) {
 	code := e.Job.Code
 	pid := unusedPID
@@ -124,7 +130,7 @@ func fakeEval(out *fakeWriter, e *Eval, mode string) {
 		os.Exit(3)
 	case strings.Contains(code, markHang):
 		return
-	case strings.Contains(code, markSlow):
+	case strings.Contains(code, markSlow), strings.Contains(code, markOOM):
 		time.Sleep(300 * time.Millisecond)
 	}
 	var res Result
@@ -139,6 +145,9 @@ func fakeEval(out *fakeWriter, e *Eval, mode string) {
 	}
 	v.Env.GPUName = fmt.Sprintf("fake CVD=%s TI=%s", os.Getenv("CUDA_VISIBLE_DEVICES"), os.Getenv("TRITON_INTERPRET"))
 	switch {
+	case strings.Contains(code, markOOM):
+		v.Status, v.Correct, v.Speedup, v.Retry = eval.StatusHarnessError, false, nil, "gpu_oom"
+		v.Feedback = fmt.Sprintf("out of GPU memory, the %d. time in this zygote", oomSeen.Add(1))
 	case strings.Contains(code, markWrong):
 		v.Status, v.Correct, v.Speedup, v.Feedback = eval.StatusIncorrect, false, nil, "trial 0: max abs error 1.0"
 	case e.Job.TaskCheck && strings.Contains(e.Job.Task.Source, markTaskErr):

@@ -125,8 +125,10 @@ func (s *Supervisor) supervise(runCtx context.Context, sl *slot) {
 
 // acquire waits for the least-loaded running zygote with a free slot and for
 // the host memory o's evaluation may hold (Config.HostMemoryMB), which it
-// lowers to the whole bound when it asks for more.
-func (s *Supervisor) acquire(ctx context.Context, o *eval.Options) (*slot, *zygote, error) {
+// lowers to the whole bound when it asks for more. With prefer, and its
+// zygote running, it waits for that slot alone: a retry goes back to the
+// zygote that learned what the task needs (Supervisor.run).
+func (s *Supervisor) acquire(ctx context.Context, o *eval.Options, prefer *slot) (*slot, *zygote, error) {
 	budget := s.cfg.HostMemoryMB
 	if budget > 0 && o.MemoryLimitMB > budget {
 		o.MemoryLimitMB = budget
@@ -143,11 +145,15 @@ func (s *Supervisor) acquire(ctx context.Context, o *eval.Options) (*slot, *zygo
 		}
 		var best *slot
 		broken := 0
+		only := prefer != nil && prefer.z != nil
 		for _, sl := range s.slots {
 			if sl.z == nil {
 				if sl.startFailures >= brokenAfter {
 					broken++
 				}
+				continue
+			}
+			if only && sl != prefer {
 				continue
 			}
 			if sl.inflight < sl.conc && (best == nil || sl.inflight < best.inflight) {

@@ -232,8 +232,9 @@ func (s *Supervisor) made(v eval.Verdict, job eval.Job) eval.Verdict {
 func (s *Supervisor) run(ctx context.Context, job eval.Job) (eval.Verdict, error) {
 	id := "job-" + strconv.FormatUint(s.nextID.Add(1), 10)
 	retries := 0
+	var prefer *slot
 	for attempt := 1; ; attempt++ {
-		sl, z, err := s.acquire(ctx, &job.Options)
+		sl, z, err := s.acquire(ctx, &job.Options, prefer)
 		if err != nil {
 			return eval.Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)
 		}
@@ -249,8 +250,11 @@ func (s *Supervisor) run(ctx context.Context, job eval.Job) (eval.Verdict, error
 		}
 		if v.Retry != "" && retries < maxRetries {
 			// Out of device memory because of other work on the GPU: not this
-			// evaluation's outcome. The zygote has learned to reserve more for the task.
+			// evaluation's outcome. The zygote has learned to reserve more for the
+			// task, the whole GPU after two: the retry goes back to it, so that the
+			// last one runs alone, where an out-of-memory error is the candidate's own.
 			retries++
+			prefer = sl
 			s.log.Info("retrying an evaluation", "job", id, "reason", v.Retry, "retry", retries)
 			if err := sleepCtx(ctx, time.Duration(retries)*250*time.Millisecond); err != nil {
 				return eval.Verdict{}, fmt.Errorf("harness.Evaluate: %w", err)

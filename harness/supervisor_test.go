@@ -328,3 +328,37 @@ func TestGPUModeFillsNVMLAndSpreadsLoad(t *testing.T) {
 		t.Errorf("4 slow jobs with 2 slots per GPU used GPUs %v, want both", uuids)
 	}
 }
+
+// An evaluation retried for a full GPU goes back to the zygote that learned
+// the task's memory (its last retry runs alone there), not to the
+// least-loaded one.
+func TestRetryGoesBackToItsZygote(t *testing.T) {
+	info := gpu.Info{Driver: "580.1", Devices: []gpu.Device{
+		{Index: 0, Name: "H200", UUID: "GPU-aaa"}, {Index: 3, Name: "H200", UUID: "GPU-bbb"},
+	}}
+	s, err := startFake(t, "ok", Config{Concurrency: 2, HostMemoryMB: -1}, &info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A hung evaluation holds the first GPU, so the retried one starts on the
+	// second; the hung one then leaves, and least-loaded would pick the first.
+	hold, cancel := context.WithCancel(context.Background())
+	held := make(chan struct{})
+	go func() { _, _ = s.Evaluate(hold, testJob(markHang)); close(held) }()
+	checkFor(t, 10*time.Second, "the hung evaluation to start", func() bool { return s.Stats()[0].InFlight == 1 })
+	got := make(chan eval.Verdict, 1)
+	go func() {
+		v, err := s.Evaluate(context.Background(), testJob(markOOM))
+		if err != nil {
+			t.Error(err)
+		}
+		got <- v
+	}()
+	checkFor(t, 10*time.Second, "the retried evaluation to start", func() bool { return s.Stats()[1].InFlight == 1 })
+	cancel()
+	<-held
+	v := <-got
+	if v.Retry != "gpu_oom" || v.Env.GPUUUID != "GPU-bbb" || !strings.Contains(v.Feedback, "the 3. time in this zygote") {
+		t.Fatalf("three tries of one evaluation: retry %q on %s, %q", v.Retry, v.Env.GPUUUID, v.Feedback)
+	}
+}
