@@ -24,3 +24,7 @@ def get_inputs():
 
 def get_init_inputs():
     return [128]
+
+
+def get_held_out_inputs():
+    return [[torch.randn(37, 128) * 2.0 + 0.5]]

@@ -20,3 +20,7 @@ def get_inputs():
 
 def get_init_inputs():
     return [0.75]
+
+
+def get_held_out_inputs():
+    return [[torch.randn(37, 101), torch.randn(37, 101)]]

@@ -20,3 +20,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
+
+
+def get_held_out_inputs():
+    return [[torch.randn(19, 71) * 2.0]]

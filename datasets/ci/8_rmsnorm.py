@@ -22,3 +22,7 @@ def get_inputs():
 
 def get_init_inputs():
     return [256, 1e-6]
+
+
+def get_held_out_inputs():
+    return [[torch.randn(13, 256)]]
