@@ -250,8 +250,8 @@ func (s *Supervisor) run(ctx context.Context, job eval.Job) (eval.Verdict, error
 		}
 		if v.Retry != "" && retries < maxRetries {
 			// Out of device memory because of other work on the GPU: not this
-			// evaluation's outcome. The zygote has learned to reserve more for the
-			// task, the whole GPU after two: the retry goes back to it, so that the
+			// evaluation's outcome. The zygote reserves more for this evaluation's
+			// retry, the whole GPU after two: the retry goes back to it, so that the
 			// last one runs alone, where an out-of-memory error is the candidate's own.
 			retries++
 			prefer = sl

@@ -65,10 +65,35 @@ def test_a_dead_waiter_never_blocks_and_learning_raises_the_need():
     # Measured, the footprint replaces the shapes' estimate both ways: heavy tasks
     # reserved twice what they used.
     assert adm.need(key, 5000) == pytest.approx(MARGIN * (250.0 + 2 * CONTEXT_MB))
-    adm.learn(key, v, oom=True)    # it did not fit: at least half the GPU next time
-    assert adm.need(key, 10) >= 500 * MARGIN
-    adm.learn(key, v, oom=True)    # and again: the whole GPU, alone
-    assert adm.need(key, 10) > 1000
+    measure = MARGIN * (250.0 + 2 * CONTEXT_MB)
+    adm.learn(key, v, oom=True, code="c1")    # it did not fit: its retry asks half the GPU
+    assert adm.need(key, 10, "c1") >= 500
+    adm.learn(key, v, oom=True, code="c1")    # and again: the whole GPU, alone
+    assert adm.need(key, 10, "c1") > 1000
+    # Only that candidate's retry: another candidate of the task, and the task, reserve
+    # what was measured.
+    assert adm.need(key, 10, "c2") == pytest.approx(measure)
+    assert adm.need(key, 10) == pytest.approx(measure)
+    adm.learn(key, v, code="c1")              # its retry ended: the boost goes
+    assert adm.need(key, 10, "c1") == pytest.approx(measure)
+
+
+def test_a_retry_keeps_its_boost_when_its_task_is_measured_meanwhile():
+    adm, granted, _ = make(100_000)
+    key = task_key({"task": {"source": "x"}})
+    a, retry, other = Holder("a"), Holder("retry"), Holder("other")
+    adm.request(a, 300, key=key)
+    v = {"status": "correct", "device_memory": {"reference_mb": 50.0, "candidate_mb": 50.0, "judge_mb": 10.0}}
+    adm.learn(key, v, oom=True, code="c1")
+    adm.learn(key, v, oom=True, code="c1")
+    adm.request(retry, adm.need(key, 300, "c1"), key=key, code="c1")   # waits for the GPU to itself
+    adm.request(other, adm.need(key, 300, "c2"), key=key, code="c2")
+    adm.measured(key, 2000.0)      # a holds the task's measure: the queue is re-sized, but not the retry
+    assert granted == [(a, False)]
+    adm.release(a)
+    assert granted[1] == (retry, True)          # alone: nothing beside it
+    adm.release(retry)
+    assert granted[2] == (other, False)
 
 
 def test_contexts_go_ahead_of_the_queue_and_are_a_down_payment():

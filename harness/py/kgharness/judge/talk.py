@@ -98,7 +98,7 @@ class RunnerTalk:
                 # out-of-memory error of its own making bought a retry each time and, once
                 # the retries ran out, an evaluation that does not count (valid: false)
                 # instead of the failure it was. Its retries run alone in the end: two
-                # out-of-memory errors reserve the whole GPU for the task (zygote.admission).
+                # out-of-memory errors reserve the whole GPU for its retry (zygote.admission).
                 return
             share, cap = reply.get("own_share"), reply.get("cap")
             if not (isinstance(share, (int, float)) and isinstance(cap, (int, float)) and share < 0.9 * cap):

@@ -7,7 +7,11 @@ asks the zygote for a reservation: its estimate from the task's shapes (a meta-d
 pass) until an evaluation of the same task has measured what it used. The zygote grants
 reservations in order of the evaluations' arrival (not of asking) while they fit the
 GPU's budget; one that cannot fit beside anything runs alone. When the evaluation ends, its verdict's
-`device_memory` is what the next evaluation of the task reserves.
+`device_memory` is what the next evaluation of the task reserves. An evaluation retried
+because it ran out of memory beside other work reserves more on its retry (at least half
+the GPU, then all of it: alone), and only it: the same task and code. Another candidate's
+evaluation of the task reserves what the task was measured to need, so one candidate that
+runs out of memory (or says it did) does not leave its task running alone from then on.
 
 The judge service's store of shared reference work (kgharness.judge.refstore) counts as the
 bytes it holds (`stored`), not as a fixed slice of the budget.
@@ -52,12 +56,19 @@ import time
 from ..judge.reservation import CONTEXT_MB, measured_mb
 
 MARGIN = 1.15             # measured footprints vary a little from run to run
+BOOSTS_KEPT = 256         # retries' reservations remembered at once (the oldest go first)
 
 
 def task_key(job):
     task = job.get("task") if isinstance(job, dict) else None
     src = task.get("source") if isinstance(task, dict) else None
     return hashlib.sha256((src or "").encode("utf-8", "replace")).hexdigest()[:24]
+
+
+def code_key(job):
+    """What tells one candidate of a task from another: a retry has its evaluation's code."""
+    code = job.get("code") if isinstance(job, dict) else None
+    return hashlib.sha256((code if isinstance(code, str) else "").encode("utf-8", "replace")).hexdigest()[:24]
 
 
 class Admission:
@@ -67,6 +78,8 @@ class Admission:
         self.queue = collections.deque()      # (holder, MiB, asked at)
         self.learned = {}                     # task key -> MiB measured
         self.asked = {}                       # holder -> its task's key
+        self.boosts = collections.OrderedDict()  # (task key, code key) -> MiB its retry reserves
+        self.floor = {}                       # holder -> MiB its retry's boost keeps it above
         self.store_mb, self.store_version = 0.0, -1
         self.ctx = {}                         # holder -> MiB of contexts held ahead of the rest
         self.ctx_queue = collections.deque()  # (holder, MiB, asked at)
@@ -156,16 +169,18 @@ class Admission:
         self._note("stored")
         self._grant_next()
 
-    def need(self, key, estimate_mb):
+    def need(self, key, estimate_mb, code=None):
         """What an evaluation of the task reserves: MARGIN times what its evaluations
         measured (their largest), else the estimate from its shapes. The measurement wins
         both ways: the estimate's factors (twice the reference's data for the reference,
         twice that for the candidate) held heavy evaluations to half the GPU they could
         share (H200: 8.4 s median wait for memory, at 22 GiB reserved for ~10 used). A
         candidate that needs more than the task's measure still has its cap; if the GPU is
-        full at that moment, its out-of-memory error is retried (Judge.device_oom)."""
+        full at that moment, its out-of-memory error is retried (Judge.device_oom), and
+        the retry of that code reserves its boost (learn)."""
         known = self.learned.get(key)
-        return known * MARGIN if known else float(estimate_mb or 0.0)
+        base = known * MARGIN if known else float(estimate_mb or 0.0)
+        return max(base, self.boosts.get((key, code), 0.0)) if code is not None else base
 
     def later(self, key, estimate_mb):
         """What an evaluation of the task may bring in later: its reference runner's
@@ -174,9 +189,9 @@ class Admission:
         mb = known * MARGIN if known else estimate_mb
         return float(mb) if _valid_mb(mb, zero=True) else 0.0
 
-    def request(self, who, mb, key=None, later=0.0, without=0.0, host=None, hosted=0.0):
+    def request(self, who, mb, key=None, later=0.0, without=0.0, host=None, hosted=0.0, code=None):
         """Queue who for mb MiB; with its task's key, a footprint measured meanwhile
-        (measured) re-sizes the request. later: the part it can bring in afterwards
+        (measured) re-sizes the request, never below the boost of its code's retry. later: the part it can bring in afterwards
         (`more`), granted without it when only the rest fits. without: the part a
         reference host holds for it (hosted), never reserved. host, hosted: the key of a
         host it inherited that was not ready yet, and the part that host would hold for
@@ -185,6 +200,8 @@ class Admission:
             return
         if key is not None:
             self.asked[who] = key
+            if (key, code) in self.boosts:
+                self.floor[who] = self.boosts[(key, code)]
         if host is not None and _valid_mb(hosted):
             self.backed[who] = (host, float(hosted))
         if without:
@@ -226,6 +243,7 @@ class Admission:
 
     def release(self, who):
         self.asked.pop(who, None)
+        self.floor.pop(who, None)
         self.without.pop(who, None)
         self.backed.pop(who, None)
         self.owed.pop(who, None)
@@ -249,14 +267,20 @@ class Admission:
         self.learned[key] = max(self.learned.get(key, 0.0), float(mb))
         want = self.need(key, None)
         ours = {who for who, k in self.asked.items() if k == key}
+
+        def size(who):
+            return max(want, self.floor.get(who, 0.0)) - self.without.get(who, 0.0)
         for who in ours & self.held.keys():
-            self.held[who] = min(self.held[who], self.rest(who, want - self.without.get(who, 0.0)))
+            self.held[who] = min(self.held[who], self.rest(who, size(who)))
         self._note("measured", key=key[:8], mb=round(float(mb), 1), want=round(want, 1))
-        self.queue = collections.deque((who, max(0.0, want - self.without.get(who, 0.0)) if who in ours else mb,
+        self.queue = collections.deque((who, max(0.0, size(who)) if who in ours else mb,
                                         asked, later) for who, mb, asked, later in self.queue)
         self._grant_next()
 
-    def learn(self, key, verdict, oom=False):
+    def learn(self, key, verdict, oom=False, code=None):
+        """An evaluation of the task ended with verdict. oom: it is to be retried, out of
+        memory beside other work: the retry of its code reserves more (a boost), half the
+        GPU, then all of it. Any other ending retires the boost."""
         mb = measured_mb(verdict)
         # Only a run that went through correctness used what the task needs: a candidate
         # that failed to compile would teach the next evaluation to reserve too little.
@@ -266,12 +290,16 @@ class Admission:
         ref = verdict["device_memory"].get("reference_mb") if mb and full else None
         if _valid_mb(ref):
             self.learned_ref[key] = max(self.learned_ref.get(key, 0.0), float(ref))
-        if oom:
-            # It did not fit what it reserved: half the GPU next time, then all of it.
-            had = self.learned.get(key, 0.0)
-            self.learned[key] = self.budget + 1 if had >= self.budget / 2 else \
-                max(had, 1.5 * (mb or 0.0), self.budget / 2)
-            self._note("oom", key=key[:8], learned=round(self.learned[key], 1))
+        if not oom:
+            self.boosts.pop((key, code), None)
+            return
+        # It did not fit what it reserved: half the GPU on its retry, then all of it.
+        had = max(self.boosts.pop((key, code), 0.0), self.learned.get(key, 0.0))
+        self.boosts[(key, code)] = boost = self.budget + 1 if had >= self.budget / 2 else \
+            max(had, 1.5 * (mb or 0.0), self.budget / 2)
+        while len(self.boosts) > BOOSTS_KEPT:
+            self.boosts.popitem(last=False)
+        self._note("oom", key=key[:8], boost=round(boost, 1))
 
     def waiting_since(self, who):
         for w, asked in [(q[0], q[2]) for q in list(self.ctx_queue) + list(self.queue)] + list(self.more_queue):

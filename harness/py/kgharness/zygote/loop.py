@@ -260,7 +260,8 @@ class Zygote:
         adm = self.memory.admission
         if adm is not None:
             adm.release(child)
-            adm.learn(admission.task_key(child.job), verdict, oom=verdict.get("retry") == "gpu_oom")
+            adm.learn(admission.task_key(child.job), verdict, oom=verdict.get("retry") == "gpu_oom",
+                      code=admission.code_key(child.job))
         shutil.rmtree(child.tmpdir, ignore_errors=True)
         self.send(protocol.record("result", child.id, verdict=verdict))
 

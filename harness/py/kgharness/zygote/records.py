@@ -98,9 +98,9 @@ class Records:
         elif rec.contexts:     # its runners' contexts alone, ahead of the rest
             adm.contexts(child, rec.mb)
         else:
-            key = admission.task_key(child.job)
+            key, code = admission.task_key(child.job), admission.code_key(child.job)
             host = child.host.key if child.host is not None and rec.host_mb > 0 else None
-            adm.request(child, adm.need(key, rec.mb), key=key,
+            adm.request(child, adm.need(key, rec.mb, code), key=key, code=code,
                         later=adm.later(key, rec.later_mb) if rec.later_mb else 0.0,
                         without=adm.hosted(key, rec.without_mb) if rec.without_mb else 0.0,
                         host=host, hosted=adm.hosted(key, rec.host_mb) if host else 0.0)
