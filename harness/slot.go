@@ -127,7 +127,7 @@ func (s *Supervisor) supervise(runCtx context.Context, sl *slot) {
 // the host memory o's evaluation may hold (Config.HostMemoryMB), which it
 // lowers to the whole bound when it asks for more. With prefer, and its
 // zygote running, it waits for that slot alone: a retry goes back to the
-// zygote that learned what the task needs (Supervisor.run).
+// zygote that reserves more for it (Supervisor.run).
 func (s *Supervisor) acquire(ctx context.Context, o *eval.Options, prefer *slot) (*slot, *zygote, error) {
 	budget := s.cfg.HostMemoryMB
 	if budget > 0 && o.MemoryLimitMB > budget {

@@ -191,8 +191,9 @@ class Admission:
 
     def request(self, who, mb, key=None, later=0.0, without=0.0, host=None, hosted=0.0, code=None):
         """Queue who for mb MiB; with its task's key, a footprint measured meanwhile
-        (measured) re-sizes the request, never below the boost of its code's retry. later: the part it can bring in afterwards
-        (`more`), granted without it when only the rest fits. without: the part a
+        (measured) re-sizes the request, never below the boost of its code's retry (code:
+        code_key). later: the part it can bring in afterwards (`more`), granted without it
+        when only the rest fits. without: the part a
         reference host holds for it (hosted), never reserved. host, hosted: the key of a
         host it inherited that was not ready yet, and the part that host would hold for
         it: granted without that part (owed) if the host is ready by then."""
