@@ -193,10 +193,10 @@ class Admission:
         """Queue who for mb MiB; with its task's key, a footprint measured meanwhile
         (measured) re-sizes the request, never below the boost of its code's retry (code:
         code_key). later: the part it can bring in afterwards (`more`), granted without it
-        when only the rest fits. without: the part a
-        reference host holds for it (hosted), never reserved. host, hosted: the key of a
-        host it inherited that was not ready yet, and the part that host would hold for
-        it: granted without that part (owed) if the host is ready by then."""
+        when only the rest fits. without: the part a reference host holds for it (hosted),
+        never reserved. host, hosted: the key of a host it inherited that was not ready yet,
+        and the part that host would hold for it: granted without that part (owed) if the
+        host is ready by then."""
         if who in self.held or any(q[0] is who for q in self.queue):
             return
         if key is not None:
