@@ -71,6 +71,42 @@ def code_key(job):
     return hashlib.sha256((code if isinstance(code, str) else "").encode("utf-8", "replace")).hexdigest()[:24]
 
 
+class Boosts:
+    """What an evaluation retried for running out of memory beside other work reserves on
+    its retry, by task and code: half the GPU after the first error, all of it after the
+    second. Only that retry: the task's other evaluations reserve what it was measured to
+    need. The BOOSTS_KEPT latest are kept."""
+
+    def __init__(self, budget_mb):
+        self.budget, self.by = float(budget_mb), collections.OrderedDict()
+        self.floors = {}          # holder -> the boost it asked with: a measure never sizes it below
+
+    def get(self, key, code):
+        return self.by.get((key, code), 0.0)
+
+    def hold(self, who, key, code):
+        if self.get(key, code):
+            self.floors[who] = self.get(key, code)
+
+    def floor(self, who):
+        return self.floors.get(who, 0.0)
+
+    def learn(self, key, code, oom, learned_mb, mb):
+        """The evaluation of (key, code) ended; oom: it is to be retried, having used mb
+        (0: unknown) of a task measured at learned_mb. Returns its retry's boost, or None."""
+        had = max(self.by.pop((key, code), 0.0), learned_mb)
+        if not oom:
+            return None
+        self.by[(key, code)] = boost = self.budget + 1 if had >= self.budget / 2 else \
+            max(had, 1.5 * (mb or 0.0), self.budget / 2)
+        while len(self.by) > BOOSTS_KEPT:
+            self.by.popitem(last=False)
+        return boost
+
+    def release(self, who):
+        self.floors.pop(who, None)
+
+
 class Admission:
     def __init__(self, budget_mb, grant, clock=time.monotonic):
         self.budget, self.grant, self.clock = float(budget_mb), grant, clock
@@ -78,8 +114,7 @@ class Admission:
         self.queue = collections.deque()      # (holder, MiB, asked at)
         self.learned = {}                     # task key -> MiB measured
         self.asked = {}                       # holder -> its task's key
-        self.boosts = collections.OrderedDict()  # (task key, code key) -> MiB its retry reserves
-        self.floor = {}                       # holder -> MiB its retry's boost keeps it above
+        self.boosts = Boosts(budget_mb)       # what a retry reserves, by task and code
         self.store_mb, self.store_version = 0.0, -1
         self.ctx = {}                         # holder -> MiB of contexts held ahead of the rest
         self.ctx_queue = collections.deque()  # (holder, MiB, asked at)
@@ -176,11 +211,9 @@ class Admission:
         twice that for the candidate) held heavy evaluations to half the GPU they could
         share (H200: 8.4 s median wait for memory, at 22 GiB reserved for ~10 used). A
         candidate that needs more than the task's measure still has its cap; if the GPU is
-        full at that moment, its out-of-memory error is retried (Judge.device_oom), and
-        the retry of that code reserves its boost (learn)."""
+        full at that moment, its out-of-memory error is retried (Judge.device_oom, Boosts)."""
         known = self.learned.get(key)
-        base = known * MARGIN if known else float(estimate_mb or 0.0)
-        return max(base, self.boosts.get((key, code), 0.0)) if code is not None else base
+        return max(known * MARGIN if known else float(estimate_mb or 0.0), self.boosts.get(key, code))
 
     def later(self, key, estimate_mb):
         """What an evaluation of the task may bring in later: its reference runner's
@@ -201,8 +234,7 @@ class Admission:
             return
         if key is not None:
             self.asked[who] = key
-            if (key, code) in self.boosts:
-                self.floor[who] = self.boosts[(key, code)]
+            self.boosts.hold(who, key, code)
         if host is not None and _valid_mb(hosted):
             self.backed[who] = (host, float(hosted))
         if without:
@@ -244,7 +276,7 @@ class Admission:
 
     def release(self, who):
         self.asked.pop(who, None)
-        self.floor.pop(who, None)
+        self.boosts.release(who)
         self.without.pop(who, None)
         self.backed.pop(who, None)
         self.owed.pop(who, None)
@@ -270,7 +302,7 @@ class Admission:
         ours = {who for who, k in self.asked.items() if k == key}
 
         def size(who):
-            return max(want, self.floor.get(who, 0.0)) - self.without.get(who, 0.0)
+            return max(want, self.boosts.floor(who)) - self.without.get(who, 0.0)
         for who in ours & self.held.keys():
             self.held[who] = min(self.held[who], self.rest(who, size(who)))
         self._note("measured", key=key[:8], mb=round(float(mb), 1), want=round(want, 1))
@@ -279,9 +311,7 @@ class Admission:
         self._grant_next()
 
     def learn(self, key, verdict, oom=False, code=None):
-        """An evaluation of the task ended with verdict. oom: it is to be retried, out of
-        memory beside other work: the retry of its code reserves more (a boost), half the
-        GPU, then all of it. Any other ending retires the boost."""
+        """An evaluation of the task ended with verdict; oom: it is to be retried (Boosts)."""
         mb = measured_mb(verdict)
         # Only a run that went through correctness used what the task needs: a candidate
         # that failed to compile would teach the next evaluation to reserve too little.
@@ -291,16 +321,9 @@ class Admission:
         ref = verdict["device_memory"].get("reference_mb") if mb and full else None
         if _valid_mb(ref):
             self.learned_ref[key] = max(self.learned_ref.get(key, 0.0), float(ref))
-        if not oom:
-            self.boosts.pop((key, code), None)
-            return
-        # It did not fit what it reserved: half the GPU on its retry, then all of it.
-        had = max(self.boosts.pop((key, code), 0.0), self.learned.get(key, 0.0))
-        self.boosts[(key, code)] = boost = self.budget + 1 if had >= self.budget / 2 else \
-            max(had, 1.5 * (mb or 0.0), self.budget / 2)
-        while len(self.boosts) > BOOSTS_KEPT:
-            self.boosts.popitem(last=False)
-        self._note("oom", key=key[:8], boost=round(boost, 1))
+        boost = self.boosts.learn(key, code, oom, self.learned.get(key, 0.0), mb)
+        if boost:
+            self._note("oom", key=key[:8], boost=round(boost, 1))
 
     def waiting_since(self, who):
         for w, asked in [(q[0], q[2]) for q in list(self.ctx_queue) + list(self.queue)] + list(self.more_queue):
