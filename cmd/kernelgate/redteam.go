@@ -51,6 +51,12 @@ or any evaluation could not run.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if outDir != "" {
+				// Made now, not after a run of minutes that could then not keep its misses.
+				if err := os.MkdirAll(outDir, 0o755); err != nil {
+					return usageError{fmt.Errorf("--out: %w", err)}
+				}
+			}
 			targets, err := redteam.Targets(taskDir, solDir, g.stderr)
 			if err != nil {
 				return usageError{err}
@@ -86,17 +92,20 @@ or any evaluation could not run.`,
 			if err != nil {
 				return err
 			}
+			var saveErr error
 			if outDir != "" {
-				if err := redteam.SaveMisses(outDir, &report); err != nil {
-					return err
-				}
+				saveErr = redteam.SaveMisses(outDir, &report)
 			}
+			// The report whatever happened to the misses' files: it is the run's result.
 			if asJSON {
 				if err := writeJSON(g.stdout, report); err != nil {
 					return err
 				}
 			} else {
 				redteam.WriteTable(g.stdout, report)
+			}
+			if saveErr != nil {
+				return saveErr
 			}
 			return report.Failure()
 		},

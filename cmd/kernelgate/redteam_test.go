@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,25 @@ import (
 	"github.com/kernelgate/kernelgate/harness"
 	"github.com/kernelgate/kernelgate/redteam"
 )
+
+// An --out that cannot be made is refused before anything runs, not after
+// a run of minutes whose misses it could then not keep.
+func TestRedteamRefusesAnUnusableOutAtOnce(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code := run(context.Background(), []string{"redteam", "--tasks", "../../datasets/ci", "--solutions",
+		"../../datasets/solutions/ci", "--out", filepath.Join(file, "misses")}, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "--out") || stdout.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("refused after %s: something ran first", d)
+	}
+}
 
 // needHarness skips (fails in CI) without a Python with torch; unlike
 // needPython it keeps every zygote slot, as a run would.
