@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -51,6 +53,12 @@ its suite declares another limit in suite.json ({"max_mb": 16384} in datasets/he
 			if maxMB < 0 {
 				return usageError{fmt.Errorf("--max-mb %g: want a positive limit, or 0 for the suites' own", maxMB)}
 			}
+			if manifest != "" {
+				// Checked now, not after a run of minutes whose figures it could then not keep.
+				if err := manifestWritable(manifest); err != nil {
+					return usageError{fmt.Errorf("--manifest: %w", err)}
+				}
+			}
 			var suites []datasets.Suite
 			for _, a := range args {
 				s, err := datasets.Suites(a)
@@ -77,17 +85,18 @@ its suite declares another limit in suite.json ({"max_mb": 16384} in datasets/he
 			if err != nil {
 				return err
 			}
-			if manifest != "" {
-				if err := writeManifest(manifest, results); err != nil {
-					return fmt.Errorf("manifest: %w", err)
-				}
-			}
+			// The results first: they are the run's, whatever happens to the manifest.
 			if asJSON {
 				if err := writeJSON(g.stdout, results); err != nil {
 					return err
 				}
 			} else {
 				writeCheckTable(g.stdout, results)
+			}
+			if manifest != "" {
+				if err := writeManifest(manifest, results); err != nil {
+					return fmt.Errorf("manifest: %w", err)
+				}
 			}
 			if n := rejected(results); n > 0 {
 				return fmt.Errorf("%d of %d tasks rejected", n, len(results))
@@ -116,6 +125,20 @@ func rejected(results []check.Result) int {
 }
 
 // writeManifest merges the valid tasks into path and drops the rejected ones.
+// manifestWritable says why writeManifest would fail at path before a check
+// runs: a manifest that does not read, or a folder where no file can be made.
+func manifestWritable(path string) error {
+	if _, err := datasets.ReadManifest(path); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".manifest-probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 func writeManifest(path string, results []check.Result) error {
 	m, err := datasets.ReadManifest(path)
 	if err != nil {

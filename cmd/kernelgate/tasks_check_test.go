@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kernelgate/kernelgate/datasets"
 	"github.com/kernelgate/kernelgate/eval"
@@ -168,5 +169,31 @@ func TestTasksCheckWarnsOfAReferenceFarFromItsExactAnswer(t *testing.T) {
 	re := got[0].Verdict.TaskInfo.ReferenceError
 	if re == nil || re.Used == nil || *re.Used <= 0.5 || re.Seed == nil || len(re.Index) != 2 || re.Reference == nil || re.Exact == nil {
 		t.Fatalf("reference_error %+v", re)
+	}
+}
+
+// A --manifest that could not be written is refused before any task runs,
+// not after a check of minutes whose figures it could then not keep.
+func TestTasksCheckRefusesAnUnusableManifestAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "manifest.json")
+	if err := os.WriteFile(corrupt, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, path := range map[string]string{
+		"a manifest that does not read": corrupt,
+		"a folder that is a file":       filepath.Join(corrupt, "manifest.json"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			start := time.Now()
+			code := run(context.Background(), []string{"tasks", "check", "../../datasets/ci", "--manifest", path}, &stdout, &stderr)
+			if code != exitUsage || !strings.Contains(stderr.String(), "--manifest") || stdout.Len() != 0 {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("refused after %s: something ran first", d)
+			}
+		})
 	}
 }
