@@ -52,8 +52,7 @@ or any evaluation could not run.`,
 				return usageError{err}
 			}
 			if outDir != "" {
-				// Made now, not after a run of minutes that could then not keep its misses.
-				if err := os.MkdirAll(outDir, 0o755); err != nil {
+				if err := canWrite(outDir); err != nil {
 					return usageError{fmt.Errorf("--out: %w", err)}
 				}
 			}

@@ -60,6 +60,11 @@ func newSearchCmd(g *globals) *cobra.Command {
 			if err := checkSearchFlags(req); err != nil {
 				return err
 			}
+			if out != "" {
+				if err := canWrite(filepath.Dir(out)); err != nil {
+					return usageError{fmt.Errorf("--out: %w", err)}
+				}
+			}
 			reg, _ := tasks.NewRegistry(nil, nil) // a resumed search's task is in its record
 			if resume == "" {
 				if reg, err = g.searchTask(cmd.Context(), taskFile, &req); err != nil {

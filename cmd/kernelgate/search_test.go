@@ -39,6 +39,8 @@ func TestSearchBadFlags(t *testing.T) {
 		{"steps", append([]string{"search", "--task", task, "--steps", "0"}, llm...), "--steps must be in 1..10000"},
 		{"policy", append([]string{"search", "--task", task, "--policy", "greedy"}, llm...), "--policy"},
 		{"retries", append([]string{"search", "--task", task, "--llm-retries", "-1"}, llm...), "--llm-retries"},
+		// refused before a search whose best kernel it could then not keep
+		{"out under a file", append([]string{"search", "--task", task, "--out", task + "/best.py"}, llm...), "--out"},
 		{"adapt no tasks", append([]string{"adapt"}, llm...), "required flag"},
 		{"adapt steps", append([]string{"adapt", "--tasks", "../../datasets/ci", "--steps", "0"}, llm...), "--steps"},
 	}

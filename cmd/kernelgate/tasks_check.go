@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -54,7 +53,6 @@ its suite declares another limit in suite.json ({"max_mb": 16384} in datasets/he
 				return usageError{fmt.Errorf("--max-mb %g: want a positive limit, or 0 for the suites' own", maxMB)}
 			}
 			if manifest != "" {
-				// Checked now, not after a run of minutes whose figures it could then not keep.
 				if err := manifestWritable(manifest); err != nil {
 					return usageError{fmt.Errorf("--manifest: %w", err)}
 				}
@@ -131,12 +129,7 @@ func manifestWritable(path string) error {
 	if _, err := datasets.ReadManifest(path); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".manifest-probe-*")
-	if err != nil {
-		return err
-	}
-	f.Close()
-	return os.Remove(f.Name())
+	return canWrite(filepath.Dir(path))
 }
 
 func writeManifest(path string, results []check.Result) error {
