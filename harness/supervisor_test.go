@@ -329,8 +329,8 @@ func TestGPUModeFillsNVMLAndSpreadsLoad(t *testing.T) {
 	}
 }
 
-// An evaluation retried for a full GPU goes back to the zygote that learned
-// the task's memory (its last retry runs alone there), not to the
+// An evaluation retried for a full GPU goes back to the zygote that reserves
+// more for its retry (the last one runs alone there), not to the
 // least-loaded one.
 func TestRetryGoesBackToItsZygote(t *testing.T) {
 	info := gpu.Info{Driver: "580.1", Devices: []gpu.Device{

@@ -122,7 +122,6 @@ func rejected(results []check.Result) int {
 	return n
 }
 
-// writeManifest merges the valid tasks into path and drops the rejected ones.
 // manifestWritable says why writeManifest would fail at path before a check
 // runs: a manifest that does not read, or a folder where no file can be made.
 func manifestWritable(path string) error {
@@ -132,6 +131,7 @@ func manifestWritable(path string) error {
 	return canWrite(filepath.Dir(path))
 }
 
+// writeManifest merges the valid tasks into path and drops the rejected ones.
 func writeManifest(path string, results []check.Result) error {
 	m, err := datasets.ReadManifest(path)
 	if err != nil {
